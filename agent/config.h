@@ -1,0 +1,34 @@
+#pragma once
+// The agent's settings, read once from the environment (documented in docs/agent.md).
+// `tuneup record` sets them; users who set LD_PRELOAD themselves may set them by hand.
+
+#include <cstdint>
+#include <string>
+
+namespace tuneup::agent {
+
+// What to capture (TUNEUP_TRACE, a comma list; "cuda" = kernel,memcpy,memset,sync,runtime,driver).
+struct TraceSelection {
+    bool nvtx = true;
+    bool kernel = true, memcpy = true, memset = true, sync = true, runtime = true, driver = true;
+    bool anyCuda() const { return kernel || memcpy || memset || sync || runtime || driver; }
+};
+
+struct Config {
+    bool disabled = false;       // TUNEUP_DISABLE=1: load and do nothing
+    std::string outputBase;      // TUNEUP_OUTPUT, default "tuneup.db" in the working directory
+    long mainPid = 0;            // TUNEUP_MAIN_PID: the process that owns run.db (set by tuneup record)
+    TraceSelection trace;        // TUNEUP_TRACE
+    uint32_t threadBufferKiB = 1024; // TUNEUP_BUFFER_KB: ring size per producing thread
+    uint32_t maxBufferMiB = 48;      // TUNEUP_MAX_BUFFER_MB: all rings and CUPTI buffers together
+    uint32_t flushIntervalMs = 200;  // TUNEUP_FLUSH_MS: longest time an event waits to be committed
+    std::string cuptiPath;           // TUNEUP_CUPTI_PATH: libcupti to load when none is loaded yet
+};
+
+// Parses a TUNEUP_TRACE value; returns false and names the bad item in `error`.
+bool parseTraceSelection(const std::string& text, TraceSelection& out, std::string& error);
+
+// Reads the environment. Never fails: bad values fall back to defaults with a warning.
+Config configFromEnvironment();
+
+} // namespace tuneup::agent

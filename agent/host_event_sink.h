@@ -1,0 +1,49 @@
+#pragma once
+// Turns the records that threads put in their rings into trace rows: pairs NVTX push/pop per
+// thread and domain (with depth and parent), start/end by range id, resolves registered strings
+// and domains. Runs on the writer thread only.
+
+#include "host_events.h"
+#include "trace_schema.h"
+#include "trace_db.h"
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+namespace tuneup::agent {
+
+class HostEventSink {
+public:
+    HostEventSink(TraceDb& db, int pid);
+
+    void consume(int tid, const RecordHeader& header, const std::byte* body);
+    // Writes ranges still open (end_ns NULL): at the end of the recording.
+    void closeOpenRanges();
+
+    uint64_t consumed() const { return m_consumed; }
+    uint64_t unmatchedEnds() const { return m_unmatchedEnds; }
+
+private:
+    struct OpenRange {
+        RangeRow row;
+    };
+
+    int64_t domainId(uint64_t handle);
+    std::optional<int64_t> messageId(const NvtxEventFixed& event, std::string_view text);
+    void noteThread(int tid);
+
+    TraceDb& m_db;
+    int m_pid;
+    int64_t m_nextRangeId;
+    uint64_t m_consumed = 0;
+    uint64_t m_unmatchedEnds = 0;
+    std::unordered_map<uint64_t, int64_t> m_registeredStrings; // handle id -> strings.id
+    std::unordered_map<uint64_t, bool> m_knownDomains;
+    std::unordered_map<int, bool> m_knownThreads;
+    std::map<std::pair<int, uint64_t>, std::vector<OpenRange>> m_pushStacks; // (tid, domain) -> stack
+    std::unordered_map<uint64_t, OpenRange> m_startedRanges;                 // range id -> open range
+};
+
+} // namespace tuneup::agent

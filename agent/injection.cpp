@@ -1,0 +1,46 @@
+// The agent's entry points. Any of them may come first; all lead to one idempotent start.
+//   LD_PRELOAD             -> the constructor below
+//   CUDA_INJECTION64_PATH  -> InitializeInjection, called by the CUDA driver in cuInit
+//   NVTX_INJECTION64_PATH  -> InitializeInjectionNvtx2, called once by every library using NVTX
+
+#include "agent.h"
+#include "nvtx_source.h"
+#include "writer.h"
+#ifdef TUNEUP_HAVE_CUPTI
+#include "cupti_source.h"
+#endif
+
+#include <string>
+
+using namespace tuneup::agent;
+
+#define TUNEUP_EXPORT extern "C" __attribute__((visibility("default")))
+
+__attribute__((constructor)) static void onLoad()
+{
+    // Cheap for the many processes that never record (compilers and tools a training run
+    // starts): only the main process opens its file and starts a thread here.
+    ensureStarted();
+}
+
+__attribute__((destructor)) static void onUnload() { shutdown(); }
+
+TUNEUP_EXPORT int InitializeInjection(void)
+{
+    if (!ensureStarted())
+        return 1; // 1 = loaded fine; we just do nothing
+#ifdef TUNEUP_HAVE_CUPTI
+    std::string status;
+    startCuptiCapture(config(), status);
+#endif
+    return 1;
+}
+
+TUNEUP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
+{
+    return attachNvtx(getExportTable);
+}
+
+// Writes everything recorded so far and commits it. For hosts that want a checkpoint (the Python
+// bootstrap before os._exit in DataLoader workers, benchmarks).
+TUNEUP_EXPORT void tuneup_agent_flush(void) { Writer::flush(); }

@@ -1,0 +1,76 @@
+#include "metadata.h"
+
+#include "clock.h"
+#include "output_path.h"
+#include "trace_db.h"
+#include "trace_schema.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+namespace tuneup::agent {
+
+std::string commandLine()
+{
+    std::string line;
+    if (FILE* f = fopen("/proc/self/cmdline", "re")) {
+        char buffer[4096];
+        size_t n;
+        while ((n = fread(buffer, 1, sizeof buffer, f)) > 0)
+            line.append(buffer, n);
+        fclose(f);
+    }
+    while (!line.empty() && line.back() == '\0')
+        line.pop_back();
+    for (char& c : line)
+        if (c == '\0')
+            c = ' ';
+    return line;
+}
+
+void writeMetadata(TraceDb& db, const ProcessFacts& facts, bool reopened)
+{
+    const int pid = int(getpid());
+    const std::string command = commandLine();
+    if (reopened) {
+        // The same process after exec(): a new program image, the same file.
+        db.setMeta("command_line", command);
+        db.setMeta("exec_count", std::to_string(std::atoi(db.metaValue("exec_count").c_str()) + 1));
+        db.addProcess(pid, int(getppid()), facts.role, command, std::strtoull(db.metaValue("start_ns").c_str(), nullptr, 10));
+        return;
+    }
+    db.setMeta("format", schema::kFormatName);
+    db.setMeta("schema_version", std::to_string(schema::kSchemaVersion));
+    db.setMeta("tuneup_version", TUNEUP_VERSION);
+    db.setMeta("pid", std::to_string(pid));
+    db.setMeta("parent_pid", std::to_string(getppid()));
+    db.setMeta("role", facts.role);
+    db.setMeta("command_line", command);
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) == 0)
+        db.setMeta("host", host);
+    if (auto rank = rankFromEnvironment())
+        db.setMeta("rank", std::to_string(*rank));
+    for (auto [env, key] : { std::pair { "LOCAL_RANK", "local_rank" }, { "WORLD_SIZE", "world_size" },
+             { "LOCAL_WORLD_SIZE", "local_world_size" }, { "CUDA_VISIBLE_DEVICES", "cuda_visible_devices" } })
+        if (const char* value = getenv(env))
+            db.setMeta(key, value);
+    db.setMeta("start_ns", std::to_string(facts.startNs));
+    // One pair read back to back, to turn monotonic times into wall-clock times.
+    const uint64_t realtime = realtimeNs();
+    const uint64_t monotonic = nowNs();
+    db.setMeta("clock", "CLOCK_MONOTONIC");
+    db.setMeta("clock.realtime_ns", std::to_string(realtime));
+    db.setMeta("clock.monotonic_ns", std::to_string(monotonic));
+    db.setMeta("capture.nvtx", "off: no library called NVTX with NVTX_INJECTION64_PATH pointing at the agent");
+#ifdef TUNEUP_HAVE_CUPTI
+    db.setMeta("capture.cuda", "off: the process did not initialise CUDA (no cuInit), so CUDA_INJECTION64_PATH "
+                               "never called the agent");
+#else
+    db.setMeta("capture.cuda", "off: this tuneup was built without CUPTI headers");
+#endif
+    db.addProcess(pid, int(getppid()), facts.role, command, facts.startNs);
+}
+
+} // namespace tuneup::agent

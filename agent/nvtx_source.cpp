@@ -1,0 +1,324 @@
+#include "nvtx_source.h"
+
+#include "agent.h"
+#include "clock.h"
+#include "host_events.h"
+#include "log.h"
+#include "ring_registry.h"
+#include "writer.h"
+
+#include <atomic>
+#include <cstring>
+#include <cwchar>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace tuneup::agent {
+
+namespace {
+
+// Handles we give out are small integers cast to pointers: the writer stores them as ids.
+std::atomic<uint64_t> s_nextHandle { 1 };
+std::atomic<uint64_t> s_nextRangeId { 1 };
+__attribute__((tls_model("initial-exec"))) thread_local int t_depth = 0;
+
+uint64_t domainOf(nvtxDomainHandle_t domain) { return uint64_t(reinterpret_cast<uintptr_t>(domain)); }
+
+// Wide NVTX strings are rare (Windows-style APIs): converted to UTF-8 off the fast path.
+std::string toUtf8(const wchar_t* text)
+{
+    std::string out;
+    if (!text)
+        return out;
+    for (; *text; ++text) {
+        const uint32_t c = uint32_t(*text);
+        if (c < 0x80)
+            out += char(c);
+        else if (c < 0x800)
+            out += { char(0xC0 | (c >> 6)), char(0x80 | (c & 0x3F)) };
+        else if (c < 0x10000)
+            out += { char(0xE0 | (c >> 12)), char(0x80 | ((c >> 6) & 0x3F)), char(0x80 | (c & 0x3F)) };
+        else
+            out += { char(0xF0 | (c >> 18)), char(0x80 | ((c >> 12) & 0x3F)), char(0x80 | ((c >> 6) & 0x3F)),
+                char(0x80 | (c & 0x3F)) };
+    }
+    return out;
+}
+
+// Fills the fixed part of an event from NVTX attributes; returns the message text, if any.
+std::string_view describe(const nvtxEventAttributes_t* attributes, NvtxEventFixed& event, std::string& wideBuffer)
+{
+    event = {};
+    if (!attributes)
+        return {};
+    event.category = attributes->category;
+    if (attributes->colorType == NVTX_COLOR_ARGB) {
+        event.hasColor = 1;
+        event.color = attributes->color;
+    }
+    if (attributes->payloadType > 0) {
+        event.payloadType = uint8_t(attributes->payloadType);
+        static_assert(sizeof attributes->payload == sizeof event.payload);
+        memcpy(&event.payload, &attributes->payload, sizeof event.payload);
+    }
+    switch (attributes->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+        if (attributes->message.ascii) {
+            event.messageKind = MessageKind::Text;
+            return attributes->message.ascii;
+        }
+        break;
+    case NVTX_MESSAGE_TYPE_UNICODE:
+        if (attributes->message.unicode) {
+            event.messageKind = MessageKind::Text;
+            wideBuffer = toUtf8(attributes->message.unicode);
+            return wideBuffer;
+        }
+        break;
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+        event.messageKind = MessageKind::Registered;
+        event.registeredId = uint64_t(reinterpret_cast<uintptr_t>(attributes->message.registered));
+        break;
+    default:
+        break;
+    }
+    return {};
+}
+
+void emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtxEventAttributes_t* attributes)
+{
+    const uint64_t now = nowNs();
+    NvtxEventFixed event;
+    std::string wide;
+    const std::string_view text = describe(attributes, event, wide);
+    event.domain = domain;
+    event.rangeId = rangeId;
+    RingRegistry::emit(kind, now, &event, sizeof event, text);
+}
+
+void emitText(HostEventKind kind, uint64_t timeNs, const char* text)
+{
+    NvtxEventFixed event {};
+    event.messageKind = MessageKind::Text;
+    RingRegistry::emit(kind, timeNs, &event, sizeof event, text ? std::string_view(text) : std::string_view());
+}
+
+void emitScope(HostEventKind kind, uint64_t domain, uint64_t rangeId)
+{
+    const NvtxScopeFixed scope { domain, rangeId };
+    RingRegistry::emit(kind, nowNs(), &scope, sizeof scope, {});
+}
+
+void emitName(HostEventKind kind, uint64_t domain, uint64_t id, std::string_view name)
+{
+    const NvtxNameFixed fixed { domain, id };
+    RingRegistry::emit(kind, nowNs(), &fixed, sizeof fixed, name);
+}
+
+// ---- CORE -------------------------------------------------------------------------------------
+
+void NVTX_API markEx(const nvtxEventAttributes_t* a) { emitEvent(HostEventKind::NvtxMark, 0, 0, a); }
+void NVTX_API markA(const char* message) { emitText(HostEventKind::NvtxMark, nowNs(), message); }
+void NVTX_API markW(const wchar_t* message) { emitText(HostEventKind::NvtxMark, nowNs(), toUtf8(message).c_str()); }
+
+nvtxRangeId_t NVTX_API rangeStartEx(const nvtxEventAttributes_t* a)
+{
+    const uint64_t id = s_nextRangeId.fetch_add(1, std::memory_order_relaxed);
+    emitEvent(HostEventKind::NvtxStart, 0, id, a);
+    return id;
+}
+
+nvtxRangeId_t NVTX_API rangeStartA(const char* message)
+{
+    const uint64_t now = nowNs();
+    const uint64_t id = s_nextRangeId.fetch_add(1, std::memory_order_relaxed);
+    NvtxEventFixed event {};
+    event.messageKind = MessageKind::Text;
+    event.rangeId = id;
+    RingRegistry::emit(HostEventKind::NvtxStart, now, &event, sizeof event, message ? message : "");
+    return id;
+}
+
+nvtxRangeId_t NVTX_API rangeStartW(const wchar_t* message) { return rangeStartA(toUtf8(message).c_str()); }
+
+void NVTX_API rangeEnd(nvtxRangeId_t id) { emitScope(HostEventKind::NvtxEnd, 0, id); }
+
+int NVTX_API rangePushEx(const nvtxEventAttributes_t* a)
+{
+    emitEvent(HostEventKind::NvtxPush, 0, 0, a);
+    return t_depth++;
+}
+
+int NVTX_API rangePushA(const char* message)
+{
+    emitText(HostEventKind::NvtxPush, nowNs(), message);
+    return t_depth++;
+}
+
+int NVTX_API rangePushW(const wchar_t* message) { return rangePushA(toUtf8(message).c_str()); }
+
+int NVTX_API rangePop()
+{
+    emitScope(HostEventKind::NvtxPop, 0, 0);
+    return t_depth > 0 ? --t_depth : -1;
+}
+
+void NVTX_API nameCategoryA(uint32_t category, const char* name)
+{
+    emitName(HostEventKind::NvtxCategoryName, 0, category, name ? name : "");
+}
+void NVTX_API nameCategoryW(uint32_t category, const wchar_t* name) { nameCategoryA(category, toUtf8(name).c_str()); }
+
+void NVTX_API nameOsThreadA(uint32_t threadId, const char* name)
+{
+    emitName(HostEventKind::NvtxThreadName, 0, threadId, name ? name : "");
+}
+void NVTX_API nameOsThreadW(uint32_t threadId, const wchar_t* name) { nameOsThreadA(threadId, toUtf8(name).c_str()); }
+
+// ---- CORE2 (domains) ----------------------------------------------------------------------------
+
+void NVTX_API domainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a)
+{
+    emitEvent(HostEventKind::NvtxMark, domainOf(d), 0, a);
+}
+
+nvtxRangeId_t NVTX_API domainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a)
+{
+    const uint64_t id = s_nextRangeId.fetch_add(1, std::memory_order_relaxed);
+    emitEvent(HostEventKind::NvtxStart, domainOf(d), id, a);
+    return id;
+}
+
+void NVTX_API domainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) { emitScope(HostEventKind::NvtxEnd, domainOf(d), id); }
+
+int NVTX_API domainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a)
+{
+    emitEvent(HostEventKind::NvtxPush, domainOf(d), 0, a);
+    return t_depth++;
+}
+
+int NVTX_API domainRangePop(nvtxDomainHandle_t d)
+{
+    emitScope(HostEventKind::NvtxPop, domainOf(d), 0);
+    return t_depth > 0 ? --t_depth : -1;
+}
+
+nvtxResourceHandle_t NVTX_API domainResourceCreate(nvtxDomainHandle_t, nvtxResourceAttributes_t*)
+{
+    // Resource naming is not recorded in schema v1; a non-null handle keeps callers happy.
+    return reinterpret_cast<nvtxResourceHandle_t>(uintptr_t(s_nextHandle.fetch_add(1)));
+}
+void NVTX_API domainResourceDestroy(nvtxResourceHandle_t) {}
+
+void NVTX_API domainNameCategoryA(nvtxDomainHandle_t d, uint32_t category, const char* name)
+{
+    emitName(HostEventKind::NvtxCategoryName, domainOf(d), category, name ? name : "");
+}
+void NVTX_API domainNameCategoryW(nvtxDomainHandle_t d, uint32_t category, const wchar_t* name)
+{
+    domainNameCategoryA(d, category, toUtf8(name).c_str());
+}
+
+nvtxStringHandle_t NVTX_API domainRegisterStringA(nvtxDomainHandle_t d, const char* text)
+{
+    const uint64_t id = s_nextHandle.fetch_add(1, std::memory_order_relaxed);
+    emitName(HostEventKind::NvtxStringRegister, domainOf(d), id, text ? text : "");
+    return reinterpret_cast<nvtxStringHandle_t>(uintptr_t(id));
+}
+nvtxStringHandle_t NVTX_API domainRegisterStringW(nvtxDomainHandle_t d, const wchar_t* text)
+{
+    return domainRegisterStringA(d, toUtf8(text).c_str());
+}
+
+// Every library that uses NVTX creates its own handle for a shared domain name: one id per name
+// keeps a domain's events together. Rare call, so a lock is fine here.
+std::mutex& domainMutex()
+{
+    static auto* mutex = new std::mutex;
+    return *mutex;
+}
+
+nvtxDomainHandle_t NVTX_API domainCreateA(const char* name)
+{
+    static auto* ids = new std::unordered_map<std::string, uint64_t>;
+    const std::string key = name ? name : "";
+    uint64_t id;
+    bool created = false;
+    {
+        std::lock_guard lock(domainMutex());
+        auto [it, inserted] = ids->emplace(key, 0);
+        if (inserted)
+            it->second = s_nextHandle.fetch_add(1, std::memory_order_relaxed);
+        id = it->second;
+        created = inserted;
+    }
+    if (created)
+        emitName(HostEventKind::NvtxDomainCreate, id, id, key);
+    return reinterpret_cast<nvtxDomainHandle_t>(uintptr_t(id));
+}
+nvtxDomainHandle_t NVTX_API domainCreateW(const wchar_t* name) { return domainCreateA(toUtf8(name).c_str()); }
+void NVTX_API domainDestroy(nvtxDomainHandle_t) {}
+void NVTX_API initialize(const void*) {}
+
+template <typename F> void install(NvtxFunctionTable table, unsigned size, unsigned id, F function)
+{
+    if (table && id < size && table[id])
+        *table[id] = reinterpret_cast<NvtxFunctionPointer>(function);
+}
+
+std::atomic<bool> s_announced { false };
+
+} // namespace
+
+int attachNvtx(NvtxGetExportTableFunc_t getExportTable)
+{
+    if (!ensureStarted() || !config().trace.nvtx || !getExportTable)
+        return 0;
+    auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(getExportTable(NVTX_ETID_CALLBACKS));
+    if (!callbacks || !callbacks->GetModuleFunctionTable) {
+        TUNEUP_LOG(Warn, "NVTX gave no callback table; NVTX ranges are not recorded from one library");
+        return 0;
+    }
+    NvtxFunctionTable table = nullptr;
+    unsigned size = 0;
+    if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &table, &size)) {
+        install(table, size, NVTX_CBID_CORE_MarkEx, markEx);
+        install(table, size, NVTX_CBID_CORE_MarkA, markA);
+        install(table, size, NVTX_CBID_CORE_MarkW, markW);
+        install(table, size, NVTX_CBID_CORE_RangeStartEx, rangeStartEx);
+        install(table, size, NVTX_CBID_CORE_RangeStartA, rangeStartA);
+        install(table, size, NVTX_CBID_CORE_RangeStartW, rangeStartW);
+        install(table, size, NVTX_CBID_CORE_RangeEnd, rangeEnd);
+        install(table, size, NVTX_CBID_CORE_RangePushEx, rangePushEx);
+        install(table, size, NVTX_CBID_CORE_RangePushA, rangePushA);
+        install(table, size, NVTX_CBID_CORE_RangePushW, rangePushW);
+        install(table, size, NVTX_CBID_CORE_RangePop, rangePop);
+        install(table, size, NVTX_CBID_CORE_NameCategoryA, nameCategoryA);
+        install(table, size, NVTX_CBID_CORE_NameCategoryW, nameCategoryW);
+        install(table, size, NVTX_CBID_CORE_NameOsThreadA, nameOsThreadA);
+        install(table, size, NVTX_CBID_CORE_NameOsThreadW, nameOsThreadW);
+    }
+    if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &table, &size)) {
+        install(table, size, NVTX_CBID_CORE2_DomainMarkEx, domainMarkEx);
+        install(table, size, NVTX_CBID_CORE2_DomainRangeStartEx, domainRangeStartEx);
+        install(table, size, NVTX_CBID_CORE2_DomainRangeEnd, domainRangeEnd);
+        install(table, size, NVTX_CBID_CORE2_DomainRangePushEx, domainRangePushEx);
+        install(table, size, NVTX_CBID_CORE2_DomainRangePop, domainRangePop);
+        install(table, size, NVTX_CBID_CORE2_DomainResourceCreate, domainResourceCreate);
+        install(table, size, NVTX_CBID_CORE2_DomainResourceDestroy, domainResourceDestroy);
+        install(table, size, NVTX_CBID_CORE2_DomainNameCategoryA, domainNameCategoryA);
+        install(table, size, NVTX_CBID_CORE2_DomainNameCategoryW, domainNameCategoryW);
+        install(table, size, NVTX_CBID_CORE2_DomainRegisterStringA, domainRegisterStringA);
+        install(table, size, NVTX_CBID_CORE2_DomainRegisterStringW, domainRegisterStringW);
+        install(table, size, NVTX_CBID_CORE2_DomainCreateA, domainCreateA);
+        install(table, size, NVTX_CBID_CORE2_DomainCreateW, domainCreateW);
+        install(table, size, NVTX_CBID_CORE2_DomainDestroy, domainDestroy);
+        install(table, size, NVTX_CBID_CORE2_Initialize, initialize);
+    }
+    if (!s_announced.exchange(true))
+        Writer::setMeta("capture.nvtx", "on");
+    return 1;
+}
+
+} // namespace tuneup::agent

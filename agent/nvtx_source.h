@@ -1,0 +1,14 @@
+#pragma once
+// NVTX v3 capture through NVTX_INJECTION64_PATH: each library that uses NVTX calls
+// InitializeInjectionNvtx2 once; we fill its function tables with our handlers, which write
+// events to the calling thread's ring. No lock and no string interning on the hot path.
+
+#include <nvtx3/nvToolsExt.h>
+
+namespace tuneup::agent {
+
+// Installs the handlers into the calling library's NVTX tables. Returns NVTX's success value (1),
+// or 0 so NVTX unloads us and its calls become no-ops (NVTX capture disabled).
+int attachNvtx(NvtxGetExportTableFunc_t getExportTable);
+
+} // namespace tuneup::agent

@@ -1,0 +1,14 @@
+#pragma once
+// Keeps the recording safe across the process's life: fork (a child never touches the parent's
+// file), exit (final flush from atexit and the ELF destructor) and SIGINT/SIGTERM (flush, then
+// die by the signal as the process would have).
+
+namespace tuneup::agent {
+
+struct ForkHooks {
+    void (*childAfterFork)() = nullptr; // runs in the child, single-threaded, after the agent's own reset
+};
+
+void installProcessGuard(const ForkHooks& hooks);
+
+} // namespace tuneup::agent

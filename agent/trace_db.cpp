@@ -1,0 +1,472 @@
+#include "trace_db.h"
+
+#include "log.h"
+#include "trace_schema.h"
+
+#include <cstring>
+#include <sqlite3.h>
+
+namespace tuneup::agent {
+
+namespace {
+
+void bindOptional(sqlite3_stmt* s, int index, const std::optional<int64_t>& value)
+{
+    if (value)
+        sqlite3_bind_int64(s, index, *value);
+    else
+        sqlite3_bind_null(s, index);
+}
+
+void bindText(sqlite3_stmt* s, int index, std::string_view text)
+{
+    sqlite3_bind_text(s, index, text.data(), int(text.size()), SQLITE_STATIC);
+}
+
+// Payload bits as a number of the type NVTX says they hold (nvtxPayloadType_t).
+void bindPayload(sqlite3_stmt* s, int typeIndex, int valueIndex, uint8_t type, uint64_t bits)
+{
+    if (type == 0) {
+        sqlite3_bind_null(s, typeIndex);
+        sqlite3_bind_null(s, valueIndex);
+        return;
+    }
+    sqlite3_bind_int(s, typeIndex, type);
+    switch (type) {
+    case 1: // unsigned int64: stored as a signed integer when it fits, else as a real
+        if (bits > uint64_t(INT64_MAX))
+            sqlite3_bind_double(s, valueIndex, double(bits));
+        else
+            sqlite3_bind_int64(s, valueIndex, int64_t(bits));
+        break;
+    case 2:
+        sqlite3_bind_int64(s, valueIndex, int64_t(bits));
+        break;
+    case 3: {
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        sqlite3_bind_double(s, valueIndex, d);
+        break;
+    }
+    case 4:
+        sqlite3_bind_int64(s, valueIndex, uint32_t(bits));
+        break;
+    case 5:
+        sqlite3_bind_int64(s, valueIndex, int32_t(uint32_t(bits)));
+        break;
+    case 6: {
+        float f;
+        uint32_t low = uint32_t(bits);
+        memcpy(&f, &low, sizeof f);
+        sqlite3_bind_double(s, valueIndex, f);
+        break;
+    }
+    default: // extended payloads (schema-described binary) are not decoded in v1
+        sqlite3_bind_null(s, valueIndex);
+    }
+}
+
+} // namespace
+
+std::unique_ptr<TraceDb> TraceDb::create(const std::string& path, std::string& error)
+{
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+        nullptr);
+    if (rc != SQLITE_OK) {
+        error = "cannot create " + path + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return nullptr;
+    }
+    std::unique_ptr<TraceDb> trace(new TraceDb(db, path));
+    // WAL + synchronous=OFF: a killed process loses nothing committed (the OS keeps the pages);
+    // only a machine crash could. Large pages and cache make bulk inserts cheap.
+    const std::string setup = "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
+                              "PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY; PRAGMA wal_autocheckpoint=4096;"
+                              "PRAGMA application_id="
+        + std::to_string(schema::kApplicationId) + "; PRAGMA user_version=" + std::to_string(schema::kSchemaVersion)
+        + ";";
+    if (!trace->exec(setup.c_str()) || !trace->exec("BEGIN") || !trace->exec(std::string(schema::schemaSql()).c_str())
+        || !trace->exec("COMMIT")) {
+        error = "cannot write the schema into " + path + ": " + sqlite3_errmsg(db);
+        return nullptr;
+    }
+    return trace;
+}
+
+std::unique_ptr<TraceDb> TraceDb::reopen(const std::string& path, std::string& error)
+{
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) {
+        error = "cannot open " + path + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return nullptr;
+    }
+    std::unique_ptr<TraceDb> trace(new TraceDb(db, path));
+    trace->exec("PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;");
+    // Go on numbering strings after the ones already written; reload them for interning.
+    sqlite3_stmt* s = trace->prepare("SELECT id, value FROM strings");
+    while (s && sqlite3_step(s) == SQLITE_ROW) {
+        const int64_t id = sqlite3_column_int64(s, 0);
+        trace->m_strings.emplace(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), id);
+        trace->m_nextStringId = std::max(trace->m_nextStringId, id + 1);
+    }
+    sqlite3_finalize(s);
+    return trace;
+}
+
+TraceDb::TraceDb(sqlite3* db, std::string path)
+    : m_db(db)
+    , m_path(std::move(path))
+{
+}
+
+TraceDb::~TraceDb()
+{
+    if (m_inTransaction)
+        commit();
+    for (sqlite3_stmt* s : { m_insertString, m_setMeta, m_setStat, m_addThread, m_nameThread, m_addProcess,
+             m_endProcess, m_addDomain, m_nameCategory, m_addRange, m_addMark, m_kernel, m_memcpy, m_memset, m_sync,
+             m_api, m_device })
+        sqlite3_finalize(s);
+    // Leave the WAL in place only if closing fails; a clean close checkpoints it into the file.
+    sqlite3_close(m_db);
+}
+
+bool TraceDb::exec(const char* sql)
+{
+    char* message = nullptr;
+    if (sqlite3_exec(m_db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+        TUNEUP_LOG(Warn, "%s: %s", m_path.c_str(), message ? message : "SQLite error");
+        sqlite3_free(message);
+        return false;
+    }
+    return true;
+}
+
+sqlite3_stmt* TraceDb::prepare(const char* sql)
+{
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v3(m_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK)
+        TUNEUP_LOG(Warn, "%s: cannot prepare statement: %s", m_path.c_str(), sqlite3_errmsg(m_db));
+    return s;
+}
+
+bool TraceDb::step(sqlite3_stmt* s)
+{
+    if (!s)
+        return false;
+    const int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        if (!m_failed)
+            TUNEUP_LOG(Warn, "%s: write failed: %s; later events are dropped", m_path.c_str(), sqlite3_errmsg(m_db));
+        m_failed = true;
+        return false;
+    }
+    return true;
+}
+
+void TraceDb::begin()
+{
+    if (!m_inTransaction)
+        m_inTransaction = exec("BEGIN");
+}
+
+bool TraceDb::commit()
+{
+    if (!m_inTransaction)
+        return !m_failed;
+    m_inTransaction = false;
+    if (!exec("COMMIT")) {
+        m_failed = true;
+        exec("ROLLBACK");
+        return false;
+    }
+    return !m_failed;
+}
+
+int64_t TraceDb::intern(std::string_view text)
+{
+    if (auto it = m_strings.find(text); it != m_strings.end())
+        return it->second;
+    if (!m_insertString)
+        m_insertString = prepare("INSERT INTO strings(id, value) VALUES (?, ?)");
+    const int64_t id = m_nextStringId++;
+    sqlite3_bind_int64(m_insertString, 1, id);
+    bindText(m_insertString, 2, text);
+    step(m_insertString);
+    m_strings.emplace(std::string(text), id);
+    return id;
+}
+
+void TraceDb::setMeta(std::string_view key, std::string_view value)
+{
+    if (!m_setMeta)
+        m_setMeta = prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
+    bindText(m_setMeta, 1, key);
+    bindText(m_setMeta, 2, value);
+    step(m_setMeta);
+}
+
+std::string TraceDb::metaValue(std::string_view key)
+{
+    sqlite3_stmt* s = prepare("SELECT value FROM meta WHERE key = ?");
+    std::string value;
+    if (s) {
+        bindText(s, 1, key);
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+            value = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    }
+    sqlite3_finalize(s);
+    return value;
+}
+
+void TraceDb::setStat(std::string_view name, std::string_view severity, int64_t value, std::string_view description)
+{
+    if (!m_setStat)
+        m_setStat = prepare("INSERT OR REPLACE INTO stats(name, severity, value, description) VALUES (?, ?, ?, ?)");
+    bindText(m_setStat, 1, name);
+    bindText(m_setStat, 2, severity);
+    sqlite3_bind_int64(m_setStat, 3, value);
+    bindText(m_setStat, 4, description);
+    step(m_setStat);
+}
+
+void TraceDb::addThread(int tid, int pid)
+{
+    if (!m_addThread)
+        m_addThread = prepare("INSERT OR IGNORE INTO threads(tid, pid) VALUES (?, ?)");
+    sqlite3_bind_int(m_addThread, 1, tid);
+    sqlite3_bind_int(m_addThread, 2, pid);
+    step(m_addThread);
+}
+
+void TraceDb::nameThread(int tid, int pid, int64_t nameId)
+{
+    if (!m_nameThread)
+        m_nameThread = prepare("INSERT INTO threads(tid, pid, name_id) VALUES (?1, ?2, ?3) "
+                               "ON CONFLICT(tid) DO UPDATE SET name_id = ?3");
+    sqlite3_bind_int(m_nameThread, 1, tid);
+    sqlite3_bind_int(m_nameThread, 2, pid);
+    sqlite3_bind_int64(m_nameThread, 3, nameId);
+    step(m_nameThread);
+}
+
+void TraceDb::addProcess(int pid, int parentPid, std::string_view role, std::string_view commandLine, uint64_t startNs)
+{
+    if (!m_addProcess)
+        m_addProcess = prepare("INSERT OR REPLACE INTO processes(pid, parent_pid, role, command_line, start_ns) "
+                               "VALUES (?, ?, ?, ?, ?)");
+    sqlite3_bind_int(m_addProcess, 1, pid);
+    sqlite3_bind_int(m_addProcess, 2, parentPid);
+    bindText(m_addProcess, 3, role);
+    bindText(m_addProcess, 4, commandLine);
+    sqlite3_bind_int64(m_addProcess, 5, int64_t(startNs));
+    step(m_addProcess);
+}
+
+void TraceDb::endProcess(int pid, uint64_t endNs)
+{
+    if (!m_endProcess)
+        m_endProcess = prepare("UPDATE processes SET end_ns = ? WHERE pid = ?");
+    sqlite3_bind_int64(m_endProcess, 1, int64_t(endNs));
+    sqlite3_bind_int(m_endProcess, 2, pid);
+    step(m_endProcess);
+}
+
+void TraceDb::addDomain(int64_t id, std::optional<int64_t> nameId)
+{
+    if (!m_addDomain)
+        m_addDomain = prepare("INSERT OR IGNORE INTO nvtx_domains(id, name_id) VALUES (?, ?)");
+    sqlite3_bind_int64(m_addDomain, 1, id);
+    bindOptional(m_addDomain, 2, nameId);
+    step(m_addDomain);
+}
+
+void TraceDb::nameCategory(int64_t domainId, uint32_t category, int64_t nameId)
+{
+    if (!m_nameCategory)
+        m_nameCategory = prepare("INSERT OR REPLACE INTO nvtx_categories(domain_id, category, name_id) VALUES (?, ?, ?)");
+    sqlite3_bind_int64(m_nameCategory, 1, domainId);
+    sqlite3_bind_int64(m_nameCategory, 2, category);
+    sqlite3_bind_int64(m_nameCategory, 3, nameId);
+    step(m_nameCategory);
+}
+
+void TraceDb::addRange(const RangeRow& r)
+{
+    if (!m_addRange)
+        m_addRange = prepare("INSERT INTO nvtx_ranges(id, start_ns, end_ns, tid, end_tid, domain_id, name_id, kind, depth, "
+                             "parent_id, category, color, payload_type, payload) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_addRange;
+    sqlite3_bind_int64(s, 1, r.id);
+    sqlite3_bind_int64(s, 2, int64_t(r.startNs));
+    bindOptional(s, 3, r.endNs ? std::optional<int64_t>(int64_t(*r.endNs)) : std::nullopt);
+    sqlite3_bind_int(s, 4, r.tid);
+    bindOptional(s, 5, r.endTid ? std::optional<int64_t>(*r.endTid) : std::nullopt);
+    sqlite3_bind_int64(s, 6, r.domainId);
+    bindOptional(s, 7, r.nameId);
+    sqlite3_bind_int(s, 8, r.kind);
+    bindOptional(s, 9, r.depth ? std::optional<int64_t>(*r.depth) : std::nullopt);
+    bindOptional(s, 10, r.parentId);
+    sqlite3_bind_int64(s, 11, r.category);
+    bindOptional(s, 12, r.color ? std::optional<int64_t>(*r.color) : std::nullopt);
+    bindPayload(s, 13, 14, r.payloadType, r.payloadBits);
+    if (step(s))
+        ++m_eventsWritten;
+}
+
+int64_t TraceDb::maxRangeId()
+{
+    sqlite3_stmt* s = prepare("SELECT coalesce(max(id), 0) FROM nvtx_ranges");
+    int64_t id = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    sqlite3_finalize(s);
+    return id;
+}
+
+void TraceDb::addMark(const MarkRow& m)
+{
+    if (!m_addMark)
+        m_addMark = prepare("INSERT INTO nvtx_marks(ts_ns, tid, domain_id, name_id, category, color, payload_type, "
+                            "payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_addMark;
+    sqlite3_bind_int64(s, 1, int64_t(m.tsNs));
+    sqlite3_bind_int(s, 2, m.tid);
+    sqlite3_bind_int64(s, 3, m.domainId);
+    bindOptional(s, 4, m.nameId);
+    sqlite3_bind_int64(s, 5, m.category);
+    bindOptional(s, 6, m.color ? std::optional<int64_t>(*m.color) : std::nullopt);
+    bindPayload(s, 7, 8, m.payloadType, m.payloadBits);
+    if (step(s))
+        ++m_eventsWritten;
+}
+
+void TraceDb::kernel(const KernelRecord& k)
+{
+    if (!m_kernel)
+        m_kernel = prepare("INSERT INTO kernels(start_ns, end_ns, device_id, context_id, stream_id, correlation_id, "
+                           "name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
+                           "static_shared_bytes, dynamic_shared_bytes, graph_id) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_kernel;
+    sqlite3_bind_int64(s, 1, int64_t(k.startNs));
+    sqlite3_bind_int64(s, 2, int64_t(k.endNs));
+    sqlite3_bind_int64(s, 3, k.deviceId);
+    sqlite3_bind_int64(s, 4, k.contextId);
+    sqlite3_bind_int64(s, 5, k.streamId);
+    sqlite3_bind_int64(s, 6, k.correlationId);
+    sqlite3_bind_int64(s, 7, intern(k.name));
+    const int64_t dims[] = { k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ };
+    for (int i = 0; i < 6; ++i)
+        sqlite3_bind_int64(s, 8 + i, dims[i]);
+    sqlite3_bind_int64(s, 14, k.registersPerThread);
+    sqlite3_bind_int64(s, 15, k.staticSharedBytes);
+    sqlite3_bind_int64(s, 16, k.dynamicSharedBytes);
+    sqlite3_bind_int64(s, 17, k.graphId);
+    if (step(s))
+        ++m_eventsWritten, ++m_gpuRecordsWritten;
+}
+
+void TraceDb::memcpy(const MemcpyRecord& m)
+{
+    if (!m_memcpy)
+        m_memcpy = prepare("INSERT INTO memcpys(start_ns, end_ns, device_id, context_id, stream_id, correlation_id, "
+                           "copy_kind, src_kind, dst_kind, bytes, src_device_id, dst_device_id) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_memcpy;
+    sqlite3_bind_int64(s, 1, int64_t(m.startNs));
+    sqlite3_bind_int64(s, 2, int64_t(m.endNs));
+    sqlite3_bind_int64(s, 3, m.deviceId);
+    sqlite3_bind_int64(s, 4, m.contextId);
+    sqlite3_bind_int64(s, 5, m.streamId);
+    sqlite3_bind_int64(s, 6, m.correlationId);
+    sqlite3_bind_int(s, 7, m.copyKind);
+    sqlite3_bind_int(s, 8, m.srcKind);
+    sqlite3_bind_int(s, 9, m.dstKind);
+    sqlite3_bind_int64(s, 10, int64_t(m.bytes));
+    bindOptional(s, 11, m.srcDeviceId >= 0 ? std::optional<int64_t>(m.srcDeviceId) : std::nullopt);
+    bindOptional(s, 12, m.dstDeviceId >= 0 ? std::optional<int64_t>(m.dstDeviceId) : std::nullopt);
+    if (step(s))
+        ++m_eventsWritten, ++m_gpuRecordsWritten;
+}
+
+void TraceDb::memset(const MemsetRecord& m)
+{
+    if (!m_memset)
+        m_memset = prepare("INSERT INTO memsets(start_ns, end_ns, device_id, context_id, stream_id, correlation_id, "
+                           "bytes, value, memory_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_memset;
+    sqlite3_bind_int64(s, 1, int64_t(m.startNs));
+    sqlite3_bind_int64(s, 2, int64_t(m.endNs));
+    sqlite3_bind_int64(s, 3, m.deviceId);
+    sqlite3_bind_int64(s, 4, m.contextId);
+    sqlite3_bind_int64(s, 5, m.streamId);
+    sqlite3_bind_int64(s, 6, m.correlationId);
+    sqlite3_bind_int64(s, 7, int64_t(m.bytes));
+    sqlite3_bind_int64(s, 8, m.value);
+    sqlite3_bind_int(s, 9, m.memoryKind);
+    if (step(s))
+        ++m_eventsWritten, ++m_gpuRecordsWritten;
+}
+
+void TraceDb::sync(const SyncRecord& r)
+{
+    if (!m_sync)
+        m_sync = prepare("INSERT INTO syncs(start_ns, end_ns, sync_type, context_id, stream_id, event_id, "
+                         "correlation_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_sync;
+    sqlite3_bind_int64(s, 1, int64_t(r.startNs));
+    sqlite3_bind_int64(s, 2, int64_t(r.endNs));
+    sqlite3_bind_int64(s, 3, r.type);
+    sqlite3_bind_int64(s, 4, r.contextId);
+    bindOptional(s, 5, r.streamId >= 0 ? std::optional<int64_t>(r.streamId) : std::nullopt);
+    bindOptional(s, 6, r.eventId >= 0 ? std::optional<int64_t>(r.eventId) : std::nullopt);
+    sqlite3_bind_int64(s, 7, r.correlationId);
+    if (step(s))
+        ++m_eventsWritten, ++m_gpuRecordsWritten;
+}
+
+void TraceDb::api(const ApiRecord& a)
+{
+    if (!m_api)
+        m_api = prepare("INSERT INTO api_calls(start_ns, end_ns, tid, api, cbid, name_id, correlation_id, return_value) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_api;
+    sqlite3_bind_int64(s, 1, int64_t(a.startNs));
+    sqlite3_bind_int64(s, 2, int64_t(a.endNs));
+    sqlite3_bind_int64(s, 3, a.threadId);
+    sqlite3_bind_int64(s, 4, a.api);
+    sqlite3_bind_int64(s, 5, a.cbid);
+    sqlite3_bind_int64(s, 6, intern(a.name.empty() ? std::string_view("<unknown>") : a.name));
+    sqlite3_bind_int64(s, 7, a.correlationId);
+    sqlite3_bind_int64(s, 8, a.returnValue);
+    if (step(s))
+        ++m_eventsWritten, ++m_gpuRecordsWritten;
+}
+
+void TraceDb::device(const DeviceRecord& d)
+{
+    if (!m_device)
+        m_device = prepare("INSERT OR REPLACE INTO devices(id, name, compute_major, compute_minor, sm_count, "
+                           "global_memory_bytes, memory_bandwidth_gbs, core_clock_khz, uuid) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_device;
+    sqlite3_bind_int64(s, 1, d.id);
+    bindText(s, 2, d.name);
+    sqlite3_bind_int64(s, 3, d.computeMajor);
+    sqlite3_bind_int64(s, 4, d.computeMinor);
+    sqlite3_bind_int64(s, 5, d.smCount);
+    sqlite3_bind_int64(s, 6, int64_t(d.globalMemoryBytes));
+    sqlite3_bind_double(s, 7, double(d.globalMemoryBandwidthKBs) / 1e6);
+    sqlite3_bind_int64(s, 8, d.coreClockKHz);
+    if (d.uuid.empty())
+        sqlite3_bind_null(s, 9);
+    else
+        bindText(s, 9, d.uuid);
+    step(s);
+}
+
+} // namespace tuneup::agent

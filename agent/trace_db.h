@@ -1,0 +1,124 @@
+#pragma once
+// Writes one trace file (schema.sql) through the agent's private SQLite: prepared statements,
+// large transactions, WAL, so a killed process still leaves a file that opens. Used only by the
+// writer thread.
+
+#include "gpu_records.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace tuneup::agent {
+
+struct RangeRow {
+    int64_t id = 0; // assigned by the caller, so children can name a parent written later
+    uint64_t startNs = 0;
+    std::optional<uint64_t> endNs;
+    int tid = 0;
+    std::optional<int> endTid;
+    int64_t domainId = 0;
+    std::optional<int64_t> nameId;
+    int kind = 1;
+    std::optional<int> depth;
+    std::optional<int64_t> parentId;
+    uint32_t category = 0;
+    std::optional<uint32_t> color;
+    uint8_t payloadType = 0;
+    uint64_t payloadBits = 0;
+};
+
+struct MarkRow {
+    uint64_t tsNs = 0;
+    int tid = 0;
+    int64_t domainId = 0;
+    std::optional<int64_t> nameId;
+    uint32_t category = 0;
+    std::optional<uint32_t> color;
+    uint8_t payloadType = 0;
+    uint64_t payloadBits = 0;
+};
+
+class TraceDb final : public ActivitySink {
+public:
+    // Creates a new file with the schema. Returns null and sets `error` on failure.
+    static std::unique_ptr<TraceDb> create(const std::string& path, std::string& error);
+    // Opens a file this process wrote before an exec() replaced its image, to go on writing.
+    static std::unique_ptr<TraceDb> reopen(const std::string& path, std::string& error);
+    ~TraceDb() override;
+
+    const std::string& path() const { return m_path; }
+
+    void begin();
+    bool commit(); // false when the disk is full or the file went away; the error is logged once
+
+    int64_t intern(std::string_view text);
+    void setMeta(std::string_view key, std::string_view value);
+    std::string metaValue(std::string_view key); // empty when absent
+    void setStat(std::string_view name, std::string_view severity, int64_t value, std::string_view description);
+    void addThread(int tid, int pid);
+    void nameThread(int tid, int pid, int64_t nameId);
+    void addProcess(int pid, int parentPid, std::string_view role, std::string_view commandLine, uint64_t startNs);
+    void endProcess(int pid, uint64_t endNs);
+    void addDomain(int64_t id, std::optional<int64_t> nameId);
+    void nameCategory(int64_t domainId, uint32_t category, int64_t nameId);
+    void addRange(const RangeRow&);
+    int64_t maxRangeId(); // 0 in a new file
+    void addMark(const MarkRow&);
+
+    // ActivitySink: GPU records from CUPTI.
+    void kernel(const KernelRecord&) override;
+    void memcpy(const MemcpyRecord&) override;
+    void memset(const MemsetRecord&) override;
+    void sync(const SyncRecord&) override;
+    void api(const ApiRecord&) override;
+    void device(const DeviceRecord&) override;
+
+    // Rows written by the insert functions above (events, not strings or metadata).
+    uint64_t eventsWritten() const { return m_eventsWritten; }
+    uint64_t gpuRecordsWritten() const { return m_gpuRecordsWritten; }
+
+private:
+    TraceDb(sqlite3* db, std::string path);
+    sqlite3_stmt* prepare(const char* sql);
+    bool step(sqlite3_stmt* statement);
+    bool exec(const char* sql);
+
+    struct StringHash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view> {}(s); }
+    };
+
+    sqlite3* m_db;
+    std::string m_path;
+    bool m_inTransaction = false;
+    bool m_failed = false;
+    uint64_t m_eventsWritten = 0;
+    uint64_t m_gpuRecordsWritten = 0;
+    int64_t m_nextStringId = 1;
+    std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> m_strings;
+    sqlite3_stmt* m_insertString = nullptr;
+    sqlite3_stmt* m_setMeta = nullptr;
+    sqlite3_stmt* m_setStat = nullptr;
+    sqlite3_stmt* m_addThread = nullptr;
+    sqlite3_stmt* m_nameThread = nullptr;
+    sqlite3_stmt* m_addProcess = nullptr;
+    sqlite3_stmt* m_endProcess = nullptr;
+    sqlite3_stmt* m_addDomain = nullptr;
+    sqlite3_stmt* m_nameCategory = nullptr;
+    sqlite3_stmt* m_addRange = nullptr;
+    sqlite3_stmt* m_addMark = nullptr;
+    sqlite3_stmt* m_kernel = nullptr;
+    sqlite3_stmt* m_memcpy = nullptr;
+    sqlite3_stmt* m_memset = nullptr;
+    sqlite3_stmt* m_sync = nullptr;
+    sqlite3_stmt* m_api = nullptr;
+    sqlite3_stmt* m_device = nullptr;
+};
+
+} // namespace tuneup::agent

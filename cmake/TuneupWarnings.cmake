@@ -1,0 +1,16 @@
+# Warnings as errors for our own code only: third-party headers (LibTorch, Qt, CUDA) come in as
+# SYSTEM includes so their warnings never break our build.
+add_library(tuneup_warnings INTERFACE)
+target_compile_options(tuneup_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align -Wunused -Woverloaded-virtual
+  -Wnull-dereference -Wimplicit-fallthrough -Werror)
+
+# Sanitizers (presets asan, tsan) apply to code that is not injected: the analyzer, the CLI and the
+# tests, including a testable copy of the agent's core. The injected module stays uninstrumented
+# unless TUNEUP_SANITIZE_AGENT is on, since an instrumented preload breaks uninstrumented hosts.
+set(TUNEUP_SANITIZER "" CACHE STRING "Sanitizers for non-injected code, e.g. address,undefined or thread")
+add_library(tuneup_sanitizer INTERFACE)
+if(TUNEUP_SANITIZER)
+  target_compile_options(tuneup_sanitizer INTERFACE -fsanitize=${TUNEUP_SANITIZER} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_link_options(tuneup_sanitizer INTERFACE -fsanitize=${TUNEUP_SANITIZER})
+endif()

@@ -1,0 +1,186 @@
+// A small program that emits NVTX the way training code does, for the agent's injection tests.
+//   nvtx_client ranges --threads N --ranges R [--depth D]   nested push/pop ranges from N threads
+//   nvtx_client domains                                     domains, registered strings, categories,
+//                                                           start/end across threads, marks, payloads
+//   nvtx_client fork --children C --ranges R                a parent that forks children emitting NVTX
+//   nvtx_client forever [--ready FILE]                      ranges until killed (signal tests)
+// It prints what it emitted as "emitted <ranges> <marks>" so tests can compare with the file.
+
+#include <nvtx3/nvToolsExt.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+int option(int argc, char** argv, const char* name, int fallback)
+{
+    for (int i = 2; i + 1 < argc; ++i)
+        if (!strcmp(argv[i], name))
+            return atoi(argv[i + 1]);
+    return fallback;
+}
+
+const char* textOption(int argc, char** argv, const char* name)
+{
+    for (int i = 2; i + 1 < argc; ++i)
+        if (!strcmp(argv[i], name))
+            return argv[i + 1];
+    return nullptr;
+}
+
+void nested(int depth, int index)
+{
+    char name[64];
+    snprintf(name, sizeof name, "level%d/%d", depth, index);
+    nvtxRangePushA(name);
+    if (depth > 1)
+        nested(depth - 1, index);
+    nvtxRangePop();
+}
+
+int ranges(int argc, char** argv)
+{
+    const int threads = option(argc, argv, "--threads", 1);
+    const int count = option(argc, argv, "--ranges", 1000);
+    const int depth = option(argc, argv, "--depth", 1);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t)
+        workers.emplace_back([=] {
+            char name[32];
+            snprintf(name, sizeof name, "worker-%d", t);
+            nvtxNameOsThreadA(uint32_t(gettid()), name);
+            for (int i = 0; i < count; ++i)
+                nested(depth, i);
+        });
+    for (auto& w : workers)
+        w.join();
+    printf("emitted %lld 0\n", (long long)threads * count * depth);
+    return 0;
+}
+
+int domains()
+{
+    nvtxDomainHandle_t train = nvtxDomainCreateA("train");
+    nvtxDomainHandle_t data = nvtxDomainCreateA("data");
+    nvtxDomainHandle_t trainAgain = nvtxDomainCreateA("train");
+    if (train != trainAgain)
+        fprintf(stderr, "note: two handles for one domain name\n");
+    nvtxStringHandle_t step = nvtxDomainRegisterStringA(train, "step");
+    nvtxDomainNameCategoryA(train, 7, "optimizer");
+    nvtxNameCategoryA(3, "default-category");
+
+    for (int i = 0; i < 5; ++i) {
+        nvtxEventAttributes_t a {};
+        a.version = NVTX_VERSION;
+        a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+        a.message.registered = step;
+        a.colorType = NVTX_COLOR_ARGB;
+        a.color = 0xFF00FF00;
+        a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+        a.payload.llValue = i;
+        nvtxDomainRangePushEx(train, &a);
+
+        nvtxEventAttributes_t b {};
+        b.version = NVTX_VERSION;
+        b.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        b.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        b.message.ascii = "zero_grad";
+        b.category = 7;
+        nvtxDomainRangePushEx(train, &b);
+        nvtxDomainRangePop(train);
+        nvtxDomainRangePop(train);
+    }
+    // A start/end range that begins on one thread and ends on another.
+    nvtxEventAttributes_t c {};
+    c.version = NVTX_VERSION;
+    c.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    c.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    c.message.ascii = "batch";
+    c.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
+    c.payload.dValue = 2.5;
+    nvtxRangeId_t id = nvtxDomainRangeStartEx(data, &c);
+    std::thread([id, data] { nvtxDomainRangeEnd(data, id); }).join();
+    nvtxRangeId_t plain = nvtxRangeStartA("plain-start-end");
+    nvtxRangeEnd(plain);
+
+    nvtxMarkA("checkpoint");
+    nvtxEventAttributes_t m {};
+    m.version = NVTX_VERSION;
+    m.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    m.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    m.message.ascii = "epoch";
+    m.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT32;
+    m.payload.uiValue = 3;
+    nvtxDomainMarkEx(data, &m);
+    nvtxRangePushA("never-closed");
+    printf("emitted 13 2\n");
+    return 0;
+}
+
+int forkChildren(int argc, char** argv)
+{
+    const int children = option(argc, argv, "--children", 2);
+    const int count = option(argc, argv, "--ranges", 100);
+    nvtxRangePushA("parent-before-fork");
+    nvtxRangePop();
+    std::vector<pid_t> pids;
+    for (int c = 0; c < children; ++c) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            for (int i = 0; i < count; ++i) {
+                nvtxRangePushA("child-range");
+                nvtxRangePop();
+            }
+            // Like a Python DataLoader worker: _exit runs no atexit handlers.
+            if (c % 2 == 0)
+                exit(0);
+            _exit(0);
+        }
+        pids.push_back(pid);
+    }
+    for (pid_t pid : pids)
+        waitpid(pid, nullptr, 0);
+    nvtxRangePushA("parent-after-fork");
+    nvtxRangePop();
+    printf("emitted 2 0\n");
+    return 0;
+}
+
+int forever(int argc, char** argv)
+{
+    const char* ready = textOption(argc, argv, "--ready");
+    long long emitted = 0;
+    for (;;) {
+        nvtxRangePushA("tick");
+        nvtxRangePop();
+        if (++emitted == 1000 && ready)
+            fclose(fopen(ready, "w"));
+        usleep(100);
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "ranges")
+        return ranges(argc, argv);
+    if (mode == "domains")
+        return domains();
+    if (mode == "fork")
+        return forkChildren(argc, argv);
+    if (mode == "forever")
+        return forever(argc, argv);
+    fprintf(stderr, "usage: nvtx_client ranges|domains|fork|forever [options]\n");
+    return 2;
+}
