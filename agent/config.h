@@ -20,7 +20,7 @@ struct Config {
     long mainPid = 0;            // TUNEUP_MAIN_PID: the process that owns run.db (set by tuneup record)
     TraceSelection trace;        // TUNEUP_TRACE
     uint32_t threadBufferKiB = 1024; // TUNEUP_BUFFER_KB: ring size per producing thread
-    uint32_t maxBufferMiB = 48;      // TUNEUP_MAX_BUFFER_MB: all rings and CUPTI buffers together
+    uint32_t maxBufferMiB = 32;      // TUNEUP_MAX_BUFFER_MB: all rings and CUPTI buffers together
     uint32_t flushIntervalMs = 200;  // TUNEUP_FLUSH_MS: longest time an event waits to be committed
     std::string cuptiPath;           // TUNEUP_CUPTI_PATH: libcupti to load when none is loaded yet
 };

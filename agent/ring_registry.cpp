@@ -16,7 +16,7 @@ std::mutex& s_mutex = *new std::mutex; // guards s_rings; never held over I/O
 std::vector<ThreadRing*>& s_rings = *new std::vector<ThreadRing*>;
 std::atomic<void (*)()> s_firstRingHook { nullptr };
 std::atomic<size_t> s_ringBytes { 1u << 20 };
-std::atomic<size_t> s_budgetBytes { 48u << 20 };
+std::atomic<size_t> s_budgetBytes { 32u << 20 };
 std::atomic<size_t> s_allocatedBytes { 0 };
 // Totals of rings already freed, and of events from threads that got no ring.
 RingTotals s_retiredTotals;

@@ -82,7 +82,7 @@ std::unique_ptr<TraceDb> TraceDb::create(const std::string& path, std::string& e
     // WAL + synchronous=OFF: a killed process loses nothing committed (the OS keeps the pages);
     // only a machine crash could. Large pages and cache make bulk inserts cheap.
     const std::string setup = "PRAGMA page_size=65536; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;"
-                              "PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY; PRAGMA wal_autocheckpoint=4096;"
+                              "PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY; PRAGMA wal_autocheckpoint=4096;"
                               "PRAGMA application_id="
         + std::to_string(schema::kApplicationId) + "; PRAGMA user_version=" + std::to_string(schema::kSchemaVersion)
         + ";";

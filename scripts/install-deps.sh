@@ -13,7 +13,7 @@ packages=(
   libtorch-dev python3-torch
   qt6-base-dev qt6-charts-dev libgl-dev
   clang-14 libclang-rt-14-dev libfuzzer-14-dev
-  xvfb xauth
+  xvfb xauth time
 )
 
 missing=()

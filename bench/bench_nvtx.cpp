@@ -1,0 +1,49 @@
+// Cost of one NVTX range (push + pop) as the training thread sees it. Run it twice: plain (NVTX
+// calls are no-ops) and with NVTX_INJECTION64_PATH pointing at the agent (scripts/bench-agent.sh).
+// BM_TwoClockReads is the yardstick: the agent's target is at most 3x its time per range.
+
+#include <benchmark/benchmark.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <ctime>
+
+static void BM_NvtxPushPop(benchmark::State& state)
+{
+    for (auto _ : state) {
+        nvtxRangePushA("forward");
+        nvtxRangePop();
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_NvtxPushPop);
+
+static void BM_NvtxDomainPushPopRegistered(benchmark::State& state)
+{
+    nvtxDomainHandle_t domain = nvtxDomainCreateA("bench");
+    nvtxStringHandle_t name = nvtxDomainRegisterStringA(domain, "step");
+    nvtxEventAttributes_t attributes {};
+    attributes.version = NVTX_VERSION;
+    attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    attributes.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    attributes.message.registered = name;
+    for (auto _ : state) {
+        nvtxDomainRangePushEx(domain, &attributes);
+        nvtxDomainRangePop(domain);
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_NvtxDomainPushPopRegistered);
+
+static void BM_TwoClockReads(benchmark::State& state)
+{
+    timespec a, b;
+    for (auto _ : state) {
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        benchmark::DoNotOptimize(a);
+        benchmark::DoNotOptimize(b);
+    }
+}
+BENCHMARK(BM_TwoClockReads);
+
+BENCHMARK_MAIN();
