@@ -1,6 +1,8 @@
 #include "host_event_sink.h"
 
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 namespace tuneup::agent {
@@ -30,8 +32,21 @@ HostEventSink::HostEventSink(TraceDb& db, int pid)
 
 void HostEventSink::noteThread(int tid)
 {
-    if (m_knownThreads.emplace(tid, true).second)
-        m_db.addThread(tid, m_pid);
+    if (!m_knownThreads.emplace(tid, true).second)
+        return;
+    m_db.addThread(tid, m_pid);
+    // The kernel's name for the thread (pthread_setname_np, Python's threading names on 3.x do
+    // not reach it); nvtxNameOsThread, if called, replaces it.
+    const std::string path = "/proc/self/task/" + std::to_string(tid) + "/comm";
+    if (FILE* f = fopen(path.c_str(), "re")) {
+        char name[64] = {};
+        if (fgets(name, sizeof name, f)) {
+            name[strcspn(name, "\n")] = '\0';
+            if (*name)
+                m_db.nameThread(tid, m_pid, m_db.intern(name));
+        }
+        fclose(f);
+    }
 }
 
 int64_t HostEventSink::domainId(uint64_t handle)

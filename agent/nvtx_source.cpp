@@ -21,7 +21,29 @@ namespace {
 // Handles we give out are small integers cast to pointers: the writer stores them as ids.
 std::atomic<uint64_t> s_nextHandle { 1 };
 std::atomic<uint64_t> s_nextRangeId { 1 };
+// Push/pop nesting on this thread, and which of the open pushes were dropped (one bit per level,
+// newest in bit 0): the pop of a dropped push is dropped too, so it cannot close the wrong range.
 __attribute__((tls_model("initial-exec"))) thread_local int t_depth = 0;
+__attribute__((tls_model("initial-exec"))) thread_local uint64_t t_droppedPushes = 0;
+
+int notePush(bool written)
+{
+    t_droppedPushes = (t_droppedPushes << 1) | (written ? 0 : 1);
+    return t_depth++;
+}
+
+// Returns false when this pop's push was dropped.
+bool notePop(int& level)
+{
+    if (t_depth == 0) {
+        level = -1;
+        return true; // unmatched: written, and counted as such by the writer
+    }
+    level = --t_depth;
+    const bool pushDropped = t_droppedPushes & 1;
+    t_droppedPushes >>= 1;
+    return !pushDropped;
+}
 
 uint64_t domainOf(nvtxDomainHandle_t domain) { return uint64_t(reinterpret_cast<uintptr_t>(domain)); }
 
@@ -86,7 +108,7 @@ std::string_view describe(const nvtxEventAttributes_t* attributes, NvtxEventFixe
     return {};
 }
 
-void emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtxEventAttributes_t* attributes)
+bool emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtxEventAttributes_t* attributes)
 {
     const uint64_t now = nowNs();
     NvtxEventFixed event;
@@ -94,20 +116,30 @@ void emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtx
     const std::string_view text = describe(attributes, event, wide);
     event.domain = domain;
     event.rangeId = rangeId;
-    RingRegistry::emit(kind, now, &event, sizeof event, text);
+    return RingRegistry::emit(kind, now, &event, sizeof event, text);
 }
 
-void emitText(HostEventKind kind, uint64_t timeNs, const char* text)
+bool emitText(HostEventKind kind, uint64_t timeNs, const char* text)
 {
     NvtxEventFixed event {};
     event.messageKind = MessageKind::Text;
-    RingRegistry::emit(kind, timeNs, &event, sizeof event, text ? std::string_view(text) : std::string_view());
+    return RingRegistry::emit(kind, timeNs, &event, sizeof event, text ? std::string_view(text) : std::string_view());
 }
 
 void emitScope(HostEventKind kind, uint64_t domain, uint64_t rangeId)
 {
     const NvtxScopeFixed scope { domain, rangeId };
     RingRegistry::emit(kind, nowNs(), &scope, sizeof scope, {});
+}
+
+int pop(uint64_t domain)
+{
+    int level;
+    if (notePop(level))
+        emitScope(HostEventKind::NvtxPop, domain, 0);
+    else
+        RingRegistry::countDropped();
+    return level;
 }
 
 void emitName(HostEventKind kind, uint64_t domain, uint64_t id, std::string_view name)
@@ -144,25 +176,13 @@ nvtxRangeId_t NVTX_API rangeStartW(const wchar_t* message) { return rangeStartA(
 
 void NVTX_API rangeEnd(nvtxRangeId_t id) { emitScope(HostEventKind::NvtxEnd, 0, id); }
 
-int NVTX_API rangePushEx(const nvtxEventAttributes_t* a)
-{
-    emitEvent(HostEventKind::NvtxPush, 0, 0, a);
-    return t_depth++;
-}
+int NVTX_API rangePushEx(const nvtxEventAttributes_t* a) { return notePush(emitEvent(HostEventKind::NvtxPush, 0, 0, a)); }
 
-int NVTX_API rangePushA(const char* message)
-{
-    emitText(HostEventKind::NvtxPush, nowNs(), message);
-    return t_depth++;
-}
+int NVTX_API rangePushA(const char* message) { return notePush(emitText(HostEventKind::NvtxPush, nowNs(), message)); }
 
 int NVTX_API rangePushW(const wchar_t* message) { return rangePushA(toUtf8(message).c_str()); }
 
-int NVTX_API rangePop()
-{
-    emitScope(HostEventKind::NvtxPop, 0, 0);
-    return t_depth > 0 ? --t_depth : -1;
-}
+int NVTX_API rangePop() { return pop(0); }
 
 void NVTX_API nameCategoryA(uint32_t category, const char* name)
 {
@@ -194,15 +214,10 @@ void NVTX_API domainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) { emitScope
 
 int NVTX_API domainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a)
 {
-    emitEvent(HostEventKind::NvtxPush, domainOf(d), 0, a);
-    return t_depth++;
+    return notePush(emitEvent(HostEventKind::NvtxPush, domainOf(d), 0, a));
 }
 
-int NVTX_API domainRangePop(nvtxDomainHandle_t d)
-{
-    emitScope(HostEventKind::NvtxPop, domainOf(d), 0);
-    return t_depth > 0 ? --t_depth : -1;
-}
+int NVTX_API domainRangePop(nvtxDomainHandle_t d) { return pop(domainOf(d)); }
 
 nvtxResourceHandle_t NVTX_API domainResourceCreate(nvtxDomainHandle_t, nvtxResourceAttributes_t*)
 {

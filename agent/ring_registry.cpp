@@ -1,5 +1,7 @@
 #include "ring_registry.h"
 
+#include "log.h"
+
 #include <atomic>
 #include <mutex>
 #include <new>
@@ -38,11 +40,15 @@ struct RingOwner {
 };
 thread_local RingOwner t_owner;
 
-ThreadRing* makeRing()
+ThreadRing* allocateRing()
 {
     const size_t bytes = s_ringBytes.load(std::memory_order_relaxed);
     if (s_allocatedBytes.fetch_add(bytes) + bytes > s_budgetBytes.load(std::memory_order_relaxed)) {
         s_allocatedBytes.fetch_sub(bytes);
+        static std::atomic<bool> warned { false };
+        if (!warned.exchange(true))
+            TUNEUP_LOG(Warn, "event buffers use their whole budget (TUNEUP_MAX_BUFFER_MB); events of further "
+                             "threads are dropped and counted");
         return kNoRing;
     }
     ThreadRing* ring = new (std::nothrow) ThreadRing(bytes, int(syscall(SYS_gettid)));
@@ -51,10 +57,15 @@ ThreadRing* makeRing()
         return kNoRing;
     }
     (void)&t_owner; // touching it registers its destructor for this thread
-    {
-        std::lock_guard lock(s_mutex);
-        s_rings.push_back(ring);
-    }
+    std::lock_guard lock(s_mutex);
+    s_rings.push_back(ring);
+    return ring;
+}
+
+ThreadRing* makeRing()
+{
+    ThreadRing* ring = allocateRing();
+    // Even a thread with no ring starts the writer: the file must still say what was dropped.
     if (auto hook = s_firstRingHook.load())
         hook();
     return ring;
@@ -88,6 +99,15 @@ bool RingRegistry::emit(HostEventKind kind, uint64_t timeNs, const void* fixed, 
         return false;
     }
     return ring->write(kind, timeNs, fixed, fixedBytes, text);
+}
+
+void RingRegistry::countDropped()
+{
+    ThreadRing* ring = t_ring;
+    if (ring && ring != kNoRing)
+        ring->countDropped();
+    else
+        s_noRingProduced.fetch_add(1, std::memory_order_relaxed);
 }
 
 size_t RingRegistry::drainAll(const std::function<void(int, const RecordHeader&, const std::byte*)>& visit)

@@ -25,6 +25,10 @@ public:
     // Producer side: append one event to the calling thread's ring. Returns false if dropped.
     static bool emit(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes, std::string_view text);
 
+    // Producer side: counts an event as produced and dropped without writing it (a pop whose
+    // push was dropped: writing it would close the wrong range).
+    static void countDropped();
+
     // Writer side: drains every ring (calling visit for each record) and frees retired rings.
     // `visit(tid, header, fixedAndText)`.
     static size_t drainAll(const std::function<void(int, const RecordHeader&, const std::byte*)>& visit);

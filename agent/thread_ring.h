@@ -24,6 +24,13 @@ public:
     // Returns false, and counts a drop, when the ring has no room.
     bool write(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes, std::string_view text);
 
+    // Producer side: an event produced and dropped on purpose.
+    void countDropped()
+    {
+        bump(m_produced);
+        bump(m_dropped);
+    }
+
     // Consumer side: calls visit(const RecordHeader&, const std::byte* fixedAndText) for every
     // published record, then frees their space. Returns the number of records visited.
     template <typename Visitor> size_t drain(Visitor&& visit);
