@@ -11,9 +11,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "== NVTX push+pop without the agent"
-$b/bench/bench_nvtx --benchmark_min_time=1
+$b/bench/bench_nvtx
 echo "== NVTX push+pop with the agent (NVTX_INJECTION64_PATH)"
-NVTX_INJECTION64_PATH=$agent TUNEUP_OUTPUT=$tmp/nvtx.db $b/bench/bench_nvtx --benchmark_min_time=1
+NVTX_INJECTION64_PATH=$agent TUNEUP_OUTPUT=$tmp/nvtx.db $b/bench/bench_nvtx
 sqlite3 "$tmp/nvtx.db" "select name, value from stats where name like 'events.%'" | sed 's/^/   /'
 
 echo "== writer throughput"
