@@ -20,7 +20,7 @@ enum MemoryKind : int { kMemoryUnknown = 0, kMemoryPageable = 1, kMemoryPinned =
 enum CopyKind : int { kCopyUnknown = 0, kCopyHtoD = 1, kCopyDtoH = 2, kCopyDtoD = 8, kCopyHtoH = 9, kCopyPtoP = 10 };
 // nvtx_ranges.kind values.
 enum RangeKind : int { kRangePushPop = 1, kRangeStartEnd = 2 };
-// api_calls.api values.
+// api_calls.api values (ours: CUPTI numbers its callback domains the other way round).
 enum ApiKind : int { kApiRuntime = 1, kApiDriver = 2 };
 
 } // namespace tuneup::schema
