@@ -1,0 +1,52 @@
+#include "advise/finding.h"
+
+namespace tuneup::analysis {
+
+std::string_view severityName(Severity s)
+{
+    switch (s) {
+    case Severity::Info: return "info";
+    case Severity::Warning: return "warning";
+    case Severity::Error: return "error";
+    }
+    return "info";
+}
+
+std::optional<Severity> parseSeverity(std::string_view text)
+{
+    if (text == "info")
+        return Severity::Info;
+    if (text == "warning")
+        return Severity::Warning;
+    if (text == "error")
+        return Severity::Error;
+    return std::nullopt;
+}
+
+std::string_view eventTableName(EventTable t)
+{
+    switch (t) {
+    case EventTable::Kernel: return "kernels";
+    case EventTable::Memcpy: return "memcpys";
+    case EventTable::Memset: return "memsets";
+    case EventTable::Sync: return "syncs";
+    case EventTable::ApiCall: return "api_calls";
+    case EventTable::CpuOp: return "cpu_ops";
+    case EventTable::Annotation: return "annotations";
+    case EventTable::Collective: return "collectives";
+    }
+    return "kernels";
+}
+
+std::string_view ruleStatusName(RuleStatus s)
+{
+    switch (s) {
+    case RuleStatus::Raised: return "raised";
+    case RuleStatus::Clean: return "clean";
+    case RuleStatus::NotEvaluated: return "not evaluated";
+    case RuleStatus::NotApplicable: return "not applicable";
+    }
+    return "clean";
+}
+
+} // namespace tuneup::analysis

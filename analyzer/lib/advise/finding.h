@@ -1,0 +1,68 @@
+#pragma once
+// What a rule reports: a finding with its evidence, its estimated gain (and the model behind the
+// estimate) and the fix; or why the rule found nothing or could not be evaluated.
+
+#include "model/trace_model.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tuneup::analysis {
+
+enum class Severity { Info = 0, Warning = 1, Error = 2 };
+std::string_view severityName(Severity s); // "warning"
+std::optional<Severity> parseSeverity(std::string_view text);
+
+// An event the GUI can jump to: a row of one of the TraceModel's tables.
+enum class EventTable { Kernel, Memcpy, Memset, Sync, ApiCall, CpuOp, Annotation, Collective };
+std::string_view eventTableName(EventTable t); // "kernels"
+
+struct EventRef {
+    EventTable table = EventTable::Kernel;
+    RowIndex row = kNoRow;
+};
+
+struct Evidence {
+    std::vector<std::pair<std::string, std::string>> facts; // label -> value, in the order to show them
+    std::vector<EventRef> events;                            // the events that show it (capped per rule)
+    std::vector<TimeSpan> spans;                             // time ranges to look at
+    size_t eventsTotal = 0;                                  // before capping `events`
+};
+
+struct Gain {
+    int64_t perStepNs = 0;     // estimated time saved per step
+    double stepShare = 0;      // perStepNs / median step time, 0..1 (0 when steps are unknown)
+    std::string model;         // how it was estimated, in one sentence
+    std::string confidence;    // "high", "medium" or "low"
+};
+
+struct Finding {
+    std::string ruleId;
+    Severity severity = Severity::Warning;
+    std::string title;  // one line: what is wrong, with the numbers
+    std::string detail; // a few sentences: how it was measured, what it means
+    Evidence evidence;
+    std::optional<Gain> gain;
+    std::string fixPython; // code to paste
+    std::string fixCpp;
+    int rank = -1; // the rank the finding is about, -1 when the job has one process or it is job-wide
+};
+
+enum class RuleStatus {
+    Raised,        // at least one finding
+    Clean,         // evaluated, nothing found
+    NotEvaluated,  // the trace lacks an input the rule needs
+    NotApplicable, // the rule does not apply to this trace (e.g. no tensor cores, not NVIDIA)
+};
+std::string_view ruleStatusName(RuleStatus s); // "not evaluated"
+
+struct RuleOutcome {
+    std::string ruleId;
+    RuleStatus status = RuleStatus::Clean;
+    std::string reason; // for Clean: what was checked; for NotEvaluated: "needs ..."; for NotApplicable: why
+    std::vector<Finding> findings;
+};
+
+} // namespace tuneup::analysis

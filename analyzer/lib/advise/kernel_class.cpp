@@ -1,0 +1,127 @@
+#include "advise/kernel_class.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <unordered_map>
+
+namespace tuneup::analysis {
+
+namespace {
+
+bool has(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
+
+// Case-insensitive search, for names that mix conventions (NCCL vs nccl).
+bool hasNoCase(std::string_view name, std::string_view part)
+{
+    return std::search(name.begin(), name.end(), part.begin(), part.end(), [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    }) != name.end();
+}
+
+} // namespace
+
+KernelClass classifyKernel(std::string_view name)
+{
+    if (hasNoCase(name, "nccl") || hasNoCase(name, "rccl") || has(name, "cross_device_reduce")
+        || has(name, "all_reduce") || has(name, "allreduce"))
+        return KernelClass::Communication;
+    if (has(name, "FillFunctor") || has(name, "fill_kernel") || has(name, "zero_kernel"))
+        return KernelClass::Fill;
+    if (has(name, "multi_tensor_apply") || has(name, "Adam") || has(name, "adam_") || has(name, "sgd_kernel"))
+        return KernelClass::Optimizer;
+    if (has(name, "cudnn") || has(name, "conv") || has(name, "Conv") || has(name, "winograd")
+        || has(name, "implicit_convolve") || has(name, "fft2d") || has(name, "fft_") || has(name, "dgrad")
+        || has(name, "wgrad") || has(name, "fprop"))
+        return has(name, "nchwToNhwc") || has(name, "nhwcToNchw") ? KernelClass::Copy : KernelClass::Convolution;
+    if (hasNoCase(name, "gemm") || has(name, "nvjet") || has(name, "gemv") || has(name, "xmma") || has(name, "cublas")
+        || has(name, "matmul") || has(name, "Kernel2<cutlass"))
+        return KernelClass::Gemm;
+    if (has(name, "reduce_kernel") || has(name, "softmax") || has(name, "norm") || has(name, "Norm")
+        || has(name, "reduction"))
+        return KernelClass::Reduction;
+    if (has(name, "elementwise_kernel") || has(name, "elementwise") || has(name, "pointwise")
+        || has(name, "triton_poi"))
+        return KernelClass::Pointwise;
+    if (has(name, "copy_kernel") || has(name, "direct_copy") || has(name, "CatArrayBatchedCopy")
+        || has(name, "nchwToNhwc") || has(name, "nhwcToNchw"))
+        return KernelClass::Copy;
+    return KernelClass::Other;
+}
+
+std::vector<KernelClass> classifyKernels(const TraceModel& model)
+{
+    std::vector<KernelClass> classes(model.kernels.size());
+    std::unordered_map<StringId, KernelClass> byName;
+    for (size_t i = 0; i < model.kernels.size(); ++i) {
+        auto [it, added] = byName.try_emplace(model.kernels.name[i], KernelClass::Other);
+        if (added)
+            it->second = classifyKernel(model.str(model.kernels.name[i]));
+        classes[i] = it->second;
+    }
+    return classes;
+}
+
+Precision kernelPrecision(std::string_view name)
+{
+    // Order matters: the most specific markers first.
+    if (has(name, "e4m3") || has(name, "E4m3") || has(name, "e5m2") || has(name, "fp8") || has(name, "Fp8"))
+        return Precision::Fp8;
+    if (has(name, "e2m1") || has(name, "E2m1") || has(name, "fp4"))
+        return Precision::Fp4;
+    if (has(name, "bf16") || has(name, "bfloat16") || has(name, "BFloat16"))
+        return Precision::Bf16;
+    if (has(name, "fp16") || has(name, "h884") || has(name, "h1688") || has(name, "h16816") || has(name, "hgemm")
+        || has(name, "half") || has(name, "nvjet_hsh") || has(name, "_f16"))
+        return Precision::Fp16;
+    if (has(name, "tf32") || has(name, "s1688") || has(name, "s16816") || has(name, "xf32") || has(name, "nvjet_tst"))
+        return Precision::Tf32;
+    if (has(name, "i8") || has(name, "int8") || has(name, "imma"))
+        return Precision::Int8;
+    if (has(name, "dgemm") || has(name, "d884") || has(name, "double"))
+        return Precision::Fp64;
+    if (has(name, "sgemm") || has(name, "scudnn") || has(name, "nvjet_sss") || has(name, "<float")
+        || has(name, "float,") || has(name, "fp32"))
+        return Precision::Fp32;
+    return Precision::Unknown;
+}
+
+std::string_view kernelClassName(KernelClass c)
+{
+    switch (c) {
+    case KernelClass::Gemm: return "gemm";
+    case KernelClass::Convolution: return "convolution";
+    case KernelClass::Communication: return "communication";
+    case KernelClass::Fill: return "fill";
+    case KernelClass::Pointwise: return "pointwise";
+    case KernelClass::Reduction: return "reduction";
+    case KernelClass::Copy: return "copy";
+    case KernelClass::Optimizer: return "optimizer";
+    case KernelClass::Other: return "other";
+    }
+    return "other";
+}
+
+std::string_view precisionName(Precision p)
+{
+    switch (p) {
+    case Precision::Unknown: return "unknown";
+    case Precision::Fp64: return "fp64";
+    case Precision::Fp32: return "fp32";
+    case Precision::Tf32: return "tf32";
+    case Precision::Fp16: return "fp16";
+    case Precision::Bf16: return "bf16";
+    case Precision::Int8: return "int8";
+    case Precision::Fp8: return "fp8";
+    case Precision::Fp4: return "fp4";
+    }
+    return "unknown";
+}
+
+bool usesTensorCores(Precision p)
+{
+    return p == Precision::Tf32 || p == Precision::Fp16 || p == Precision::Bf16 || p == Precision::Int8
+        || p == Precision::Fp8 || p == Precision::Fp4;
+}
+
+} // namespace tuneup::analysis

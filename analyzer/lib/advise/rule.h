@@ -1,0 +1,49 @@
+#pragma once
+// The rule interface. A rule declares the inputs it needs; the engine answers "not evaluated: needs
+// ..." for it when the trace lacks one, so a rule never guesses. Built-in rules live in rules/, one
+// file per rule with its documentation rules/<id>.md; ids are a stable interface.
+
+#include "advise/finding.h"
+#include "steps/breakdown.h"
+
+#include <string_view>
+#include <vector>
+
+namespace tuneup::analysis {
+
+// Facts a trace may or may not hold.
+enum class Input {
+    GpuKernels,     // kernel activity
+    Memcpys,        // memory copy activity with host memory kinds
+    CpuOps,         // framework operators (Kineto cpu_op)
+    InputShapes,    // operator input dims (record_shapes) or recorded GEMM shapes
+    Steps,          // training steps were found
+    OptimizerRanges, // Optimizer.zero_grad / Optimizer.step ranges
+    DataLoaderRanges, // enumerate(DataLoader)... ranges
+    DeviceProperties, // GPU model / compute capability
+    TorchFlags,     // torch settings read from the process (cudnn.benchmark, anomaly mode...)
+    Collectives,    // communication kernels or ops
+    MultipleRanks,  // more than one rank's trace in the job
+};
+std::string_view inputName(Input input); // "GPU kernel activity"
+
+class RuleContext;
+
+struct RuleInfo {
+    std::string_view id;
+    std::string_view title;   // short, for listings
+    std::string_view summary; // one sentence: what it detects
+    std::vector<Input> needs;
+    bool jobWide = false;     // evaluated once over all ranks (rank-straggler) instead of per rank
+};
+
+class Rule {
+public:
+    virtual ~Rule() = default;
+    virtual const RuleInfo& info() const = 0;
+    // Called only when every input in info().needs is present. Fills `outcome` (status, reason,
+    // findings); the engine sets the rule id and ranks.
+    virtual void evaluate(const RuleContext& context, RuleOutcome& outcome) const = 0;
+};
+
+} // namespace tuneup::analysis

@@ -1,0 +1,121 @@
+#include "advise/rule_context.h"
+
+#include <cstdio>
+
+namespace tuneup::analysis {
+
+std::string_view inputName(Input input)
+{
+    switch (input) {
+    case Input::GpuKernels: return "GPU kernel activity";
+    case Input::Memcpys: return "memory copy activity";
+    case Input::CpuOps: return "framework operators (torch.profiler cpu_op events)";
+    case Input::InputShapes: return "operator input shapes (record_shapes=True) or recorded GEMM shapes";
+    case Input::Steps: return "training steps (ProfilerStep#N, step ranges, optimizer ranges or a repeating kernel pattern)";
+    case Input::OptimizerRanges: return "optimizer ranges (Optimizer.zero_grad / Optimizer.step)";
+    case Input::DataLoaderRanges: return "DataLoader ranges (enumerate(DataLoader)...__next__)";
+    case Input::DeviceProperties: return "GPU properties (model, compute capability)";
+    case Input::TorchFlags: return "torch settings read from the process (tuneup record with the torch probes)";
+    case Input::Collectives: return "collective communication (NCCL kernels or record_param_comms)";
+    case Input::MultipleRanks: return "traces of two or more ranks";
+    }
+    return "?";
+}
+
+Gain RuleContext::gain(int64_t perStepNs, std::string model, std::string confidence) const
+{
+    Gain g;
+    g.perStepNs = perStepNs;
+    g.stepShare = stepNs() > 0 ? double(perStepNs) / double(stepNs()) : 0.0;
+    g.model = std::move(model);
+    g.confidence = std::move(confidence);
+    return g;
+}
+
+namespace {
+bool anyAnnotation(const TraceModel& model, std::string_view part1, std::string_view part2 = {})
+{
+    for (size_t i = 0; i < model.annotations.size(); ++i) {
+        const std::string_view name = model.str(model.annotations.name[i]);
+        if (name.find(part1) != std::string_view::npos && (part2.empty() || name.find(part2) != std::string_view::npos))
+            return true;
+    }
+    return false;
+}
+} // namespace
+
+bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input input)
+{
+    const TraceModel& m = *rank.model;
+    switch (input) {
+    case Input::GpuKernels:
+        return !m.kernels.empty();
+    case Input::Memcpys:
+        return !m.memcpys.empty();
+    case Input::CpuOps:
+        return !m.cpuOps.empty();
+    case Input::InputShapes:
+        for (size_t i = 0; i < m.cpuOps.size(); ++i)
+            if (m.cpuOps.inputDims[i] != kEmptyString)
+                return true;
+        return false;
+    case Input::Steps:
+        return !rank.steps.detection.steps.empty();
+    case Input::OptimizerRanges:
+        return anyAnnotation(m, "Optimizer.");
+    case Input::DataLoaderRanges:
+        return anyAnnotation(m, "DataLoader", "__next__");
+    case Input::DeviceProperties:
+        for (const auto& d : m.devices)
+            if (d.computeMajor > 0)
+                return true;
+        return false;
+    case Input::TorchFlags:
+        // Recorded by the agent's torch probes (arrive with the probes); no importer fills them yet.
+        return false;
+    case Input::Collectives:
+        return !m.collectives.empty();
+    case Input::MultipleRanks:
+        return job.size() > 1;
+    }
+    return false;
+}
+
+std::string formatDuration(int64_t ns)
+{
+    char text[32];
+    const double v = double(ns);
+    if (ns >= 1'000'000'000)
+        snprintf(text, sizeof text, "%.2f s", v / 1e9);
+    else if (ns >= 1'000'000)
+        snprintf(text, sizeof text, "%.1f ms", v / 1e6);
+    else if (ns >= 1'000)
+        snprintf(text, sizeof text, "%.0f us", v / 1e3);
+    else
+        snprintf(text, sizeof text, "%lld ns", static_cast<long long>(ns));
+    return text;
+}
+
+std::string formatBytes(int64_t bytes)
+{
+    char text[32];
+    const double v = double(bytes);
+    if (bytes >= 1'000'000'000)
+        snprintf(text, sizeof text, "%.2f GB", v / 1e9);
+    else if (bytes >= 1'000'000)
+        snprintf(text, sizeof text, "%.1f MB", v / 1e6);
+    else if (bytes >= 1'000)
+        snprintf(text, sizeof text, "%.1f kB", v / 1e3);
+    else
+        snprintf(text, sizeof text, "%lld B", static_cast<long long>(bytes));
+    return text;
+}
+
+std::string formatPercent(double share)
+{
+    char text[16];
+    snprintf(text, sizeof text, share < 0.01 && share > 0 ? "%.1f%%" : "%.0f%%", share * 100);
+    return text;
+}
+
+} // namespace tuneup::analysis

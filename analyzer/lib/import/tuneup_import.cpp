@@ -1,0 +1,174 @@
+#include "import/tuneup_import.h"
+
+#include "import/tuneup_file.h"
+#include "model/trace_builder.h"
+
+#include <chrono>
+#include <sqlite3.h>
+#include <unordered_map>
+
+namespace tuneup::analysis {
+
+namespace {
+
+// Runs a query and calls `row(statement)` for each result row.
+template <class Row> void query(const TuneupFile& file, const char* sql, Row&& row)
+{
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(file.db(), sql, -1, &s, nullptr) != SQLITE_OK) {
+        const std::string message = sqlite3_errmsg(file.db());
+        sqlite3_finalize(s);
+        throw TuneupFileError(TuneupFileError::Kind::Corrupt, file.path() + ": cannot read the trace (" + message
+                + "); the file may be damaged: check it with `sqlite3 " + file.path() + " 'PRAGMA integrity_check'`");
+    }
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        row(s);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        throw TuneupFileError(TuneupFileError::Kind::Corrupt,
+            file.path() + ": the trace is damaged (" + std::string(sqlite3_errstr(rc)) + ") while reading");
+}
+
+int64_t i64(sqlite3_stmt* s, int column) { return sqlite3_column_int64(s, column); }
+int32_t i32(sqlite3_stmt* s, int column) { return static_cast<int32_t>(sqlite3_column_int64(s, column)); }
+std::string_view text(sqlite3_stmt* s, int column)
+{
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
+    return p ? std::string_view(p, size_t(sqlite3_column_bytes(s, column))) : std::string_view();
+}
+
+} // namespace
+
+TraceModel importTuneupFile(const std::string& path)
+{
+    const auto started = std::chrono::steady_clock::now();
+    const auto file = TuneupFile::open(path);
+    const TuneupFileSummary summary = file->summary();
+    TraceBuilder builder(SourceFormat::TuneupDb, file->path());
+    TraceInfo& info = builder.info();
+    info.schemaVersion = summary.schemaVersion;
+    info.vendor = GpuVendor::Nvidia;
+    if (const std::string rank = summary.metaValue("rank"); !rank.empty())
+        info.rank = std::stoi(rank);
+    if (const std::string world = summary.metaValue("world_size"); !world.empty())
+        info.worldSize = std::stoi(world);
+    for (const auto& [key, value] : summary.meta)
+        info.metadata.emplace_back(key, value);
+    const int64_t pid = summary.metaValue("pid").empty() ? 0 : std::stoll(summary.metaValue("pid"));
+    for (const StatRow& stat : summary.stats)
+        builder.stats().add("recording." + stat.name,
+            stat.severity == "data_loss" ? StatSeverity::DataLoss : stat.severity == "error" ? StatSeverity::Error : StatSeverity::Info,
+            stat.value, stat.description);
+
+    // Strings once, by id.
+    std::unordered_map<int64_t, StringId> strings;
+    query(*file, "SELECT id, value FROM strings", [&](sqlite3_stmt* s) { strings[i64(s, 0)] = builder.intern(text(s, 1)); });
+    auto name = [&](sqlite3_stmt* s, int column) -> StringId {
+        if (sqlite3_column_type(s, column) == SQLITE_NULL)
+            return kEmptyString;
+        auto it = strings.find(i64(s, column));
+        return it == strings.end() ? kEmptyString : it->second;
+    };
+
+    for (const DeviceRow& d : summary.devices) {
+        DeviceInfo device;
+        device.id = d.id;
+        device.name = d.name;
+        device.computeMajor = d.computeMajor;
+        device.computeMinor = d.computeMinor;
+        device.smCount = d.smCount;
+        device.globalMemoryBytes = d.globalMemoryBytes;
+        device.vendor = GpuVendor::Nvidia;
+        builder.addDevice(device);
+    }
+    query(*file, "SELECT t.tid, t.pid, s.value FROM threads t LEFT JOIN strings s ON s.id = t.name_id",
+        [&](sqlite3_stmt* s) {
+            builder.thread(i64(s, 1), i64(s, 0));
+            if (!text(s, 2).empty())
+                builder.setThreadName(i64(s, 1), i64(s, 0), text(s, 2));
+        });
+    query(*file,
+        "SELECT start_ns, end_ns, device_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z, block_x, "
+        "block_y, block_z, registers_per_thread, static_shared_bytes + dynamic_shared_bytes FROM kernels",
+        [&](sqlite3_stmt* s) {
+            Kernel k;
+            k.startNs = i64(s, 0);
+            k.endNs = i64(s, 1);
+            k.device = i32(s, 2);
+            k.stream = i32(s, 3);
+            k.correlation = uint64_t(i64(s, 4));
+            k.name = name(s, 5);
+            k.gridX = i32(s, 6), k.gridY = i32(s, 7), k.gridZ = i32(s, 8);
+            k.blockX = i32(s, 9), k.blockY = i32(s, 10), k.blockZ = i32(s, 11);
+            k.registersPerThread = i32(s, 12);
+            k.sharedMemoryBytes = i32(s, 13);
+            builder.addKernel(k);
+        });
+    query(*file,
+        "SELECT start_ns, end_ns, device_id, stream_id, correlation_id, bytes, copy_kind, src_kind, dst_kind "
+        "FROM memcpys",
+        [&](sqlite3_stmt* s) {
+            Memcpy m;
+            m.startNs = i64(s, 0);
+            m.endNs = i64(s, 1);
+            m.device = i32(s, 2);
+            m.stream = i32(s, 3);
+            m.correlation = uint64_t(i64(s, 4));
+            m.bytes = i64(s, 5);
+            m.copyKind = CopyKind(i32(s, 6));
+            m.srcKind = MemoryKind(i32(s, 7));
+            m.dstKind = MemoryKind(i32(s, 8));
+            builder.addMemcpy(m);
+        });
+    query(*file, "SELECT start_ns, end_ns, device_id, stream_id, correlation_id, bytes, memory_kind FROM memsets",
+        [&](sqlite3_stmt* s) {
+            Memset m;
+            m.startNs = i64(s, 0);
+            m.endNs = i64(s, 1);
+            m.device = i32(s, 2);
+            m.stream = i32(s, 3);
+            m.correlation = uint64_t(i64(s, 4));
+            m.bytes = i64(s, 5);
+            m.memoryKind = MemoryKind(i32(s, 6));
+            builder.addMemset(m);
+        });
+    query(*file,
+        "SELECT start_ns, end_ns, sync_type, coalesce(stream_id, -1), coalesce(event_id, -1), correlation_id FROM syncs",
+        [&](sqlite3_stmt* s) {
+            Sync y;
+            y.startNs = i64(s, 0);
+            y.endNs = i64(s, 1);
+            y.type = SyncType(i32(s, 2));
+            y.stream = i32(s, 3);
+            y.eventId = i64(s, 4);
+            y.correlation = uint64_t(i64(s, 5));
+            builder.addSync(y);
+        });
+    query(*file, "SELECT start_ns, end_ns, tid, api, cbid, name_id, correlation_id FROM api_calls", [&](sqlite3_stmt* s) {
+        ApiCall a;
+        a.startNs = i64(s, 0);
+        a.endNs = i64(s, 1);
+        a.thread = builder.thread(pid, i64(s, 2));
+        a.api = ApiKind(i32(s, 3));
+        a.cbid = i32(s, 4);
+        a.name = name(s, 5);
+        a.correlation = uint64_t(i64(s, 6));
+        builder.addApiCall(a);
+    });
+    // NVTX ranges are the tuneup file's user annotations; ranges never closed end with the recording.
+    const int64_t endOfRecording = summary.lastNs.value_or(0);
+    query(*file, "SELECT start_ns, coalesce(end_ns, -1), tid, name_id FROM nvtx_ranges", [&](sqlite3_stmt* s) {
+        Annotation a;
+        a.startNs = i64(s, 0);
+        a.endNs = i64(s, 1) >= 0 ? i64(s, 1) : std::max(endOfRecording, a.startNs);
+        a.thread = builder.thread(pid, i64(s, 2));
+        a.name = name(s, 3);
+        builder.addAnnotation(a);
+    });
+    TraceModel model = builder.finish();
+    model.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return model;
+}
+
+} // namespace tuneup::analysis

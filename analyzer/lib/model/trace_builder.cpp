@@ -1,0 +1,267 @@
+#include "model/trace_builder.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace tuneup::analysis {
+
+namespace {
+
+using Permutation = std::vector<uint32_t>;
+
+// Order by start, the longer event first when two start together (so an enclosing range precedes
+// what it encloses), then by arrival: a deterministic order that nesting can be read from.
+Permutation sortOrder(const std::vector<int64_t>& start, const std::vector<int64_t>& end)
+{
+    Permutation order(start.size());
+    std::iota(order.begin(), order.end(), 0u);
+    bool sorted = true;
+    for (size_t i = 1; i < start.size() && sorted; ++i)
+        sorted = start[i - 1] < start[i] || (start[i - 1] == start[i] && end[i - 1] >= end[i]);
+    if (sorted)
+        return {}; // identity: most tables arrive nearly sorted per track, often fully
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        if (start[a] != start[b])
+            return start[a] < start[b];
+        return end[a] > end[b];
+    });
+    return order;
+}
+
+template <class T> void applyPermutation(std::vector<T>& column, const Permutation& order)
+{
+    std::vector<T> sorted;
+    sorted.reserve(column.size());
+    for (uint32_t i : order)
+        sorted.push_back(column[i]);
+    column.swap(sorted);
+}
+
+// Sorts a table by time; returns old row -> new row (empty when nothing moved).
+template <class Table> Permutation sortTable(Table& table)
+{
+    Permutation order = sortOrder(table.startNs, table.endNs);
+    if (order.empty())
+        return {};
+    table.forEachColumn([&order](auto& column) { applyPermutation(column, order); });
+    Permutation newIndex(order.size());
+    for (uint32_t newRow = 0; newRow < order.size(); ++newRow)
+        newIndex[order[newRow]] = newRow;
+    return newIndex;
+}
+
+void renumber(std::vector<RowIndex>& links, const Permutation& newIndex)
+{
+    if (newIndex.empty())
+        return;
+    for (auto& link : links)
+        if (link >= 0 && static_cast<size_t>(link) < newIndex.size())
+            link = static_cast<RowIndex>(newIndex[static_cast<size_t>(link)]);
+}
+
+std::vector<std::pair<uint64_t, RowIndex>> buildIndex(const std::vector<uint64_t>& keys)
+{
+    std::vector<std::pair<uint64_t, RowIndex>> index;
+    index.reserve(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i)
+        if (keys[i] != 0)
+            index.emplace_back(keys[i], static_cast<RowIndex>(i));
+    std::sort(index.begin(), index.end());
+    return index;
+}
+
+RowIndex find(const std::vector<std::pair<uint64_t, RowIndex>>& index, uint64_t key)
+{
+    if (key == 0)
+        return kNoRow;
+    auto it = std::lower_bound(index.begin(), index.end(), std::pair<uint64_t, RowIndex>(key, kNoRow));
+    return it != index.end() && it->first == key ? it->second : kNoRow;
+}
+
+// depth/parent by nesting per thread; rows must be sorted by (start, longer first).
+void computeNesting(const std::vector<int64_t>& start, const std::vector<int64_t>& end,
+    const std::vector<ThreadIndex>& thread, size_t threadCount, std::vector<int32_t>& depth,
+    std::vector<RowIndex>& parent)
+{
+    std::vector<std::vector<RowIndex>> stacks(std::max<size_t>(threadCount, 1));
+    for (size_t i = 0; i < start.size(); ++i) {
+        auto& stack = stacks[thread[i] < stacks.size() ? thread[i] : 0];
+        // Pop what ended before this row starts; a row that only overlaps is treated as a sibling.
+        while (!stack.empty() && end[static_cast<size_t>(stack.back())] <= start[i])
+            stack.pop_back();
+        while (!stack.empty() && end[static_cast<size_t>(stack.back())] < end[i])
+            stack.pop_back();
+        parent[i] = stack.empty() ? kNoRow : stack.back();
+        depth[i] = static_cast<int32_t>(stack.size());
+        stack.push_back(static_cast<RowIndex>(i));
+    }
+}
+
+// apiCall and cpuOp for GPU-side tables: the API call by correlation, the op by external id or via the call.
+template <class Table>
+void linkGpuRows(Table& table, const std::vector<std::pair<uint64_t, RowIndex>>& apiByCorrelation,
+    const std::vector<std::pair<uint64_t, RowIndex>>& opByExternalId, const std::vector<RowIndex>& apiCpuOp)
+{
+    for (size_t i = 0; i < table.size(); ++i) {
+        const RowIndex api = find(apiByCorrelation, table.correlation[i]);
+        table.apiCall[i] = api;
+        RowIndex op = find(opByExternalId, table.externalId[i]);
+        if (op == kNoRow && api != kNoRow)
+            op = apiCpuOp[static_cast<size_t>(api)];
+        table.cpuOp[i] = op;
+    }
+}
+
+} // namespace
+
+TraceBuilder::TraceBuilder(SourceFormat format, std::string path)
+{
+    m_model.info.format = format;
+    m_model.info.path = std::move(path);
+}
+
+ThreadIndex TraceBuilder::thread(int64_t pid, int64_t tid)
+{
+    const std::pair<int64_t, int64_t> key(pid, tid);
+    if (m_haveLastThread && key == m_lastThreadKey)
+        return m_lastThread; // consecutive events mostly share a thread
+    auto [it, added] = m_threadIndex.try_emplace(key, static_cast<ThreadIndex>(m_model.threads.size()));
+    if (added)
+        m_model.threads.push_back({ pid, tid, kEmptyString });
+    m_lastThreadKey = key;
+    m_lastThread = it->second;
+    m_haveLastThread = true;
+    return it->second;
+}
+
+void TraceBuilder::setThreadName(int64_t pid, int64_t tid, std::string_view name)
+{
+    m_threadNames[{ pid, tid }] = std::string(name);
+}
+
+ProcessInfo& TraceBuilder::process(int64_t pid)
+{
+    for (auto& p : m_model.processes)
+        if (p.pid == pid)
+            return p;
+    m_model.processes.push_back({ pid, {}, {} });
+    return m_model.processes.back();
+}
+
+void TraceBuilder::setProcessName(int64_t pid, std::string_view name)
+{
+    process(pid).name = std::string(name);
+}
+
+void TraceBuilder::setProcessLabels(int64_t pid, std::string_view labels)
+{
+    process(pid).labels = std::string(labels);
+}
+
+void TraceBuilder::addDevice(DeviceInfo device)
+{
+    for (auto& d : m_model.devices) {
+        if (d.id == device.id) {
+            d = std::move(device);
+            return;
+        }
+    }
+    m_model.devices.push_back(std::move(device));
+}
+
+RowIndex TraceBuilder::addCounterRange(const CounterRange& row, std::span<const std::pair<StringId, double>> values)
+{
+    const RowIndex range = append(m_model.counterRanges, row);
+    for (const auto& [metric, value] : values)
+        m_model.counterValues.append({ range, metric, value });
+    return range;
+}
+
+void TraceBuilder::shiftTimes(int64_t deltaNs)
+{
+    if (deltaNs == 0)
+        return;
+    auto shift = [deltaNs](std::vector<int64_t>& column) {
+        for (auto& t : column)
+            t += deltaNs;
+    };
+    auto shiftTable = [&shift](auto& table) {
+        shift(table.startNs);
+        shift(table.endNs);
+    };
+    TraceModel& m = m_model;
+    shiftTable(m.kernels);
+    shiftTable(m.memcpys);
+    shiftTable(m.memsets);
+    shiftTable(m.syncs);
+    shiftTable(m.apiCalls);
+    shiftTable(m.cpuOps);
+    shiftTable(m.annotations);
+    shiftTable(m.gpuAnnotations);
+    shiftTable(m.collectives);
+    shiftTable(m.flows);
+    shiftTable(m.counterRanges);
+    for (auto& w : m.info.profilerWindows) {
+        w.startNs += deltaNs;
+        w.endNs += deltaNs;
+    }
+}
+
+TraceModel TraceBuilder::finish()
+{
+    TraceModel& m = m_model;
+
+    // Thread names only for threads that produced events (Kineto also names GPU streams this way).
+    for (auto& t : m.threads) {
+        auto it = m_threadNames.find({ t.pid, t.tid });
+        if (it != m_threadNames.end())
+            t.name = m.strings.intern(it->second);
+    }
+    std::sort(m.devices.begin(), m.devices.end(), [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
+
+    const Permutation kernelIndex = sortTable(m.kernels);
+    sortTable(m.memcpys);
+    sortTable(m.memsets);
+    sortTable(m.syncs);
+    sortTable(m.apiCalls);
+    const Permutation opIndex = sortTable(m.cpuOps);
+    sortTable(m.annotations);
+    sortTable(m.gpuAnnotations);
+    sortTable(m.flows);
+    const Permutation rangeIndex = sortTable(m.counterRanges);
+    renumber(m.counterValues.range, rangeIndex);
+
+    // Collectives point at kernels or ops by their pre-sort rows.
+    for (size_t i = 0; i < m.collectives.size(); ++i) {
+        const Permutation& newIndex = m.collectives.origin[i] == CollectiveOrigin::Kernel ? kernelIndex : opIndex;
+        RowIndex& row = m.collectives.eventRow[i];
+        if (!newIndex.empty() && row >= 0 && static_cast<size_t>(row) < newIndex.size())
+            row = static_cast<RowIndex>(newIndex[static_cast<size_t>(row)]);
+    }
+    sortTable(m.collectives);
+
+    // Links: kernel/copy/set/sync -> API call (correlation) -> CPU op (external id).
+    m.m_apiCallByCorrelation = buildIndex(m.apiCalls.correlation);
+    m.m_kernelByCorrelation = buildIndex(m.kernels.correlation);
+    m.m_cpuOpByExternalId = buildIndex(m.cpuOps.externalId);
+    for (size_t i = 0; i < m.apiCalls.size(); ++i)
+        m.apiCalls.cpuOp[i] = find(m.m_cpuOpByExternalId, m.apiCalls.externalId[i]);
+    linkGpuRows(m.kernels, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
+    linkGpuRows(m.memcpys, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
+    linkGpuRows(m.memsets, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
+    linkGpuRows(m.syncs, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
+
+    computeNesting(m.cpuOps.startNs, m.cpuOps.endNs, m.cpuOps.thread, m.threads.size(), m.cpuOps.depth,
+        m.cpuOps.parent);
+    computeNesting(m.annotations.startNs, m.annotations.endNs, m.annotations.thread, m.threads.size(),
+        m.annotations.depth, m.annotations.parent);
+
+    TraceModel result = std::move(m_model);
+    m_model = TraceModel();
+    m_threadIndex.clear();
+    m_threadNames.clear();
+    m_haveLastThread = false;
+    return result;
+}
+
+} // namespace tuneup::analysis

@@ -1,0 +1,252 @@
+#include "model/trace_model.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+namespace tuneup::analysis {
+
+std::string_view copyKindName(CopyKind k)
+{
+    static constexpr std::array<std::string_view, 11> kNames = { "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+        "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+    const auto i = static_cast<size_t>(k);
+    return i < kNames.size() ? kNames[i] : "unknown";
+}
+
+std::string_view memoryKindName(MemoryKind k)
+{
+    static constexpr std::array<std::string_view, 8> kNames = { "unknown", "pageable", "pinned", "device", "array",
+        "managed", "device_static", "managed_static" };
+    const auto i = static_cast<size_t>(k);
+    return i < kNames.size() ? kNames[i] : "unknown";
+}
+
+std::string_view syncTypeName(SyncType t)
+{
+    static constexpr std::array<std::string_view, 5> kNames = { "unknown", "event_synchronize", "stream_wait_event",
+        "stream_synchronize", "context_synchronize" };
+    const auto i = static_cast<size_t>(t);
+    return i < kNames.size() ? kNames[i] : "unknown";
+}
+
+std::string_view sourceFormatName(SourceFormat f)
+{
+    switch (f) {
+    case SourceFormat::KinetoJson:
+        return "kineto-json";
+    case SourceFormat::TuneupDb:
+        return "tuneup";
+    case SourceFormat::NsysSqlite:
+        return "nsys-sqlite";
+    case SourceFormat::Unknown:
+        break;
+    }
+    return "unknown";
+}
+
+std::string_view gpuVendorName(GpuVendor v)
+{
+    switch (v) {
+    case GpuVendor::Nvidia:
+        return "nvidia";
+    case GpuVendor::Amd:
+        return "amd";
+    case GpuVendor::Unknown:
+        break;
+    }
+    return "unknown";
+}
+
+std::string TraceInfo::metadataValue(std::string_view key) const
+{
+    for (const auto& [k, v] : metadata)
+        if (k == key)
+            return v;
+    return {};
+}
+
+void ImportStats::add(std::string_view name, StatSeverity severity, int64_t delta, std::string_view description)
+{
+    for (auto& e : m_entries) {
+        if (e.name == name) {
+            e.value += delta;
+            return;
+        }
+    }
+    m_entries.push_back({ std::string(name), severity, delta, std::string(description) });
+}
+
+int64_t ImportStats::value(std::string_view name) const
+{
+    for (const auto& e : m_entries)
+        if (e.name == name)
+            return e.value;
+    return 0;
+}
+
+const DeviceInfo* TraceModel::device(int32_t id) const
+{
+    for (const auto& d : devices)
+        if (d.id == id)
+            return &d;
+    return nullptr;
+}
+
+namespace {
+std::optional<RowIndex> lookup(const std::vector<std::pair<uint64_t, RowIndex>>& index, uint64_t key)
+{
+    auto it = std::lower_bound(index.begin(), index.end(), std::pair<uint64_t, RowIndex>(key, kNoRow));
+    if (it == index.end() || it->first != key)
+        return std::nullopt;
+    return it->second;
+}
+} // namespace
+
+std::optional<RowIndex> TraceModel::kernelByCorrelation(uint64_t correlation) const
+{
+    return lookup(m_kernelByCorrelation, correlation);
+}
+
+std::optional<RowIndex> TraceModel::apiCallByCorrelation(uint64_t correlation) const
+{
+    return lookup(m_apiCallByCorrelation, correlation);
+}
+
+std::optional<RowIndex> TraceModel::cpuOpByExternalId(uint64_t externalId) const
+{
+    return lookup(m_cpuOpByExternalId, externalId);
+}
+
+bool TraceModel::hasGpuActivity() const
+{
+    return !kernels.empty() || !memcpys.empty() || !memsets.empty() || !gpuAnnotations.empty();
+}
+
+size_t TraceModel::eventCount() const
+{
+    return kernels.size() + memcpys.size() + memsets.size() + syncs.size() + apiCalls.size() + cpuOps.size()
+        + annotations.size() + gpuAnnotations.size() + counterRanges.size();
+}
+
+std::optional<TimeSpan> TraceModel::span() const
+{
+    std::optional<TimeSpan> result;
+    auto take = [&result](const std::vector<int64_t>& starts, const std::vector<int64_t>& ends) {
+        if (starts.empty())
+            return;
+        // Tables are sorted by start; ends are not.
+        const int64_t first = starts.front();
+        const int64_t last = *std::max_element(ends.begin(), ends.end());
+        if (!result)
+            result = TimeSpan { first, last };
+        result->startNs = std::min(result->startNs, first);
+        result->endNs = std::max(result->endNs, last);
+    };
+    take(kernels.startNs, kernels.endNs);
+    take(memcpys.startNs, memcpys.endNs);
+    take(memsets.startNs, memsets.endNs);
+    take(syncs.startNs, syncs.endNs);
+    take(apiCalls.startNs, apiCalls.endNs);
+    take(cpuOps.startNs, cpuOps.endNs);
+    take(annotations.startNs, annotations.endNs);
+    take(gpuAnnotations.startNs, gpuAnnotations.endNs);
+    take(counterRanges.startNs, counterRanges.endNs);
+    return result;
+}
+
+std::vector<std::vector<int64_t>> parseInputDims(std::string_view dims)
+{
+    std::vector<std::vector<int64_t>> inputs;
+    // Expect "[" input ("," input)* "]" where input is "[" ints "]" or anything nested.
+    size_t i = 0;
+    auto skipSpace = [&] {
+        while (i < dims.size() && (dims[i] == ' ' || dims[i] == '\n' || dims[i] == '\t'))
+            ++i;
+    };
+    skipSpace();
+    if (i >= dims.size() || dims[i] != '[')
+        return inputs;
+    ++i;
+    while (i < dims.size()) {
+        skipSpace();
+        if (i < dims.size() && dims[i] == ']')
+            break;
+        std::vector<int64_t>& sizes = inputs.emplace_back();
+        if (i < dims.size() && dims[i] == '[') {
+            ++i;
+            bool flat = true;
+            int depth = 1;
+            while (i < dims.size() && depth > 0) {
+                const char c = dims[i];
+                if (c == '[') {
+                    flat = false;
+                    ++depth;
+                    ++i;
+                } else if (c == ']') {
+                    --depth;
+                    ++i;
+                } else if (c == '-' || (c >= '0' && c <= '9')) {
+                    int64_t v = 0;
+                    auto [end, ec] = std::from_chars(dims.data() + i, dims.data() + dims.size(), v);
+                    if (ec != std::errc())
+                        flat = false;
+                    else if (depth == 1)
+                        sizes.push_back(v);
+                    i = static_cast<size_t>(end - dims.data());
+                    if (ec != std::errc())
+                        ++i;
+                } else {
+                    if (c != ',' && c != ' ')
+                        flat = false;
+                    ++i;
+                }
+            }
+            if (!flat)
+                sizes.clear();
+        } else {
+            // A scalar where a list was expected: skip to the next top-level comma.
+            while (i < dims.size() && dims[i] != ',' && dims[i] != ']')
+                ++i;
+        }
+        skipSpace();
+        if (i < dims.size() && dims[i] == ',')
+            ++i;
+    }
+    return inputs;
+}
+
+std::vector<std::string_view> splitInputTypes(std::string_view types)
+{
+    std::vector<std::string_view> parts;
+    if (types.empty())
+        return parts;
+    size_t start = 0;
+    for (;;) {
+        const size_t comma = types.find(',', start);
+        parts.push_back(types.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+        if (comma == std::string_view::npos)
+            break;
+        start = comma + 1;
+    }
+    return parts;
+}
+
+int dtypeBytes(std::string_view dtype)
+{
+    struct Entry {
+        std::string_view name;
+        int bytes;
+    };
+    static constexpr Entry kTable[] = { { "Float", 4 }, { "Half", 2 }, { "BFloat16", 2 }, { "Double", 8 }, { "Int", 4 },
+        { "Long", 8 }, { "Short", 2 }, { "Char", 1 }, { "Byte", 1 }, { "Bool", 1 }, { "ComplexHalf", 4 },
+        { "ComplexFloat", 8 }, { "ComplexDouble", 16 }, { "UInt16", 2 }, { "UInt32", 4 }, { "UInt64", 8 } };
+    for (const auto& e : kTable)
+        if (e.name == dtype)
+            return e.bytes;
+    if (dtype.substr(0, 6) == "Float8")
+        return 1;
+    return 0;
+}
+
+} // namespace tuneup::analysis

@@ -1,0 +1,371 @@
+#pragma once
+// TraceModel: one trace file in memory, as columns (one std::vector per field) per event kind.
+// Every importer fills it through TraceBuilder, so a rule reads the same tables whatever the source
+// format. Times are int64 nanoseconds on the recording's clock; tables are sorted by start time.
+//
+// Columns are public vectors: `model.kernels.startNs[i]`, `model.str(model.kernels.name[i])`.
+// `model.kernels.row(i)` gathers one row into a struct when that reads better.
+
+#include "model/string_table.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tuneup::analysis {
+
+using ThreadIndex = uint32_t; // row in TraceModel::threads
+using RowIndex = int32_t;     // row in another table, kNoRow when there is none
+inline constexpr RowIndex kNoRow = -1;
+
+// Memory kinds and copy kinds use CUPTI's numbering, as the tuneup schema does (schema.sql).
+enum class CopyKind : uint8_t { Unknown = 0, HtoD = 1, DtoH = 2, HtoA = 3, AtoH = 4, AtoA = 5, AtoD = 6, DtoA = 7, DtoD = 8, HtoH = 9, PtoP = 10 };
+enum class MemoryKind : uint8_t { Unknown = 0, Pageable = 1, Pinned = 2, Device = 3, Array = 4, Managed = 5, DeviceStatic = 6, ManagedStatic = 7 };
+enum class SyncType : uint8_t { Unknown = 0, EventSynchronize = 1, StreamWaitEvent = 2, StreamSynchronize = 3, ContextSynchronize = 4 };
+enum class ApiKind : uint8_t { Runtime = 1, Driver = 2 };
+enum class CollectiveOrigin : uint8_t { CpuOp = 1, Kernel = 2 }; // which table CollectiveTable::row points into
+
+std::string_view copyKindName(CopyKind k);     // "HtoD"
+std::string_view memoryKindName(MemoryKind k); // "pageable"
+std::string_view syncTypeName(SyncType t);     // "stream_synchronize"
+
+// ---- tables -------------------------------------------------------------------------------------
+// TUNEUP_TABLE(Table, Row, COLUMNS) declares `struct Row` (one field per column, with its default)
+// and `struct Table` (one vector per column, plus size(), append(Row), row(i) and forEachColumn(f)).
+#define TUNEUP_ROW_FIELD(type, name, init) type name = init;
+#define TUNEUP_COLUMN(type, name, init) std::vector<type> name;
+#define TUNEUP_APPEND(type, name, init) name.push_back(r.name);
+#define TUNEUP_GET(type, name, init) r.name = name[i];
+#define TUNEUP_VISIT(type, name, init) f(name);
+#define TUNEUP_TABLE(Table, Row, COLUMNS)                                                              \
+    struct Row {                                                                                       \
+        COLUMNS(TUNEUP_ROW_FIELD)                                                                      \
+    };                                                                                                 \
+    struct Table {                                                                                     \
+        using RowType = Row;                                                                           \
+        COLUMNS(TUNEUP_COLUMN)                                                                         \
+        size_t size() const { return m_rows; }                                                         \
+        bool empty() const { return m_rows == 0; }                                                     \
+        void append(const Row& r)                                                                      \
+        {                                                                                              \
+            COLUMNS(TUNEUP_APPEND)                                                                     \
+            ++m_rows;                                                                                  \
+        }                                                                                              \
+        Row row(size_t i) const                                                                        \
+        {                                                                                              \
+            Row r;                                                                                     \
+            COLUMNS(TUNEUP_GET)                                                                        \
+            return r;                                                                                  \
+        }                                                                                              \
+        template <class F> void forEachColumn(F&& f) { COLUMNS(TUNEUP_VISIT) }                         \
+        template <class F> void forEachColumn(F&& f) const { COLUMNS(TUNEUP_VISIT) }                   \
+        void reserve(size_t n)                                                                         \
+        {                                                                                              \
+            forEachColumn([n](auto& c) { c.reserve(n); });                                             \
+        }                                                                                              \
+                                                                                                       \
+    private:                                                                                           \
+        size_t m_rows = 0;                                                                             \
+    };
+
+// GPU kernels.
+#define TUNEUP_KERNEL_COLUMNS(X)                                                                        \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(int32_t, device, -1)                                                                             \
+    X(int32_t, stream, -1)                                                                             \
+    X(uint64_t, correlation, 0) /* joins ApiCallTable::correlation; 0 = unknown */                     \
+    X(uint64_t, externalId, 0)  /* Kineto "External id": the CPU op that launched it; 0 = unknown */   \
+    X(StringId, name, 0)        /* as recorded (demangled by Kineto) */                                \
+    X(int32_t, gridX, 0)                                                                               \
+    X(int32_t, gridY, 0)                                                                               \
+    X(int32_t, gridZ, 0)                                                                               \
+    X(int32_t, blockX, 0)                                                                              \
+    X(int32_t, blockY, 0)                                                                              \
+    X(int32_t, blockZ, 0)                                                                              \
+    X(int32_t, registersPerThread, 0)                                                                  \
+    X(int32_t, sharedMemoryBytes, 0) /* static + dynamic, per block */                                \
+    X(RowIndex, apiCall, kNoRow)     /* finish(): the launching runtime/driver call (by correlation) */ \
+    X(RowIndex, cpuOp, kNoRow)       /* finish(): the CPU op (by externalId, else via apiCall) */
+TUNEUP_TABLE(KernelTable, Kernel, TUNEUP_KERNEL_COLUMNS)
+
+// Memory copies.
+#define TUNEUP_MEMCPY_COLUMNS(X)                                                                        \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(int32_t, device, -1)                                                                             \
+    X(int32_t, stream, -1)                                                                             \
+    X(uint64_t, correlation, 0)                                                                        \
+    X(uint64_t, externalId, 0)                                                                         \
+    X(int64_t, bytes, -1) /* -1 when the trace does not say (AMD) */                                  \
+    X(CopyKind, copyKind, CopyKind::Unknown)                                                           \
+    X(MemoryKind, srcKind, MemoryKind::Unknown) /* Pageable = host memory that is not pinned */        \
+    X(MemoryKind, dstKind, MemoryKind::Unknown)                                                        \
+    X(RowIndex, apiCall, kNoRow)                                                                       \
+    X(RowIndex, cpuOp, kNoRow)
+TUNEUP_TABLE(MemcpyTable, Memcpy, TUNEUP_MEMCPY_COLUMNS)
+
+// Memory sets.
+#define TUNEUP_MEMSET_COLUMNS(X)                                                                        \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(int32_t, device, -1)                                                                             \
+    X(int32_t, stream, -1)                                                                             \
+    X(uint64_t, correlation, 0)                                                                        \
+    X(uint64_t, externalId, 0)                                                                         \
+    X(int64_t, bytes, -1)                                                                              \
+    X(MemoryKind, memoryKind, MemoryKind::Unknown)                                                     \
+    X(RowIndex, apiCall, kNoRow)                                                                       \
+    X(RowIndex, cpuOp, kNoRow)
+TUNEUP_TABLE(MemsetTable, Memset, TUNEUP_MEMSET_COLUMNS)
+
+// Synchronisation: the host waiting for an event, a stream or the device (CUPTI SYNCHRONIZATION).
+#define TUNEUP_SYNC_COLUMNS(X)                                                                          \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(int32_t, device, -1)                                                                             \
+    X(int32_t, stream, -1)                                                                             \
+    X(SyncType, type, SyncType::Unknown)                                                               \
+    X(uint64_t, correlation, 0) /* the API call that waited (cudaStreamSynchronize...) */              \
+    X(uint64_t, externalId, 0)                                                                         \
+    X(int64_t, eventId, -1)     /* CUDA event waited on, -1 when none */                               \
+    X(int32_t, waitStream, -1)  /* stream the event was recorded on, -1 when none */                   \
+    X(RowIndex, apiCall, kNoRow)                                                                       \
+    X(RowIndex, cpuOp, kNoRow)
+TUNEUP_TABLE(SyncTable, Sync, TUNEUP_SYNC_COLUMNS)
+
+// CUDA (or HIP) runtime and driver API calls on CPU threads.
+#define TUNEUP_API_CALL_COLUMNS(X)                                                                      \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(ThreadIndex, thread, 0)                                                                          \
+    X(ApiKind, api, ApiKind::Runtime)                                                                  \
+    X(int32_t, cbid, -1) /* CUPTI callback id, -1 when unknown */                                      \
+    X(StringId, name, 0) /* cudaLaunchKernel, cuLaunchKernel, ... */                                   \
+    X(uint64_t, correlation, 0)                                                                        \
+    X(uint64_t, externalId, 0)                                                                         \
+    X(RowIndex, cpuOp, kNoRow) /* finish(): the CPU op with this externalId */
+TUNEUP_TABLE(ApiCallTable, ApiCall, TUNEUP_API_CALL_COLUMNS)
+
+// Framework operators on CPU threads (aten::mm, autograd nodes, ...).
+#define TUNEUP_CPU_OP_COLUMNS(X)                                                                        \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(ThreadIndex, thread, 0)                                                                          \
+    X(StringId, name, 0)                                                                               \
+    X(uint64_t, externalId, 0)                                                                         \
+    X(int64_t, sequenceNumber, -1) /* autograd sequence number, links forward and backward ops */      \
+    X(StringId, inputDims, 0)      /* compact JSON, e.g. "[[2048,125],[125,320]]"; see parseInputDims */ \
+    X(StringId, inputTypes, 0)     /* comma-separated, e.g. "float,float,Scalar" */                    \
+    X(int32_t, depth, 0)           /* finish(): nesting depth among CPU ops of its thread */            \
+    X(RowIndex, parent, kNoRow)    /* finish(): the enclosing CPU op on the same thread */
+TUNEUP_TABLE(CpuOpTable, CpuOp, TUNEUP_CPU_OP_COLUMNS)
+
+// User ranges on CPU threads: torch.profiler.record_function (ProfilerStep#N, Optimizer.step#...,
+// enumerate(DataLoader)#...__next__), NVTX push/pop ranges.
+#define TUNEUP_ANNOTATION_COLUMNS(X)                                                                    \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(ThreadIndex, thread, 0)                                                                          \
+    X(StringId, name, 0)                                                                               \
+    X(uint64_t, externalId, 0)                                                                         \
+    X(int32_t, depth, 0)        /* finish(): nesting depth among the annotations of its thread */      \
+    X(RowIndex, parent, kNoRow) /* finish(): the enclosing annotation */
+TUNEUP_TABLE(AnnotationTable, Annotation, TUNEUP_ANNOTATION_COLUMNS)
+
+// User ranges projected onto a GPU stream (Kineto gpu_user_annotation): the GPU time of a range.
+#define TUNEUP_GPU_ANNOTATION_COLUMNS(X)                                                                \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(int32_t, device, -1)                                                                             \
+    X(int32_t, stream, -1)                                                                             \
+    X(StringId, name, 0)                                                                               \
+    X(uint64_t, externalId, 0)
+TUNEUP_TABLE(GpuAnnotationTable, GpuAnnotation, TUNEUP_GPU_ANNOTATION_COLUMNS)
+
+// Collective communication: one row per record_param_comms op (origin CpuOp) and one per NCCL/RCCL
+// kernel (origin Kernel). Sizes are -1 when the trace does not give them.
+#define TUNEUP_COLLECTIVE_COLUMNS(X)                                                                    \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(CollectiveOrigin, origin, CollectiveOrigin::CpuOp)                                               \
+    X(RowIndex, eventRow, kNoRow) /* row in cpuOps or kernels, per origin */                           \
+    X(StringId, name, 0)          /* "allreduce", "_allgather_base"...; from the kernel name when no args */ \
+    X(int64_t, inNelems, -1)                                                                           \
+    X(int64_t, outNelems, -1)                                                                          \
+    X(int32_t, elementBytes, 0)   /* from dtype, 0 when unknown */                                     \
+    X(int32_t, groupSize, -1)                                                                          \
+    X(StringId, dtype, 0)         /* "Float", "BFloat16", ... */                                       \
+    X(StringId, processGroup, 0)  /* process group name */                                             \
+    X(StringId, groupRanks, 0)    /* e.g. "[0, 1]" */                                                  \
+    X(uint64_t, commsId, 0)       /* "Comms Id" when present (64-bit) */
+TUNEUP_TABLE(CollectiveTable, Collective, TUNEUP_COLLECTIVE_COLUMNS)
+
+// Flow arrows between two events (Kineto ac2g: CPU launch -> GPU work; fwdbwd: forward -> backward op).
+// Endpoints are the trace's raw (pid, tid): a CPU thread, or (device, stream) for GPU rows.
+#define TUNEUP_FLOW_COLUMNS(X)                                                                          \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(uint64_t, id, 0)                                                                                 \
+    X(StringId, category, 0) /* "ac2g", "fwdbwd", "async" (2020 traces) */                             \
+    X(int64_t, startPid, 0)                                                                            \
+    X(int64_t, startTid, 0)                                                                            \
+    X(int64_t, endPid, 0)                                                                              \
+    X(int64_t, endTid, 0)
+TUNEUP_TABLE(FlowTable, Flow, TUNEUP_FLOW_COLUMNS)
+
+// CUPTI range-profiler results (Kineto cuda_profiler_range): one range per profiled kernel, its
+// counter values in CounterValueTable.
+#define TUNEUP_COUNTER_RANGE_COLUMNS(X)                                                                 \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(int32_t, device, -1)                                                                             \
+    X(StringId, name, 0) /* the kernel's name */
+TUNEUP_TABLE(CounterRangeTable, CounterRange, TUNEUP_COUNTER_RANGE_COLUMNS)
+
+#define TUNEUP_COUNTER_VALUE_COLUMNS(X)                                                                 \
+    X(RowIndex, range, kNoRow) /* row in counterRanges */                                              \
+    X(StringId, metric, 0)     /* e.g. "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum" */        \
+    X(double, value, 0.0)
+TUNEUP_TABLE(CounterValueTable, CounterValue, TUNEUP_COUNTER_VALUE_COLUMNS)
+
+// ---- facts about the recording -------------------------------------------------------------------
+
+enum class SourceFormat : uint8_t { Unknown, KinetoJson, TuneupDb, NsysSqlite };
+enum class GpuVendor : uint8_t { Unknown, Nvidia, Amd };
+std::string_view sourceFormatName(SourceFormat f); // "kineto-json"
+std::string_view gpuVendorName(GpuVendor v);       // "nvidia"
+
+struct DeviceInfo {
+    int32_t id = 0;
+    std::string name;
+    int computeMajor = 0, computeMinor = 0; // 0 when unknown
+    int smCount = 0;
+    int64_t globalMemoryBytes = 0;
+    int warpSize = 0;
+    GpuVendor vendor = GpuVendor::Unknown;
+};
+
+struct ProcessInfo {
+    int64_t pid = 0;
+    std::string name;   // "python3.10"
+    std::string labels; // Kineto process_labels: "CPU", "GPU 0"
+};
+
+struct ThreadInfo {
+    int64_t pid = 0;
+    int64_t tid = 0;
+    StringId name = 0;
+};
+
+struct TimeSpan {
+    int64_t startNs = 0;
+    int64_t endNs = 0;
+    int64_t durationNs() const { return endNs - startNs; }
+};
+
+struct TraceInfo {
+    SourceFormat format = SourceFormat::Unknown;
+    std::string path;
+    GpuVendor vendor = GpuVendor::Unknown;
+    // distributedInfo (Kineto) or RANK/WORLD_SIZE (tuneup); unset when the trace does not say.
+    std::optional<int> rank, worldSize;
+    std::string backend; // "nccl"
+    std::optional<int> schemaVersion;
+    std::optional<int64_t> baseTimeNs; // Kineto baseTimeNanoseconds, already added to every time
+    std::string displayTimeUnit;       // a display hint only: Kineto "ts" is always microseconds
+    std::string traceName;
+    bool legacyArrayForm = false;          // the file was a bare JSON array of events (2020 Kineto)
+    std::vector<TimeSpan> profilerWindows; // the profiler's own spans (Kineto "Trace" events)
+    // Other top-level scalars ("cuda_runtime_version", "host_name", "distributedInfo.nccl_version"...).
+    std::vector<std::pair<std::string, std::string>> metadata;
+    std::string metadataValue(std::string_view key) const; // "" when absent
+};
+
+enum class StatSeverity : uint8_t { Info, DataLoss, Error };
+
+/** A named counter about the import: what was read, skipped, or not understood, and why. */
+struct ImportStat {
+    std::string name;
+    StatSeverity severity = StatSeverity::Info;
+    int64_t value = 0;
+    std::string description;
+};
+
+class ImportStats {
+public:
+    void add(std::string_view name, StatSeverity severity, int64_t delta, std::string_view description);
+    int64_t value(std::string_view name) const; // 0 when absent
+    const std::vector<ImportStat>& entries() const { return m_entries; }
+
+    uint64_t bytesRead = 0;  // of the uncompressed stream
+    uint64_t eventsRead = 0; // every event object in the file, modelled or not
+    double seconds = 0;      // wall time of the import
+    std::map<std::string, int64_t> unknownCategories; // category -> events, when not understood
+    std::vector<std::string> notes; // facts a user should read ("no kernel activity, only counter ranges")
+
+private:
+    std::vector<ImportStat> m_entries;
+};
+
+// ---- the model --------------------------------------------------------------------------------------
+
+class TraceModel {
+public:
+    TraceModel() = default;
+    TraceModel(TraceModel&&) noexcept = default;
+    TraceModel& operator=(TraceModel&&) noexcept = default;
+
+    TraceInfo info;
+    ImportStats stats;
+    StringTable strings;
+    std::vector<DeviceInfo> devices;
+    std::vector<ProcessInfo> processes;
+    std::vector<ThreadInfo> threads; // CPU threads, indexed by ThreadIndex
+
+    KernelTable kernels;
+    MemcpyTable memcpys;
+    MemsetTable memsets;
+    SyncTable syncs;
+    ApiCallTable apiCalls;
+    CpuOpTable cpuOps;
+    AnnotationTable annotations;
+    GpuAnnotationTable gpuAnnotations;
+    CollectiveTable collectives;
+    FlowTable flows;
+    CounterRangeTable counterRanges;
+    CounterValueTable counterValues;
+
+    std::string_view str(StringId id) const { return strings.get(id); }
+    const DeviceInfo* device(int32_t id) const; // nullptr when the trace did not describe it
+
+    // Lookups built by TraceBuilder::finish().
+    std::optional<RowIndex> kernelByCorrelation(uint64_t correlation) const;
+    std::optional<RowIndex> apiCallByCorrelation(uint64_t correlation) const;
+    std::optional<RowIndex> cpuOpByExternalId(uint64_t externalId) const;
+
+    bool hasGpuActivity() const; // kernels, copies, sets or GPU annotations
+    size_t eventCount() const;   // rows over all event tables
+    std::optional<TimeSpan> span() const; // earliest start .. latest end over all event tables
+
+private:
+    friend class TraceBuilder;
+    // (key, row) sorted by key; several rows may share a key.
+    std::vector<std::pair<uint64_t, RowIndex>> m_kernelByCorrelation, m_apiCallByCorrelation, m_cpuOpByExternalId;
+};
+
+// ---- helpers for reading columns -------------------------------------------------------------------
+
+// Parses a CpuOp inputDims string: one entry per input, each the tensor's sizes; inputs that are not
+// a flat list of integers (scalars, tensor lists) come back empty. "[[2,3],[],[3]]" -> {{2,3},{},{3}}.
+std::vector<std::vector<int64_t>> parseInputDims(std::string_view dims);
+// Splits a CpuOp inputTypes string at commas: "float,float,Scalar" -> {"float","float","Scalar"}.
+std::vector<std::string_view> splitInputTypes(std::string_view types);
+// Bytes per element of a torch dtype name as Kineto writes it ("Float" 4, "BFloat16" 2), 0 when unknown.
+int dtypeBytes(std::string_view dtype);
+
+} // namespace tuneup::analysis

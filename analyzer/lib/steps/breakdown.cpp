@@ -1,0 +1,169 @@
+#include "steps/breakdown.h"
+
+#include "advise/kernel_class.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tuneup::analysis {
+
+std::vector<TimeSpan> mergeSpans(std::vector<TimeSpan> spans)
+{
+    std::sort(spans.begin(), spans.end(), [](const TimeSpan& a, const TimeSpan& b) { return a.startNs < b.startNs; });
+    std::vector<TimeSpan> merged;
+    for (const TimeSpan& s : spans) {
+        if (s.endNs <= s.startNs)
+            continue;
+        if (!merged.empty() && s.startNs <= merged.back().endNs)
+            merged.back().endNs = std::max(merged.back().endNs, s.endNs);
+        else
+            merged.push_back(s);
+    }
+    return merged;
+}
+
+int64_t coveredNs(const std::vector<TimeSpan>& merged, int64_t start, int64_t end)
+{
+    auto it = std::lower_bound(merged.begin(), merged.end(), start,
+        [](const TimeSpan& s, int64_t t) { return s.endNs <= t; });
+    int64_t total = 0;
+    for (; it != merged.end() && it->startNs < end; ++it)
+        total += std::min(it->endNs, end) - std::max(it->startNs, start);
+    return total;
+}
+
+std::vector<TimeSpan> dataLoaderWaits(const TraceModel& model)
+{
+    std::vector<TimeSpan> spans;
+    const auto& a = model.annotations;
+    for (size_t i = 0; i < a.size(); ++i) {
+        const std::string_view name = model.str(a.name[i]);
+        if (name.find("DataLoader") != std::string_view::npos && name.find("__next__") != std::string_view::npos)
+            spans.push_back({ a.startNs[i], a.endNs[i] });
+    }
+    return mergeSpans(std::move(spans));
+}
+
+std::vector<TimeSpan> hostSynchronisations(const TraceModel& model)
+{
+    std::vector<TimeSpan> spans;
+    for (size_t i = 0; i < model.syncs.size(); ++i)
+        spans.push_back({ model.syncs.startNs[i], model.syncs.endNs[i] });
+    const auto& api = model.apiCalls;
+    for (size_t i = 0; i < api.size(); ++i) {
+        const std::string_view name = model.str(api.name[i]);
+        if (name.find("Synchronize") != std::string_view::npos || name == "cudaMemcpy" || name.starts_with("cudaMemcpy_v")
+            || name == "cuMemcpyDtoH_v2" || name == "cuMemcpyHtoD_v2")
+            spans.push_back({ api.startNs[i], api.endNs[i] });
+    }
+    return mergeSpans(std::move(spans));
+}
+
+namespace {
+
+int32_t busiestDevice(const TraceModel& model)
+{
+    std::map<int32_t, int64_t> busy;
+    for (size_t i = 0; i < model.kernels.size(); ++i)
+        busy[model.kernels.device[i]] += model.kernels.endNs[i] - model.kernels.startNs[i];
+    if (busy.empty())
+        return -1;
+    return std::max_element(busy.begin(), busy.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
+        ->first;
+}
+
+template <class Table, class Keep> std::vector<TimeSpan> spansOf(const Table& t, int32_t device, Keep keep)
+{
+    std::vector<TimeSpan> spans;
+    for (size_t i = 0; i < t.size(); ++i)
+        if (t.device[i] == device && keep(i))
+            spans.push_back({ t.startNs[i], t.endNs[i] });
+    return spans;
+}
+
+std::vector<TimeSpan> unite(const std::vector<TimeSpan>& a, const std::vector<TimeSpan>& b)
+{
+    std::vector<TimeSpan> all = a;
+    all.insert(all.end(), b.begin(), b.end());
+    return mergeSpans(std::move(all));
+}
+
+// The gaps of `busy` (merged) inside [start, end).
+std::vector<TimeSpan> gapsIn(const std::vector<TimeSpan>& busy, int64_t start, int64_t end)
+{
+    std::vector<TimeSpan> gaps;
+    int64_t cursor = start;
+    auto it = std::lower_bound(busy.begin(), busy.end(), start, [](const TimeSpan& s, int64_t t) { return s.endNs <= t; });
+    for (; it != busy.end() && it->startNs < end; ++it) {
+        if (it->startNs > cursor)
+            gaps.push_back({ cursor, it->startNs });
+        cursor = std::max(cursor, it->endNs);
+    }
+    if (cursor < end)
+        gaps.push_back({ cursor, end });
+    return gaps;
+}
+
+int64_t median(std::vector<int64_t> values)
+{
+    if (values.empty())
+        return 0;
+    std::nth_element(values.begin(), values.begin() + long(values.size() / 2), values.end());
+    return values[values.size() / 2];
+}
+
+} // namespace
+
+StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange)
+{
+    StepAnalysis result;
+    result.detection = detectSteps(model, userRange);
+    result.device = busiestDevice(model);
+    const int32_t device = result.device;
+
+    const std::vector<KernelClass> classes = classifyKernels(model);
+    const auto compute = mergeSpans(spansOf(model.kernels, device, [&](size_t i) { return classes[i] != KernelClass::Communication; }));
+    const auto withComm = unite(compute, spansOf(model.kernels, device, [&](size_t i) { return classes[i] == KernelClass::Communication; }));
+    const auto withCopies = unite(withComm, spansOf(model.memcpys, device, [](size_t) { return true; }));
+    const auto busy = unite(withCopies, spansOf(model.memsets, device, [](size_t) { return true; }));
+    const auto data = dataLoaderWaits(model);
+    const auto syncs = hostSynchronisations(model);
+
+    for (const Step& step : result.detection.steps) {
+        StepBreakdown b;
+        const int64_t s = step.startNs, e = step.endNs;
+        b.stepNs = e - s;
+        const int64_t c = coveredNs(compute, s, e), cm = coveredNs(withComm, s, e), cp = coveredNs(withCopies, s, e),
+                      all = coveredNs(busy, s, e);
+        b.computeNs = c;
+        b.communicationNs = cm - c;
+        b.memcpyNs = cp - cm;
+        b.memsetNs = all - cp;
+        b.idleNs = b.stepNs - all;
+        for (const TimeSpan& gap : gapsIn(busy, s, e)) {
+            const int64_t waitingForData = coveredNs(data, gap.startNs, gap.endNs);
+            // The GPU ran dry while the host sat in a synchronisation: the rest of the gap, until
+            // the host queued new work, is the price of that synchronisation.
+            auto sync = std::lower_bound(syncs.begin(), syncs.end(), gap.startNs,
+                [](const TimeSpan& x, int64_t t) { return x.endNs < t; });
+            const bool afterSync = sync != syncs.end() && sync->startNs < gap.endNs && sync->endNs >= gap.startNs;
+            const int64_t rest = gap.durationNs() - waitingForData;
+            b.idleDataNs += waitingForData;
+            (afterSync ? b.idleSyncNs : b.idleHostNs) += rest;
+        }
+        result.perStep.push_back(b);
+    }
+    auto field = [&](int64_t StepBreakdown::*member) {
+        std::vector<int64_t> v;
+        for (const auto& b : result.perStep)
+            v.push_back(b.*member);
+        return median(v);
+    };
+    for (auto member : { &StepBreakdown::stepNs, &StepBreakdown::computeNs, &StepBreakdown::communicationNs,
+             &StepBreakdown::memcpyNs, &StepBreakdown::memsetNs, &StepBreakdown::idleNs, &StepBreakdown::idleDataNs,
+             &StepBreakdown::idleSyncNs, &StepBreakdown::idleHostNs })
+        result.median.*member = field(member);
+    return result;
+}
+
+} // namespace tuneup::analysis

@@ -1,0 +1,45 @@
+#pragma once
+// Where each step's time goes on its GPU: compute, communication, copies, sets, and idle time split
+// by what the host was doing (waiting for the DataLoader, waiting in a synchronisation, or neither:
+// launch and Python overhead). Overlapping work counts once, in that order of precedence.
+
+#include "model/trace_model.h"
+#include "steps/step_detector.h"
+
+#include <vector>
+
+namespace tuneup::analysis {
+
+struct StepBreakdown {
+    int64_t stepNs = 0;
+    int64_t computeNs = 0;       // kernels other than communication
+    int64_t communicationNs = 0; // NCCL kernels not overlapped by compute
+    int64_t memcpyNs = 0;        // copies not overlapped by kernels
+    int64_t memsetNs = 0;        // sets not overlapped by the above
+    int64_t idleNs = 0;          // no GPU work at all
+    int64_t idleDataNs = 0;      // ... while the host waited for the DataLoader
+    int64_t idleSyncNs = 0;      // ... after the host synchronised with the GPU
+    int64_t idleHostNs = 0;      // ... otherwise: launch, Python and framework overhead
+};
+
+struct StepAnalysis {
+    StepDetection detection;
+    int32_t device = -1;                 // the GPU the breakdown is for (most kernel time), -1 when none
+    std::vector<StepBreakdown> perStep;  // parallel to detection.steps
+    StepBreakdown median;                // per field median over the steps
+    int64_t medianStepNs() const { return median.stepNs; }
+};
+
+StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange = {});
+
+// Host intervals: DataLoader waits (`enumerate(DataLoader)...__next__` ranges) and synchronisations
+// (sync records, cuda*Synchronize and synchronous cudaMemcpy calls), each sorted and merged.
+std::vector<TimeSpan> dataLoaderWaits(const TraceModel& model);
+std::vector<TimeSpan> hostSynchronisations(const TraceModel& model);
+
+// Sorts and merges overlapping spans.
+std::vector<TimeSpan> mergeSpans(std::vector<TimeSpan> spans);
+// Total length of merged spans clipped to [start, end).
+int64_t coveredNs(const std::vector<TimeSpan>& merged, int64_t start, int64_t end);
+
+} // namespace tuneup::analysis

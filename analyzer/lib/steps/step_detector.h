@@ -1,0 +1,35 @@
+#pragma once
+// Training steps in a trace. In order of preference: a range the user names (--step-range),
+// ProfilerStep#N (torch.profiler), the tuneup Python bootstrap's "tuneup.step" ranges, ranges named
+// "step", then the optimizer's ranges (one Optimizer.zero_grad or Optimizer.step per step), then the
+// repeating kernel pattern (a kernel launched once per step at a regular place in the sequence).
+
+#include "model/trace_model.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tuneup::analysis {
+
+enum class StepSource { UserRange, ProfilerStep, BootstrapRange, StepRange, OptimizerRanges, KernelPattern, None };
+std::string_view stepSourceName(StepSource s); // "ProfilerStep#N ranges"
+
+struct Step {
+    int64_t number = 0; // ProfilerStep#N's N, else the index
+    int64_t startNs = 0;
+    int64_t endNs = 0;
+    RowIndex annotation = kNoRow; // the range that defines it, when there is one
+    int64_t durationNs() const { return endNs - startNs; }
+};
+
+struct StepDetection {
+    StepSource source = StepSource::None;
+    std::string detail; // e.g. the range name, or why no steps were found
+    std::vector<Step> steps;
+};
+
+// `userRange`: a range name given by the user; matches the name exactly or as "NAME#...".
+StepDetection detectSteps(const TraceModel& model, std::string_view userRange = {});
+
+} // namespace tuneup::analysis

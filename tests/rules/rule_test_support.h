@@ -1,0 +1,35 @@
+#pragma once
+// Running one rule on a real trace from ../shared/traces, or on a synthetic trace built in the test.
+
+#include "advise/advisor.h"
+#include "model/trace_builder.h"
+
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+namespace tuneup::ruletest {
+
+// Absolute path of a file under ../shared/traces, or "" when the folder is absent (a user's clone).
+std::string sharedTrace(const std::string& relative);
+
+// Skips the test with a clear message when ../shared/traces is absent.
+#define TUNEUP_REQUIRE_SHARED_TRACE(var, relative)                                                                     \
+    const std::string var = ::tuneup::ruletest::sharedTrace(relative);                                                 \
+    if (var.empty())                                                                                                   \
+        GTEST_SKIP() << "../shared/traces is absent (a fresh clone): the real-trace tests run in CI";
+
+// The outcome of the built-in rule `ruleId` on these traces (one per rank), and the report it came from.
+struct RuleRun {
+    std::vector<analysis::TraceModel> models;
+    analysis::AdviceReport report;
+    analysis::RuleOutcome outcome; // for a per-rank rule on several ranks: the first rank's outcome
+    size_t findings() const { return outcome.findings.size(); }
+};
+RuleRun runRule(const std::string& ruleId, const std::vector<std::string>& paths, const std::string& stepRange = {});
+RuleRun runRuleOnModels(const std::string& ruleId, std::vector<analysis::TraceModel> models);
+
+// A synthetic trace: steps of `stepNs` marked by ProfilerStep#N annotations on thread 1.
+analysis::TraceBuilder syntheticTrace(int steps, int64_t stepNs);
+
+} // namespace tuneup::ruletest
