@@ -104,14 +104,6 @@ std::vector<TimeSpan> gapsIn(const std::vector<TimeSpan>& busy, int64_t start, i
     return gaps;
 }
 
-int64_t median(std::vector<int64_t> values)
-{
-    if (values.empty())
-        return 0;
-    std::nth_element(values.begin(), values.begin() + long(values.size() / 2), values.end());
-    return values[values.size() / 2];
-}
-
 } // namespace
 
 StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange)
@@ -153,16 +145,15 @@ StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange)
         }
         result.perStep.push_back(b);
     }
-    auto field = [&](int64_t StepBreakdown::*member) {
-        std::vector<int64_t> v;
-        for (const auto& b : result.perStep)
-            v.push_back(b.*member);
-        return median(v);
-    };
-    for (auto member : { &StepBreakdown::stepNs, &StepBreakdown::computeNs, &StepBreakdown::communicationNs,
-             &StepBreakdown::memcpyNs, &StepBreakdown::memsetNs, &StepBreakdown::idleNs, &StepBreakdown::idleDataNs,
-             &StepBreakdown::idleSyncNs, &StepBreakdown::idleHostNs })
-        result.median.*member = field(member);
+    // The median step's own breakdown (not per-field medians), so its parts add up to its time.
+    if (!result.perStep.empty()) {
+        std::vector<size_t> order(result.perStep.size());
+        for (size_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+        std::nth_element(order.begin(), order.begin() + long(order.size() / 2), order.end(),
+            [&](size_t x, size_t y) { return result.perStep[x].stepNs < result.perStep[y].stepNs; });
+        result.median = result.perStep[order[order.size() / 2]];
+    }
     return result;
 }
 

@@ -26,7 +26,7 @@ struct StepAnalysis {
     StepDetection detection;
     int32_t device = -1;                 // the GPU the breakdown is for (most kernel time), -1 when none
     std::vector<StepBreakdown> perStep;  // parallel to detection.steps
-    StepBreakdown median;                // per field median over the steps
+    StepBreakdown median;                // the breakdown of the median step (its parts add up)
     int64_t medianStepNs() const { return median.stepNs; }
 };
 

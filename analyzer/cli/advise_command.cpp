@@ -1,0 +1,136 @@
+#include "advise_command.h"
+
+#include "all_rules.h"
+#include "import/importer.h"
+#include "report/report.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tuneup::cli {
+
+using namespace analysis;
+
+namespace {
+
+constexpr int kBadInput = 1;
+constexpr int kUsageError = 2;
+constexpr int kFindingsAtFailLevel = 3;
+
+// A progress line on a terminal for inputs big enough to take a while; nothing otherwise.
+class Progress {
+public:
+    Progress(const std::string& path, size_t index, size_t count)
+        : m_path(path)
+        , m_index(index)
+        , m_count(count)
+    {
+        struct stat st {};
+        m_enabled = isatty(STDERR_FILENO) && stat(path.c_str(), &st) == 0 && st.st_size > (32 << 20);
+    }
+    ~Progress()
+    {
+        if (m_shown)
+            fprintf(stderr, "\r\033[K");
+    }
+    void operator()(uint64_t bytes)
+    {
+        if (!m_enabled)
+            return;
+        m_shown = true;
+        fprintf(stderr, "\rtuneup: reading %s (%zu/%zu): %.0f MB", m_path.c_str(), m_index + 1, m_count, double(bytes) / 1e6);
+    }
+
+private:
+    std::string m_path;
+    size_t m_index, m_count;
+    bool m_enabled = false, m_shown = false;
+};
+
+} // namespace
+
+int runAdvise(const AdviseOptions& options)
+{
+    const auto format = parseReportFormat(options.format);
+    if (!format) {
+        fprintf(stderr, "tuneup advise: unknown --format '%s' (known: text, json, markdown, html)\n", options.format.c_str());
+        return kUsageError;
+    }
+    std::optional<Severity> failOn;
+    if (!options.failOn.empty() && !(failOn = parseSeverity(options.failOn))) {
+        fprintf(stderr, "tuneup advise: unknown --fail-on '%s' (known: info, warning, error)\n", options.failOn.c_str());
+        return kUsageError;
+    }
+
+    std::vector<TraceModel> models;
+    models.reserve(options.files.size());
+    for (size_t i = 0; i < options.files.size(); ++i) {
+        try {
+            Progress progress(options.files[i], i, options.files.size());
+            ImportOptions importOptions;
+            importOptions.progress = [&progress](uint64_t bytes) { progress(bytes); };
+            models.push_back(importTrace(options.files[i], importOptions));
+        } catch (const std::exception& e) {
+            fprintf(stderr, "tuneup advise: %s\n", e.what());
+            return kBadInput;
+        }
+    }
+
+    const auto rules = rules::builtinRules();
+    analysis::AdviseOptions engineOptions;
+    engineOptions.stepRange = options.stepRange;
+    const AdviceReport report = advise(models, rules, engineOptions);
+
+    ReportContext context;
+    context.inputs = options.files;
+    context.toolVersion = TUNEUP_VERSION;
+    context.docsDir = TUNEUP_RULES_DOC_DIR;
+    std::ofstream file;
+    if (!options.output.empty()) {
+        file.open(options.output);
+        if (!file) {
+            fprintf(stderr, "tuneup advise: cannot write %s\n", options.output.c_str());
+            return kUsageError;
+        }
+    }
+    std::ostream& out = options.output.empty() ? std::cout : file;
+    context.color = options.output.empty() && *format == ReportFormat::Text && isatty(STDOUT_FILENO);
+    switch (*format) {
+    case ReportFormat::Text: writeTextReport(out, report, context); break;
+    case ReportFormat::Json: writeJsonReport(out, report, context); break;
+    case ReportFormat::Markdown: writeMarkdownReport(out, report, context); break;
+    case ReportFormat::Html: writeHtmlReport(out, report, context); break;
+    }
+    out.flush();
+    if (!out) {
+        fprintf(stderr, "tuneup advise: writing %s failed (disk full?)\n",
+            options.output.empty() ? "the report" : options.output.c_str());
+        return kUsageError;
+    }
+    if (!options.output.empty())
+        fprintf(stderr, "tuneup: report written to %s\n", options.output.c_str());
+    if (failOn)
+        for (const Finding* f : report.ranked())
+            if (f->severity >= *failOn)
+                return kFindingsAtFailLevel;
+    return 0;
+}
+
+int runRules()
+{
+    const auto rules = rules::builtinRules();
+    for (const auto& rule : rules) {
+        const RuleInfo& r = rule->info();
+        std::cout << r.id << "\n    " << r.summary << "\n    needs: ";
+        for (size_t i = 0; i < r.needs.size(); ++i)
+            std::cout << (i ? "; " : "") << inputName(r.needs[i]);
+        std::cout << "\n    doc: " << TUNEUP_RULES_DOC_DIR << "/" << r.id << ".md\n";
+    }
+    return 0;
+}
+
+} // namespace tuneup::cli

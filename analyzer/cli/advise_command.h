@@ -1,0 +1,22 @@
+#pragma once
+// `tuneup advise`: import traces (one per rank), run the rules, report; `tuneup rules`: list them.
+
+#include <string>
+#include <vector>
+
+namespace tuneup::cli {
+
+struct AdviseOptions {
+    std::vector<std::string> files;
+    std::string format = "text"; // text, json, markdown, html
+    std::string output;          // -o: a file instead of stdout
+    std::string failOn;          // info, warning, error: exit 3 when a finding is that severe or worse
+    std::string stepRange;       // --step-range NAME
+};
+
+// Exit codes: 0 done; 1 a bad input file; 2 a usage error; 3 a finding at or above --fail-on.
+int runAdvise(const AdviseOptions& options);
+// Lists the built-in rules: id, what each detects, what it needs, its documentation.
+int runRules();
+
+} // namespace tuneup::cli

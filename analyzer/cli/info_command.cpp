@@ -1,0 +1,173 @@
+#include "info_command.h"
+
+#include "import/tuneup_file.h"
+#include "text_format.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <unistd.h>
+
+namespace tuneup::cli {
+
+using analysis::TuneupFile;
+using analysis::TuneupFileError;
+using analysis::TuneupFileSummary;
+
+namespace {
+
+// quick_check reads every page; below this size it costs well under a second, so it runs by default.
+constexpr uint64_t kAutoCheckBytes = 256ull << 20;
+
+struct Style {
+    bool color = false;
+    std::string alert(const std::string& text) const { return color ? "\033[1;31m" + text + "\033[0m" : text; }
+};
+
+std::optional<int64_t> metaInteger(const TuneupFileSummary& summary, const std::string& key)
+{
+    const std::string text = summary.metaValue(key);
+    if (text.empty()) return std::nullopt;
+    char* end = nullptr;
+    const long long value = strtoll(text.c_str(), &end, 10);
+    return *end == '\0' ? std::optional<int64_t>(value) : std::nullopt;
+}
+
+void row(const char* label, const std::string& value)
+{
+    printf("  %-12s %s\n", label, value.c_str());
+}
+
+// Returns false when quick_check found damage.
+bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check, const Style& style)
+{
+    std::set<std::string> shown = { "format", "schema_version", "tuneup_version", "command_line", "pid", "parent_pid",
+        "role", "host", "rank", "local_rank", "world_size", "local_world_size", "start_ns", "end_ns", "clock",
+        "clock.realtime_ns", "clock.monotonic_ns" };
+
+    printf("%s\n", s.path.c_str());
+    std::string format = s.metaValue("format") + ", schema " + std::to_string(s.schemaVersion);
+    if (!s.metaValue("tuneup_version").empty()) format += ", written by tuneup " + s.metaValue("tuneup_version");
+    row("format", format);
+    std::string size = humanBytes(s.fileBytes);
+    if (s.walBytes > 0) size += " + " + humanBytes(s.walBytes) + " in its -wal (not yet merged)";
+    row("size", size);
+    row("command", s.metaValue("command_line").empty() ? "?" : s.metaValue("command_line"));
+
+    std::string process = "pid " + (s.metaValue("pid").empty() ? "?" : s.metaValue("pid"));
+    if (!s.metaValue("parent_pid").empty()) process += ", parent " + s.metaValue("parent_pid");
+    if (!s.metaValue("role").empty()) process += ", role " + s.metaValue("role");
+    if (!s.metaValue("host").empty()) process += ", host " + s.metaValue("host");
+    row("process", process);
+    if (!s.metaValue("rank").empty() || !s.metaValue("world_size").empty()) {
+        std::string rank = s.metaValue("rank").empty() ? "?" : s.metaValue("rank");
+        std::string detail;
+        if (!s.metaValue("local_rank").empty()) detail += "local rank " + s.metaValue("local_rank");
+        if (!s.metaValue("world_size").empty())
+            detail += (detail.empty() ? "" : ", ") + std::string("world size ") + s.metaValue("world_size");
+        row("rank", detail.empty() ? rank : rank + " (" + detail + ")");
+    }
+
+    // Wall time from the one realtime/monotonic pair the agent read together.
+    const auto start = metaInteger(s, "start_ns");
+    const auto realtime = metaInteger(s, "clock.realtime_ns");
+    const auto monotonic = metaInteger(s, "clock.monotonic_ns");
+    if (start && realtime && monotonic) row("started", localTime(*realtime + (*start - *monotonic)));
+    const std::optional<int64_t> duration = s.durationNs();
+    std::string durationText = duration ? humanDuration(*duration) : "unknown";
+    if (s.complete)
+        row("duration", durationText);
+    else
+        row("duration",
+            durationText + (duration ? " until the last event" : "") + "; "
+                + style.alert("incomplete: the process did not exit cleanly") + " (killed, or still running)");
+
+    bool firstCapture = true;
+    for (const auto& [key, value] : s.meta) {
+        if (!key.starts_with("capture.") && !key.starts_with("cupti.") && !key.starts_with("cuda.")) continue;
+        shown.insert(key);
+        printf("  %-12s %s: %s\n", firstCapture ? "capture" : "", key.c_str(), value.c_str());
+        firstCapture = false;
+    }
+
+    row("events", groupedInteger(s.eventCount()));
+    for (const analysis::TableCount& count : s.eventCounts)
+        printf("    %-14s %12s\n", count.table.c_str(), groupedInteger(count.rows).c_str());
+
+    if (!s.stats.empty()) {
+        printf("  stats\n");
+        for (const analysis::StatRow& stat : s.stats) {
+            const bool loss = stat.value > 0 && (stat.severity == "data_loss" || stat.severity == "error");
+            std::string line = (loss ? "! " : "  ") + stat.name;
+            char text[512];
+            snprintf(text, sizeof text, "  %-28s %14s  %-9s  %s", line.c_str(), groupedInteger(stat.value).c_str(),
+                stat.severity.c_str(), stat.description.c_str());
+            printf("%s\n", loss ? style.alert(text).c_str() : text);
+        }
+        if (s.droppedCount() > 0)
+            printf(
+                "  %s\n", style.alert(groupedInteger(s.droppedCount()) + " events were lost (lines with !)").c_str());
+    }
+
+    if (s.devices.empty()) row("GPUs", "none recorded");
+    for (size_t i = 0; i < s.devices.size(); ++i) {
+        const analysis::DeviceRow& d = s.devices[i];
+        char text[256];
+        snprintf(text, sizeof text, "%d: %s (sm_%d%d, %d SMs, %s, %.0f GB/s)", d.id, d.name.c_str(), d.computeMajor,
+            d.computeMinor, d.smCount, humanBytes(uint64_t(d.globalMemoryBytes)).c_str(), d.memoryBandwidthGBs);
+        row(i == 0 ? "GPUs" : "", text);
+    }
+
+    bool firstOther = true;
+    for (const auto& [key, value] : s.meta) {
+        if (shown.count(key)) continue;
+        printf("  %-12s %s: %s\n", firstOther ? "other" : "", key.c_str(), value.c_str());
+        firstOther = false;
+    }
+    for (const std::string& warning : s.warnings)
+        row("note", warning);
+
+    if (check || s.fileBytes + s.walBytes <= kAutoCheckBytes) {
+        const std::vector<std::string> problems = file.quickCheck();
+        if (problems.empty()) row("integrity", "ok (PRAGMA quick_check)");
+        for (size_t i = 0; i < problems.size(); ++i)
+            row(i == 0 ? "integrity" : "", style.alert(problems[i]));
+        if (!problems.empty()) {
+            fflush(stdout);
+            fprintf(stderr,
+                "tuneup: %s: is damaged (PRAGMA quick_check found problems); record again, or salvage "
+                "what is left with `sqlite3 %s .recover | sqlite3 recovered.db`\n",
+                file.path().c_str(), file.path().c_str());
+            return false;
+        }
+    } else {
+        row("integrity", "not checked (a large file; --check runs PRAGMA quick_check)");
+    }
+    return true;
+}
+
+} // namespace
+
+int runInfo(const InfoOptions& options)
+{
+    Style style;
+    style.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    int status = 0;
+    bool first = true;
+    for (const std::string& path : options.files) {
+        try {
+            const auto file = TuneupFile::open(path);
+            const TuneupFileSummary summary = file->summary();
+            if (!first) printf("\n");
+            first = false;
+            if (!printSummary(*file, summary, options.check, style)) status = 1;
+        } catch (const TuneupFileError& e) {
+            fflush(stdout);
+            fprintf(stderr, "tuneup: %s\n", e.what());
+            status = 1;
+        }
+    }
+    return status;
+}
+
+} // namespace tuneup::cli

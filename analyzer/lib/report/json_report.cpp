@@ -1,0 +1,191 @@
+#include "report/report.h"
+
+#include <rapidjson/ostreamwrapper.h>
+#include <rapidjson/prettywriter.h>
+
+namespace tuneup::analysis {
+
+std::optional<ReportFormat> parseReportFormat(std::string_view text)
+{
+    if (text == "text")
+        return ReportFormat::Text;
+    if (text == "json")
+        return ReportFormat::Json;
+    if (text == "markdown" || text == "md")
+        return ReportFormat::Markdown;
+    if (text == "html")
+        return ReportFormat::Html;
+    return std::nullopt;
+}
+
+namespace {
+
+using Writer = rapidjson::PrettyWriter<rapidjson::OStreamWrapper>;
+
+void string(Writer& w, std::string_view s) { w.String(s.data(), rapidjson::SizeType(s.size())); }
+void key(Writer& w, std::string_view s) { w.Key(s.data(), rapidjson::SizeType(s.size())); }
+
+void breakdown(Writer& w, const StepBreakdown& b)
+{
+    w.StartObject();
+    const std::pair<const char*, int64_t> fields[] = { { "step_ns", b.stepNs }, { "compute_ns", b.computeNs },
+        { "communication_ns", b.communicationNs }, { "memcpy_ns", b.memcpyNs }, { "memset_ns", b.memsetNs },
+        { "idle_ns", b.idleNs }, { "idle_data_ns", b.idleDataNs }, { "idle_sync_ns", b.idleSyncNs },
+        { "idle_host_ns", b.idleHostNs } };
+    for (const auto& [name, value] : fields) {
+        w.Key(name);
+        w.Int64(value);
+    }
+    w.EndObject();
+}
+
+void finding(Writer& w, const Finding& f, const ReportContext& context)
+{
+    w.StartObject();
+    key(w, "rule");
+    string(w, f.ruleId);
+    key(w, "severity");
+    string(w, severityName(f.severity));
+    key(w, "title");
+    string(w, f.title);
+    key(w, "detail");
+    string(w, f.detail);
+    key(w, "rank");
+    if (f.rank >= 0)
+        w.Int(f.rank);
+    else
+        w.Null();
+    key(w, "gain");
+    if (f.gain) {
+        w.StartObject();
+        key(w, "per_step_ns");
+        w.Int64(f.gain->perStepNs);
+        key(w, "step_share");
+        w.Double(f.gain->stepShare);
+        key(w, "model");
+        string(w, f.gain->model);
+        key(w, "confidence");
+        string(w, f.gain->confidence);
+        w.EndObject();
+    } else {
+        w.Null();
+    }
+    key(w, "evidence");
+    w.StartObject();
+    key(w, "facts");
+    w.StartObject();
+    for (const auto& [label, value] : f.evidence.facts) {
+        key(w, label);
+        string(w, value);
+    }
+    w.EndObject();
+    key(w, "events");
+    w.StartArray();
+    for (const EventRef& e : f.evidence.events) {
+        w.StartObject();
+        key(w, "table");
+        string(w, eventTableName(e.table));
+        key(w, "row");
+        w.Int(e.row);
+        w.EndObject();
+    }
+    w.EndArray();
+    key(w, "events_total");
+    w.Uint64(f.evidence.eventsTotal);
+    key(w, "spans");
+    w.StartArray();
+    for (const TimeSpan& s : f.evidence.spans) {
+        w.StartArray();
+        w.Int64(s.startNs);
+        w.Int64(s.endNs);
+        w.EndArray();
+    }
+    w.EndArray();
+    w.EndObject();
+    key(w, "fix");
+    w.StartObject();
+    key(w, "python");
+    string(w, f.fixPython);
+    key(w, "cpp");
+    string(w, f.fixCpp);
+    w.EndObject();
+    key(w, "doc");
+    string(w, context.docsDir.empty() ? "rules/" + f.ruleId + ".md" : context.docsDir + "/" + f.ruleId + ".md");
+    w.EndObject();
+}
+
+} // namespace
+
+void writeJsonReport(std::ostream& out, const AdviceReport& report, const ReportContext& context)
+{
+    rapidjson::OStreamWrapper stream(out);
+    Writer w(stream);
+    w.SetIndent(' ', 2);
+    w.StartObject();
+    key(w, "schema_version");
+    w.Int(kJsonReportSchemaVersion);
+    key(w, "tool");
+    w.StartObject();
+    key(w, "name");
+    string(w, "tuneup");
+    key(w, "version");
+    string(w, context.toolVersion);
+    w.EndObject();
+    key(w, "inputs");
+    w.StartArray();
+    for (size_t i = 0; i < report.ranks.size(); ++i) {
+        const RankAnalysis& r = report.ranks[i];
+        w.StartObject();
+        key(w, "path");
+        string(w, i < context.inputs.size() ? context.inputs[i] : r.model->info.path);
+        key(w, "format");
+        string(w, sourceFormatName(r.model->info.format));
+        key(w, "rank");
+        w.Int(r.rank);
+        key(w, "events");
+        w.Uint64(r.model->eventCount());
+        key(w, "steps");
+        w.StartObject();
+        key(w, "source");
+        string(w, stepSourceName(r.steps.detection.source));
+        key(w, "count");
+        w.Uint64(r.steps.detection.steps.size());
+        key(w, "detail");
+        string(w, r.steps.detection.detail);
+        w.EndObject();
+        key(w, "gpu");
+        w.Int(r.steps.device);
+        key(w, "median_step");
+        breakdown(w, r.steps.median);
+        w.EndObject();
+    }
+    w.EndArray();
+    key(w, "median_step_ns");
+    w.Int64(report.medianStepNs());
+    key(w, "findings");
+    w.StartArray();
+    for (const Finding* f : report.ranked())
+        finding(w, *f, context);
+    w.EndArray();
+    // Rules that raised nothing, and why: clean (what was checked), not evaluated (what they need),
+    // not applicable.
+    key(w, "rules_without_findings");
+    w.StartArray();
+    for (const RuleOutcome& o : report.outcomes) {
+        if (o.status == RuleStatus::Raised)
+            continue;
+        w.StartObject();
+        key(w, "rule");
+        string(w, o.ruleId);
+        key(w, "status");
+        string(w, ruleStatusName(o.status));
+        key(w, "reason");
+        string(w, o.reason);
+        w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    out << "\n";
+}
+
+} // namespace tuneup::analysis

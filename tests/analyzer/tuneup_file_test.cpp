@@ -1,0 +1,442 @@
+// The trace reader on every kind of bad file a user can hand it, and on good ones.
+
+#include "import/tuneup_file.h"
+#include "trace_fixture.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <optional>
+#include <random>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using tuneup::analysis::TuneupFile;
+using tuneup::analysis::TuneupFileError;
+using Kind = tuneup::analysis::TuneupFileError::Kind;
+
+namespace {
+
+class TuneupFileTest : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        std::string pattern = (fs::temp_directory_path() / "tuneup_file_test.XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        m_dir = pattern;
+    }
+    void TearDown() override
+    {
+        chmod(m_dir.c_str(), 0700);
+        fs::remove_all(m_dir);
+    }
+    std::string path(const std::string& name) const { return (fs::path(m_dir) / name).string(); }
+
+    // Opens and summarises; returns the error's kind and message, or fails the test when it opens.
+    std::pair<Kind, std::string> openError(const std::string& file)
+    {
+        try {
+            auto opened = TuneupFile::open(file);
+            opened->summary();
+        } catch (const TuneupFileError& e) {
+            return { e.kind(), e.what() };
+        }
+        ADD_FAILURE() << file << " opened, but it should not";
+        return { Kind::NotFound, "" };
+    }
+
+    static std::string readAll(const std::string& file)
+    {
+        std::string bytes;
+        if (FILE* f = fopen(file.c_str(), "rb")) {
+            char buffer[65536];
+            size_t n;
+            while ((n = fread(buffer, 1, sizeof buffer, f)) > 0)
+                bytes.append(buffer, n);
+            fclose(f);
+        }
+        return bytes;
+    }
+
+    static void writeBytes(const std::string& file, const std::string& bytes)
+    {
+        std::ofstream(file, std::ios::binary) << bytes;
+    }
+
+    static std::string randomBytes(size_t n, unsigned seed)
+    {
+        std::mt19937 random(seed);
+        std::string bytes(n, '\0');
+        for (char& c : bytes)
+            c = char(random() & 0xff);
+        return bytes;
+    }
+
+    std::string m_dir;
+};
+
+TEST_F(TuneupFileTest, MissingFileNamesThePath)
+{
+    auto [kind, message] = openError(path("nope.db"));
+    EXPECT_EQ(kind, Kind::NotFound);
+    EXPECT_NE(message.find(path("nope.db")), std::string::npos) << message;
+    EXPECT_NE(message.find("no such file"), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, DirectoryIsNotAFile)
+{
+    auto [kind, message] = openError(m_dir);
+    EXPECT_EQ(kind, Kind::NotAFile);
+    EXPECT_NE(message.find("is a directory"), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, EmptyFile)
+{
+    writeBytes(path("empty.db"), "");
+    auto [kind, message] = openError(path("empty.db"));
+    EXPECT_EQ(kind, Kind::Empty);
+    EXPECT_NE(message.find("empty (0 bytes)"), std::string::npos) << message;
+    EXPECT_NE(message.find("record again"), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, RandomBytesAreNotSqlite)
+{
+    writeBytes(path("noise.db"), randomBytes(8192, 1));
+    auto [kind, message] = openError(path("noise.db"));
+    EXPECT_EQ(kind, Kind::NotSqlite);
+    EXPECT_NE(message.find("not an SQLite file"), std::string::npos) << message;
+    EXPECT_NE(message.find("tuneup record"), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, JsonIsRecognisedAsSuch)
+{
+    writeBytes(path("trace.json"), "{\"traceEvents\": []}");
+    auto [kind, message] = openError(path("trace.json"));
+    EXPECT_EQ(kind, Kind::NotSqlite);
+    EXPECT_NE(message.find("JSON"), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, DamagedSqliteHeader)
+{
+    // The magic is right, the rest of the header is not.
+    writeBytes(path("header.db"), std::string("SQLite format 3\0", 16) + randomBytes(4080, 2));
+    auto [kind, message] = openError(path("header.db"));
+    EXPECT_TRUE(kind == Kind::NotSqlite || kind == Kind::Corrupt) << message;
+    EXPECT_NE(message.find(path("header.db")), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, TruncatedFileIsCorrupt)
+{
+    tuneup::test::TraceSpec spec;
+    spec.kernels = 3000;
+    tuneup::test::writeTrace(path("cut.db"), spec);
+    const auto size = fs::file_size(path("cut.db"));
+    ASSERT_GT(size, 20u * 4096);
+    fs::resize_file(path("cut.db"), size / 2 / 4096 * 4096);
+    auto [kind, message] = openError(path("cut.db"));
+    EXPECT_EQ(kind, Kind::Corrupt) << message;
+    EXPECT_NE(message.find("damaged"), std::string::npos) << message;
+    EXPECT_NE(message.find(".recover"), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, OverwrittenMiddlePagesAreCorrupt)
+{
+    tuneup::test::TraceSpec spec;
+    spec.kernels = 3000;
+    tuneup::test::writeTrace(path("bad.db"), spec);
+    std::string bytes = readAll(path("bad.db"));
+    const size_t pages = bytes.size() / 4096;
+    ASSERT_GT(pages, 20u);
+    for (size_t page = pages / 3; page < 2 * pages / 3; ++page)
+        bytes.replace(page * 4096, 4096, randomBytes(4096, unsigned(page)));
+    writeBytes(path("bad.db"), bytes);
+
+    auto [kind, message] = openError(path("bad.db"));
+    EXPECT_EQ(kind, Kind::Corrupt) << message;
+    EXPECT_NE(message.find(path("bad.db")), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, QuickCheckFindsDamageThatTheSummaryDoesNotRead)
+{
+    // Many strings over many pages, then one strings page made invalid: the summary never reads that table.
+    tuneup::test::writeTrace(path("q.db"));
+    {
+        sqlite3* db = nullptr;
+        ASSERT_EQ(sqlite3_open(path("q.db").c_str(), &db), SQLITE_OK);
+        tuneup::test::exec(db,
+            "WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) "
+            "INSERT INTO strings SELECT i, 'some_kernel_name_' || i FROM n");
+        sqlite3_close(db);
+    }
+    std::string bytes = readAll(path("q.db"));
+    const size_t at = bytes.find("some_kernel_name_1500");
+    ASSERT_NE(at, std::string::npos);
+    bytes[at / 4096 * 4096] = char(0x42); // not a valid b-tree page type
+    writeBytes(path("q.db"), bytes);
+
+    auto file = TuneupFile::open(path("q.db"));
+    EXPECT_EQ(file->summary().eventCount(), 18);
+    try {
+        EXPECT_FALSE(file->quickCheck().empty());
+    } catch (const TuneupFileError& e) {
+        EXPECT_EQ(e.kind(), Kind::Corrupt) << e.what();
+    }
+}
+
+TEST_F(TuneupFileTest, ForeignSqliteListsItsTables)
+{
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("app.db").c_str(), &db), SQLITE_OK);
+    tuneup::test::exec(db, "CREATE TABLE users (id INTEGER, name TEXT); CREATE TABLE orders (id INTEGER)");
+    sqlite3_close(db);
+    auto [kind, message] = openError(path("app.db"));
+    EXPECT_EQ(kind, Kind::Foreign);
+    EXPECT_NE(message.find("is an SQLite file but not a tuneup trace (tables: orders, users)"), std::string::npos)
+        << message;
+}
+
+TEST_F(TuneupFileTest, ForeignMetaTableIsNotMistakenForOurs)
+{
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("meta.db").c_str(), &db), SQLITE_OK);
+    tuneup::test::exec(db, "CREATE TABLE meta (name TEXT, x INTEGER)");
+    sqlite3_close(db);
+    EXPECT_EQ(openError(path("meta.db")).first, Kind::Foreign);
+}
+
+TEST_F(TuneupFileTest, NsightSystemsExportIsPointedToImport)
+{
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("report.sqlite").c_str(), &db), SQLITE_OK);
+    tuneup::test::exec(db,
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER)");
+    sqlite3_close(db);
+    auto [kind, message] = openError(path("report.sqlite"));
+    EXPECT_EQ(kind, Kind::Foreign);
+    EXPECT_NE(message.find("Nsight Systems"), std::string::npos) << message;
+    EXPECT_NE(message.find("tuneup import"), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, EmptySqliteDatabase)
+{
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("blank.db").c_str(), &db), SQLITE_OK);
+    tuneup::test::exec(db, "PRAGMA user_version=3"); // forces the header to be written
+    sqlite3_close(db);
+    auto [kind, message] = openError(path("blank.db"));
+    EXPECT_EQ(kind, Kind::Foreign);
+    EXPECT_NE(message.find("no tables"), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, TuneupFileWithoutSchemaHoldsNoRecording)
+{
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("bare.db").c_str(), &db), SQLITE_OK);
+    tuneup::test::exec(db, "PRAGMA application_id=" + std::to_string(tuneup::schema::kApplicationId));
+    sqlite3_close(db);
+    auto [kind, message] = openError(path("bare.db"));
+    EXPECT_EQ(kind, Kind::Empty);
+    EXPECT_NE(message.find("holds no recording"), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, NewerSchemaAsksForAnUpgrade)
+{
+    tuneup::test::TraceSpec spec;
+    spec.schemaVersion = tuneup::schema::kSchemaVersion + 1;
+    tuneup::test::writeTrace(path("new.db"), spec);
+    auto [kind, message] = openError(path("new.db"));
+    EXPECT_EQ(kind, Kind::NewerSchema);
+    const std::string newer = "schema " + std::to_string(tuneup::schema::kSchemaVersion + 1);
+    const std::string ours = "reads up to schema " + std::to_string(tuneup::schema::kSchemaVersion);
+    EXPECT_NE(message.find("written by a newer tuneup (" + newer + ", tuneup 9.9.9)"), std::string::npos) << message;
+    EXPECT_NE(message.find(ours), std::string::npos) << message;
+    EXPECT_NE(message.find("upgrade tuneup"), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, ValidFileSummary)
+{
+    tuneup::test::writeTrace(path("run.db"));
+    auto file = TuneupFile::open(path("run.db"));
+    EXPECT_EQ(file->schemaVersion(), tuneup::schema::kSchemaVersion);
+    const auto s = file->summary();
+    EXPECT_EQ(s.path, path("run.db"));
+    EXPECT_EQ(s.fileBytes, fs::file_size(path("run.db")));
+    EXPECT_EQ(s.walBytes, 0u);
+    EXPECT_EQ(s.metaValue("format"), "tuneup-trace");
+    EXPECT_EQ(s.metaValue("host"), "testhost");
+    EXPECT_EQ(s.metaValue("absent"), "");
+
+    std::map<std::string, int64_t> counts;
+    for (const auto& count : s.eventCounts)
+        counts[count.table] = count.rows;
+    EXPECT_EQ(counts,
+        (std::map<std::string, int64_t> { { "kernels", 3 }, { "memcpys", 2 }, { "memsets", 1 }, { "syncs", 1 },
+            { "api_calls", 4 }, { "nvtx_ranges", 2 }, { "nvtx_marks", 5 } }));
+    ASSERT_EQ(s.eventCounts.size(), tuneup::analysis::kEventTables.size());
+    EXPECT_EQ(s.eventCounts.front().table, "kernels"); // report order
+    EXPECT_EQ(s.eventCount(), 18);
+
+    ASSERT_EQ(s.stats.size(), 4u);
+    EXPECT_EQ(s.droppedCount(), 9);
+    ASSERT_EQ(s.devices.size(), 1u);
+    EXPECT_EQ(s.devices[0].name, "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(s.devices[0].smCount, 132);
+
+    EXPECT_EQ(s.firstNs, 1010000000);
+    EXPECT_EQ(s.lastNs, 2990000000);
+    EXPECT_TRUE(s.complete);
+    EXPECT_EQ(s.durationNs(), 2000000000); // from meta start_ns/end_ns
+    EXPECT_TRUE(s.warnings.empty());
+    EXPECT_TRUE(file->quickCheck().empty());
+}
+
+TEST_F(TuneupFileTest, EmptyRecordingHasNoSpanButADuration)
+{
+    tuneup::test::TraceSpec spec;
+    spec.kernels = spec.memcpys = spec.memsets = spec.syncs = spec.apiCalls = spec.nvtxRanges = spec.nvtxMarks = 0;
+    tuneup::test::writeTrace(path("idle.db"), spec);
+    const auto s = TuneupFile::open(path("idle.db"))->summary();
+    EXPECT_EQ(s.eventCount(), 0);
+    EXPECT_EQ(s.firstNs, 1000000000); // meta start/end stand in
+    EXPECT_EQ(s.lastNs, 3000000000);
+    EXPECT_EQ(s.durationNs(), 2000000000);
+}
+
+TEST_F(TuneupFileTest, ReadingLeavesTheFileAndItsDirectoryUntouched)
+{
+    tuneup::test::TraceSpec spec;
+    spec.walMode = true;
+    tuneup::test::writeTrace(path("run.db"), spec);
+    ASSERT_FALSE(fs::exists(path("run.db-wal"))); // a clean close merges and removes it
+    const std::string before = readAll(path("run.db"));
+    const auto mtime = fs::last_write_time(path("run.db"));
+    {
+        auto file = TuneupFile::open(path("run.db"));
+        EXPECT_EQ(file->summary().eventCount(), 18);
+        file->quickCheck();
+    }
+    EXPECT_EQ(readAll(path("run.db")), before);
+    EXPECT_EQ(fs::last_write_time(path("run.db")), mtime);
+    EXPECT_FALSE(fs::exists(path("run.db-wal")));
+    EXPECT_FALSE(fs::exists(path("run.db-shm")));
+}
+
+// What a SIGKILLed agent leaves: the file, its -wal and -shm, and no end_ns.
+void writeKilledRecording(const std::string& file)
+{
+    fs::create_directories(fs::path(file).parent_path());
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        sqlite3* db = nullptr;
+        tuneup::test::TraceSpec spec;
+        spec.walMode = true;
+        spec.endNs = false;
+        if (sqlite3_open(file.c_str(), &db) != SQLITE_OK) _exit(1);
+        try {
+            tuneup::test::fillTrace(db, spec);
+            tuneup::test::exec(db, "INSERT INTO kernels (start_ns, end_ns, device_id, name_id) VALUES (2, 3, 0, 1)");
+        } catch (...) {
+            _exit(2);
+        }
+        _exit(0); // no close: the WAL stays
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    ASSERT_TRUE(fs::exists(file + "-wal"));
+}
+
+TEST_F(TuneupFileTest, KilledRecordingIsValidAndIncomplete)
+{
+    writeKilledRecording(path("killed.db"));
+    const std::string db = readAll(path("killed.db"));
+    const std::string wal = readAll(path("killed.db-wal"));
+    {
+        auto file = TuneupFile::open(path("killed.db"));
+        const auto s = file->summary();
+        EXPECT_FALSE(s.complete);
+        EXPECT_GT(s.walBytes, 0u);
+        EXPECT_EQ(s.eventCount(), 19); // the rows in the WAL are read
+        EXPECT_EQ(s.firstNs, 2);
+        EXPECT_EQ(s.durationNs(), 2990000000 - 1000000000); // meta start to the last event
+        EXPECT_TRUE(file->quickCheck().empty());
+    }
+    // A read-only connection neither checkpoints nor removes the WAL.
+    EXPECT_EQ(readAll(path("killed.db")), db);
+    EXPECT_EQ(readAll(path("killed.db-wal")), wal);
+}
+
+// Sets an environment variable for the scope of one test.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const std::string& value)
+        : m_name(name)
+    {
+        if (const char* old = getenv(name)) m_old = old;
+        setenv(name, value.c_str(), 1);
+    }
+    ~ScopedEnv() { m_old ? setenv(m_name, m_old->c_str(), 1) : unsetenv(m_name); }
+
+private:
+    const char* m_name;
+    std::optional<std::string> m_old;
+};
+
+TEST_F(TuneupFileTest, KilledRecordingInReadOnlyDirectoryIsReadFromACopy)
+{
+    if (geteuid() == 0) GTEST_SKIP() << "root writes into a read-only directory anyway";
+    writeKilledRecording(path("ro/killed.db"));
+    fs::remove(path("ro/killed.db-shm"));
+    ASSERT_EQ(chmod(path("ro").c_str(), 0555), 0);
+    fs::create_directory(path("tmp"));
+    ScopedEnv tmpdir("TMPDIR", path("tmp"));
+    {
+        auto file = TuneupFile::open(path("ro/killed.db"));
+        EXPECT_TRUE(file->readFromCopy());
+        const auto s = file->summary();
+        EXPECT_EQ(s.eventCount(), 19); // the WAL's rows too
+        ASSERT_EQ(s.warnings.size(), 1u);
+        EXPECT_NE(s.warnings[0].find("read from a copy"), std::string::npos) << s.warnings[0];
+        EXPECT_FALSE(fs::exists(path("ro/killed.db-shm")));
+    }
+    EXPECT_TRUE(fs::is_empty(path("tmp"))); // the copy goes with the file object
+    chmod(path("ro").c_str(), 0700);
+}
+
+TEST_F(TuneupFileTest, KilledRecordingInReadOnlyDirectoryWithoutTemporarySpace)
+{
+    if (geteuid() == 0) GTEST_SKIP() << "root writes into a read-only directory anyway";
+    writeKilledRecording(path("ro/killed.db"));
+    fs::remove(path("ro/killed.db-shm"));
+    ASSERT_EQ(chmod(path("ro").c_str(), 0555), 0);
+    ScopedEnv tmpdir("TMPDIR", path("no-such-dir"));
+    auto [kind, message] = openError(path("ro/killed.db"));
+    EXPECT_EQ(kind, Kind::Unreadable);
+    EXPECT_NE(message.find("-wal"), std::string::npos) << message;
+    EXPECT_NE(message.find("to a writable directory"), std::string::npos) << message;
+    chmod(path("ro").c_str(), 0700);
+}
+
+TEST_F(TuneupFileTest, UnreadableFile)
+{
+    if (geteuid() == 0) GTEST_SKIP() << "root reads every file";
+    tuneup::test::writeTrace(path("secret.db"));
+    ASSERT_EQ(chmod(path("secret.db").c_str(), 0), 0);
+    auto [kind, message] = openError(path("secret.db"));
+    EXPECT_EQ(kind, Kind::Unreadable);
+    EXPECT_NE(message.find("Permission denied"), std::string::npos) << message;
+}
+
+TEST_F(TuneupFileTest, PathsWithUriCharacters)
+{
+    const std::string odd = path("a ?#%b.db");
+    tuneup::test::writeTrace(odd);
+    EXPECT_EQ(TuneupFile::open(odd)->summary().eventCount(), 18);
+}
+
+} // namespace

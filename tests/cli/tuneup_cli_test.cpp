@@ -1,0 +1,414 @@
+// The built `tuneup` binary, run as a user runs it. Bad input must be refused with a clear message and
+// a non-zero exit before anything runs: each refused command would create a marker file if it ran.
+// Tests marked "needs the agent" load build/.../libtuneup-agent.so into the command.
+
+#include "trace_fixture.h"
+
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <optional>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    std::string out, err;
+};
+
+class TuneupCliTest : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        std::string pattern = (fs::temp_directory_path() / "tuneup_cli_test.XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        m_dir = pattern;
+    }
+    void TearDown() override
+    {
+        chmod(m_dir.c_str(), 0700);
+        fs::remove_all(m_dir);
+    }
+    std::string path(const std::string& name) const { return (fs::path(m_dir) / name).string(); }
+    std::string marker() const { return path("ran"); }
+    // A command that leaves the marker behind if it runs.
+    std::vector<std::string> markingCommand() const { return { "sh", "-c", "touch '" + marker() + "'" }; }
+
+    using Env = std::map<std::string, std::optional<std::string>>;
+
+    // Starts tuneup with ARGS; stdout and stderr go to files read back by finish().
+    pid_t start(const std::vector<std::string>& args, const Env& env = {})
+    {
+        const std::string outPath = path(".stdout"), errPath = path(".stderr");
+        const pid_t pid = fork();
+        if (pid == 0) {
+            const int out = ::open(outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            const int err = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            dup2(out, 1);
+            dup2(err, 2);
+            unsetenv("TUNEUP_AGENT");
+            unsetenv("TUNEUP_DISABLE");
+            for (const auto& [name, value] : env)
+                value ? setenv(name.c_str(), value->c_str(), 1) : unsetenv(name.c_str());
+            std::vector<char*> argv { const_cast<char*>(TUNEUP_BINARY) };
+            for (const std::string& arg : args)
+                argv.push_back(const_cast<char*>(arg.c_str()));
+            argv.push_back(nullptr);
+            execv(TUNEUP_BINARY, argv.data());
+            _exit(99);
+        }
+        return pid;
+    }
+
+    Result finish(pid_t pid)
+    {
+        Result result;
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) { }
+        result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+        result.out = readAll(path(".stdout"));
+        result.err = readAll(path(".stderr"));
+        return result;
+    }
+
+    Result run(const std::vector<std::string>& args, const Env& env = {}) { return finish(start(args, env)); }
+
+    Result record(std::vector<std::string> options, const std::vector<std::string>& command, const Env& env = {})
+    {
+        options.insert(options.begin(), "record");
+        options.push_back("--");
+        options.insert(options.end(), command.begin(), command.end());
+        return run(options, env);
+    }
+
+    static std::string readAll(const std::string& file)
+    {
+        std::string bytes;
+        if (FILE* f = fopen(file.c_str(), "rb")) {
+            char buffer[65536];
+            size_t n;
+            while ((n = fread(buffer, 1, sizeof buffer, f)) > 0)
+                bytes.append(buffer, n);
+            fclose(f);
+        }
+        return bytes;
+    }
+
+    static bool waitFor(const std::string& file)
+    {
+        for (int i = 0; i < 500 && !fs::exists(file); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return fs::exists(file);
+    }
+
+    std::string m_dir;
+};
+
+#define EXPECT_CONTAINS(haystack, needle) EXPECT_NE((haystack).find(needle), std::string::npos) << (haystack)
+
+TEST_F(TuneupCliTest, HelpShowsExamplesAndExitCodes)
+{
+    Result r = run({ "--help" });
+    EXPECT_EQ(r.code, 0);
+    EXPECT_CONTAINS(r.out, "tuneup record -o run.db -- python train.py");
+    EXPECT_CONTAINS(r.out, "Exit codes");
+    r = run({ "record", "--help" });
+    EXPECT_EQ(r.code, 0);
+    EXPECT_CONTAINS(r.out, "torchrun");
+    EXPECT_CONTAINS(r.out, "--trace");
+    r = run({ "info", "--help" });
+    EXPECT_EQ(r.code, 0);
+    EXPECT_CONTAINS(r.out, "tuneup info run.db");
+}
+
+TEST_F(TuneupCliTest, Version)
+{
+    const Result r = run({ "--version" });
+    EXPECT_EQ(r.code, 0);
+    EXPECT_CONTAINS(r.out, "tuneup 0.");
+}
+
+TEST_F(TuneupCliTest, NoSubcommandIsAUsageError)
+{
+    const Result r = run({});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_FALSE(r.err.empty());
+}
+
+TEST_F(TuneupCliTest, RecordWithoutCommand)
+{
+    Result r = run({ "record", "-o", path("x.db") });
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, "tuneup: record: no command to record");
+    r = run({ "record", "-o", path("x.db"), "--" });
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, "no command to record");
+    EXPECT_FALSE(fs::exists(path("x.db")));
+}
+
+TEST_F(TuneupCliTest, UnknownTraceItem)
+{
+    const Result r = record({ "-o", path("x.db"), "--trace", "nvtx,kernels" }, markingCommand());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, "unknown --trace item 'kernels'");
+    EXPECT_CONTAINS(r.err, "known: nvtx, cuda, kernel");
+    EXPECT_FALSE(fs::exists(marker()));
+}
+
+TEST_F(TuneupCliTest, EmptyTraceItem)
+{
+    const Result r = record({ "-o", path("x.db"), "--trace", "nvtx," }, markingCommand());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, "empty item");
+    EXPECT_FALSE(fs::exists(marker()));
+}
+
+TEST_F(TuneupCliTest, ExistingOutputNeedsForce)
+{
+    tuneup::test::writeTrace(path("x.db"));
+    std::ofstream(path("x.rank1.db")) << "";
+    std::ofstream(path("x.pid77.db")) << "";
+    std::ofstream(path("xyz.db")) << ""; // not part of the recording
+    const Result r = record({ "-o", path("x.db") }, markingCommand());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(
+        r.err, "the output exists: " + path("x.db") + ", " + path("x.rank1.db") + ", " + path("x.pid77.db"));
+    EXPECT_CONTAINS(r.err, "--force");
+    EXPECT_EQ(r.err.find("xyz.db"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(marker()));
+}
+
+TEST_F(TuneupCliTest, LeftoverWalCountsAsExistingOutput)
+{
+    std::ofstream(path("x.db-wal")) << "junk";
+    const Result r = record({ "-o", path("x.db") }, markingCommand());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, path("x.db-wal"));
+    EXPECT_FALSE(fs::exists(marker()));
+}
+
+TEST_F(TuneupCliTest, ForceNeverDeletesForeignData)
+{
+    std::ofstream(path("notes.db")) << "my precious notes";
+    const Result r = record({ "-o", path("notes.db"), "--force" }, markingCommand());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, "is not a tuneup trace");
+    EXPECT_TRUE(fs::exists(path("notes.db")));
+    EXPECT_FALSE(fs::exists(marker()));
+}
+
+TEST_F(TuneupCliTest, MissingOutputDirectory)
+{
+    const Result r = record({ "-o", path("missing/x.db") }, markingCommand());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, "the output directory " + path("missing") + " does not exist");
+    EXPECT_FALSE(fs::exists(marker()));
+}
+
+TEST_F(TuneupCliTest, UnwritableOutputDirectory)
+{
+    // /proc takes no new files, not even from root; a mode-0555 directory stops everyone else.
+    Result r = record({ "-o", "/proc/tuneup-test.db" }, markingCommand());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, "cannot write in the output directory /proc");
+    EXPECT_FALSE(fs::exists(marker()));
+    if (geteuid() != 0) {
+        fs::create_directory(path("ro"));
+        ASSERT_EQ(chmod(path("ro").c_str(), 0555), 0);
+        r = record({ "-o", path("ro/x.db") }, markingCommand());
+        EXPECT_EQ(r.code, 2);
+        EXPECT_CONTAINS(r.err, "cannot write in the output directory " + path("ro"));
+        EXPECT_FALSE(fs::exists(marker()));
+    }
+}
+
+TEST_F(TuneupCliTest, OutputThatIsADirectory)
+{
+    fs::create_directory(path("out.db"));
+    const Result r = record({ "-o", path("out.db") }, markingCommand());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, "is a directory");
+    EXPECT_FALSE(fs::exists(marker()));
+}
+
+TEST_F(TuneupCliTest, MissingAgent)
+{
+    const Result r
+        = record({ "-o", path("x.db") }, markingCommand(), { { "TUNEUP_AGENT", "/nowhere/libtuneup-agent.so" } });
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, "TUNEUP_AGENT=/nowhere/libtuneup-agent.so");
+    EXPECT_FALSE(fs::exists(marker()));
+}
+
+TEST_F(TuneupCliTest, ChecksComeBeforeForceDeletes)
+{
+    tuneup::test::writeTrace(path("x.db"));
+    const Result r = record({ "-o", path("x.db"), "--force" }, markingCommand(), { { "TUNEUP_AGENT", "/nowhere.so" } });
+    EXPECT_EQ(r.code, 2);
+    EXPECT_TRUE(fs::exists(path("x.db"))); // nothing deleted when the run cannot start
+}
+
+TEST_F(TuneupCliTest, CommandNotFound)
+{
+    const Result r = record({ "-o", path("x.db") }, { "tuneup-no-such-program-xyz" });
+    EXPECT_EQ(r.code, 127);
+    EXPECT_CONTAINS(r.err, "cannot run 'tuneup-no-such-program-xyz': command not found");
+}
+
+// ---- with the agent (these fail until the agent loads into /bin/sh and writes its file) ----
+
+TEST_F(TuneupCliTest, ExitCodesPassThrough)
+{
+    EXPECT_EQ(record({ "-o", path("t.db") }, { "/bin/true" }).code, 0);
+    const Result r = record({ "-o", path("s.db") }, { "sh", "-c", "exit 3" });
+    EXPECT_EQ(r.code, 3);
+    EXPECT_CONTAINS(r.err, "exited with code 3");
+}
+
+TEST_F(TuneupCliTest, DeathBySignalIs128PlusN)
+{
+    const Result r = record({ "-o", path("k.db") }, { "sh", "-c", "kill -KILL $$" });
+    EXPECT_EQ(r.code, 128 + SIGKILL);
+    EXPECT_CONTAINS(r.err, "signal 9 (SIGKILL)");
+}
+
+TEST_F(TuneupCliTest, StdoutBelongsToTheCommand)
+{
+    const Result r = record({ "-o", path("e.db") }, { "echo", "hello" });
+    EXPECT_EQ(r.code, 0);
+    EXPECT_EQ(r.out, "hello\n");
+}
+
+TEST_F(TuneupCliTest, CommandGetsTheAgentEnvironment)
+{
+    const std::string script = "test \"$TUNEUP_MAIN_PID\" = \"$$\" || exit 10; "
+                               "test \"$TUNEUP_OUTPUT\" = \""
+        + path("env.db")
+        + "\" || exit 11; "
+          "test \"$TUNEUP_TRACE\" = nvtx,kernel || exit 12; "
+          "case \"$LD_PRELOAD\" in */libtuneup-agent.so:/preloaded.so) ;; *) exit 13;; esac; "
+          "test \"$CUDA_INJECTION64_PATH\" = \"$NVTX_INJECTION64_PATH\" || exit 14; "
+          "test -f \"$CUDA_INJECTION64_PATH\" || exit 15";
+    // /preloaded.so does not exist: the loader warns and goes on, which is all this test needs.
+    const Result r = record({ "-o", path("env.db"), "--trace", "nvtx, kernel" }, { "sh", "-c", script },
+        { { "LD_PRELOAD", "/preloaded.so" } });
+    EXPECT_EQ(r.code, 0) << r.err;
+}
+
+TEST_F(TuneupCliTest, LauncherGetsNoMainPid)
+{
+    // A fake torchrun: it only reports whether TUNEUP_MAIN_PID reached it.
+    fs::create_directory(path("bin"));
+    std::ofstream(path("bin/torchrun")) << "#!/bin/sh\ntest -z \"$TUNEUP_MAIN_PID\" || exit 20\n";
+    fs::permissions(path("bin/torchrun"), fs::perms::owner_all);
+    const Result r = record({ "-o", path("l.db") }, { path("bin/torchrun") }, { { "TUNEUP_MAIN_PID", "1" } });
+    EXPECT_EQ(r.code, 0) << r.err;
+}
+
+TEST_F(TuneupCliTest, PythonModuleLauncherGetsNoMainPid)
+{
+    // A fake python: exit 0 without TUNEUP_MAIN_PID, 21 with it.
+    fs::create_directory(path("bin"));
+    std::ofstream(path("bin/python3")) << "#!/bin/sh\ntest -z \"$TUNEUP_MAIN_PID\" || exit 21\n";
+    fs::permissions(path("bin/python3"), fs::perms::owner_all);
+    EXPECT_EQ(
+        record({ "-o", path("p.db") }, { path("bin/python3"), "-u", "-m", "torch.distributed.run", "t.py" }).code, 0);
+    // A script that merely takes -m as its own argument is the main process.
+    EXPECT_EQ(record({ "-o", path("q.db") }, { path("bin/python3"), "t.py", "-m", "torch.distributed.run" }).code, 21);
+}
+
+TEST_F(TuneupCliTest, ForceReplacesTheOldRecording)
+{
+    tuneup::test::writeTrace(path("x.db"));
+    std::ofstream(path("x.pid5.db")) << "";
+    std::ofstream(path("x.db-shm")) << "";
+    const Result r = record({ "-o", path("x.db"), "--force" }, { "/bin/true" });
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_FALSE(fs::exists(path("x.pid5.db")));
+}
+
+TEST_F(TuneupCliTest, ReportsTheFileWritten)
+{
+    const Result r = record({ "-o", path("run.db") }, { "/bin/true" });
+    EXPECT_EQ(r.code, 0);
+    EXPECT_CONTAINS(r.err, "tuneup: recorded ");
+    EXPECT_CONTAINS(r.err, " -> " + path("run.db") + " (");
+    EXPECT_TRUE(fs::exists(path("run.db")));
+}
+
+TEST_F(TuneupCliTest, InterruptIsLeftToTheCommand)
+{
+    // SIGINT to tuneup alone: it keeps waiting, the command finishes and its code comes back.
+    const std::string started = path("started");
+    const pid_t pid
+        = start({ "record", "-o", path("i.db"), "--", "sh", "-c", "touch '" + started + "'; sleep 1; exit 4" });
+    ASSERT_TRUE(waitFor(started));
+    kill(pid, SIGINT);
+    EXPECT_EQ(finish(pid).code, 4);
+}
+
+TEST_F(TuneupCliTest, TerminateIsForwarded)
+{
+    const std::string started = path("started");
+    const pid_t pid = start({ "record", "-o", path("t.db"), "--", "sh", "-c", "touch '" + started + "'; sleep 30" });
+    ASSERT_TRUE(waitFor(started));
+    const auto before = std::chrono::steady_clock::now();
+    kill(pid, SIGTERM);
+    const Result r = finish(pid);
+    EXPECT_EQ(r.code, 128 + SIGTERM) << r.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
+}
+
+// ---- info ----
+
+TEST_F(TuneupCliTest, InfoOnAValidFile)
+{
+    tuneup::test::writeTrace(path("run.db"));
+    const Result r = run({ "info", path("run.db") });
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_CONTAINS(r.out, "tuneup-trace, schema 1");
+    EXPECT_CONTAINS(r.out, "python train.py");
+    EXPECT_CONTAINS(r.out, "pid 4242");
+    EXPECT_CONTAINS(r.out, "host testhost");
+    EXPECT_CONTAINS(r.out, "capture.cuda: off: no CUDA driver");
+    EXPECT_CONTAINS(r.out, "kernels");
+    EXPECT_CONTAINS(r.out, "! events.dropped");
+    EXPECT_CONTAINS(r.out, "9 events were lost");
+    EXPECT_CONTAINS(r.out, "NVIDIA H100 80GB HBM3");
+    EXPECT_CONTAINS(r.out, "2 s");
+    EXPECT_CONTAINS(r.out, "integrity    ok");
+    EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST_F(TuneupCliTest, InfoOnBadFilesExitsOne)
+{
+    tuneup::test::writeTrace(path("good.db"));
+    std::ofstream(path("bad.db")) << "not a database at all, just text";
+    const Result r = run({ "info", path("good.db"), path("bad.db"), path("gone.db") });
+    EXPECT_EQ(r.code, 1);
+    EXPECT_CONTAINS(r.out, path("good.db"));
+    EXPECT_CONTAINS(r.err, path("bad.db") + ": is not a tuneup trace");
+    EXPECT_CONTAINS(r.err, path("gone.db") + ": no such file");
+}
+
+TEST_F(TuneupCliTest, InfoOnAnIncompleteFile)
+{
+    tuneup::test::TraceSpec spec;
+    spec.endNs = false;
+    tuneup::test::writeTrace(path("cut.db"), spec);
+    const Result r = run({ "info", path("cut.db") });
+    EXPECT_EQ(r.code, 0);
+    EXPECT_CONTAINS(r.out, "incomplete: the process did not exit cleanly");
+}
+
+} // namespace
