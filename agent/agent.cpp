@@ -3,6 +3,7 @@
 #include "clock.h"
 #include "log.h"
 #include "metadata.h"
+#include "nvtx_source.h"
 #include "output_path.h"
 #include "process_guard.h"
 #include "ring_registry.h"
@@ -54,6 +55,9 @@ void childAfterFork()
     disableCuptiAfterFork();
 #endif
     Writer::setMeta("capture.cuda", "off: forked child process (CUDA and CUPTI cannot be used after fork)");
+    // The parent's announcement went to the parent's file; NVTX calls keep reaching us here.
+    if (nvtxAttached())
+        Writer::setMeta("capture.nvtx", "on");
 }
 
 } // namespace

@@ -2,9 +2,11 @@
 //   LD_PRELOAD             -> the constructor below
 //   CUDA_INJECTION64_PATH  -> InitializeInjection, called by the CUDA driver in cuInit
 //   NVTX_INJECTION64_PATH  -> InitializeInjectionNvtx2, called once by every library using NVTX
+// and, with LD_PRELOAD, _exit/_Exit, which run no atexit handler (see exitWithoutHandlers).
 
 #include "agent.h"
 #include "nvtx_source.h"
+#include "process_guard.h"
 #include "writer.h"
 #ifdef TUNEUP_HAVE_CUPTI
 #include "cupti_source.h"
@@ -44,3 +46,9 @@ TUNEUP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTab
 // Writes everything recorded so far and commits it. For hosts that want a checkpoint (the Python
 // bootstrap before os._exit in DataLoader workers, benchmarks).
 TUNEUP_EXPORT void tuneup_agent_flush(void) { Writer::flush(); }
+
+// _exit runs no atexit handler and no destructor: a forked child that ends with it (Python's
+// DataLoader workers call os._exit) lost every event its writer had not committed yet. Only
+// reached when the agent is LD_PRELOADed; glibc's own internal calls are not interposed.
+TUNEUP_EXPORT void _exit(int status) { exitWithoutHandlers(status); }
+TUNEUP_EXPORT void _Exit(int status) { exitWithoutHandlers(status); }

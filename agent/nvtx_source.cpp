@@ -25,10 +25,23 @@ std::atomic<uint64_t> s_nextRangeId { 1 };
 // newest in bit 0): the pop of a dropped push is dropped too, so it cannot close the wrong range.
 __attribute__((tls_model("initial-exec"))) thread_local int t_depth = 0;
 __attribute__((tls_model("initial-exec"))) thread_local uint64_t t_droppedPushes = 0;
+// Pushes written whose pop is still to come. Every record but a pop leaves room in the ring for
+// their pops (a 32-byte record and at most 16 bytes of padding before it), so the pop of a written
+// push is never dropped: a dropped one left its range open and every later range on the thread
+// nested in it.
+__attribute__((tls_model("initial-exec"))) thread_local uint32_t t_openWritten = 0;
+constexpr size_t kPopReserveBytes = 48;
+
+size_t reserveFor(HostEventKind kind)
+{
+    return (size_t(t_openWritten) + (kind == HostEventKind::NvtxPush ? 1 : 0)) * kPopReserveBytes;
+}
 
 int notePush(bool written)
 {
     t_droppedPushes = (t_droppedPushes << 1) | (written ? 0 : 1);
+    if (written)
+        ++t_openWritten;
     return t_depth++;
 }
 
@@ -116,28 +129,31 @@ bool emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtx
     const std::string_view text = describe(attributes, event, wide);
     event.domain = domain;
     event.rangeId = rangeId;
-    return RingRegistry::emit(kind, now, &event, sizeof event, text);
+    return RingRegistry::emit(kind, now, &event, sizeof event, text, reserveFor(kind));
 }
 
 bool emitText(HostEventKind kind, uint64_t timeNs, const char* text)
 {
     NvtxEventFixed event {};
     event.messageKind = MessageKind::Text;
-    return RingRegistry::emit(kind, timeNs, &event, sizeof event, text ? std::string_view(text) : std::string_view());
+    return RingRegistry::emit(kind, timeNs, &event, sizeof event, text ? std::string_view(text) : std::string_view(),
+        reserveFor(kind));
 }
 
 void emitScope(HostEventKind kind, uint64_t domain, uint64_t rangeId)
 {
     const NvtxScopeFixed scope { domain, rangeId };
-    RingRegistry::emit(kind, nowNs(), &scope, sizeof scope, {});
+    RingRegistry::emit(kind, nowNs(), &scope, sizeof scope, {}, reserveFor(kind));
 }
 
 int pop(uint64_t domain)
 {
     int level;
-    if (notePop(level))
+    if (notePop(level)) {
+        if (level >= 0 && t_openWritten > 0)
+            --t_openWritten; // before the write: the pop may use the room kept for it
         emitScope(HostEventKind::NvtxPop, domain, 0);
-    else
+    } else
         RingRegistry::countDropped();
     return level;
 }
@@ -145,7 +161,7 @@ int pop(uint64_t domain)
 void emitName(HostEventKind kind, uint64_t domain, uint64_t id, std::string_view name)
 {
     const NvtxNameFixed fixed { domain, id };
-    RingRegistry::emit(kind, nowNs(), &fixed, sizeof fixed, name);
+    RingRegistry::emit(kind, nowNs(), &fixed, sizeof fixed, name, reserveFor(kind));
 }
 
 // ---- CORE -------------------------------------------------------------------------------------
@@ -168,7 +184,8 @@ nvtxRangeId_t NVTX_API rangeStartA(const char* message)
     NvtxEventFixed event {};
     event.messageKind = MessageKind::Text;
     event.rangeId = id;
-    RingRegistry::emit(HostEventKind::NvtxStart, now, &event, sizeof event, message ? message : "");
+    RingRegistry::emit(HostEventKind::NvtxStart, now, &event, sizeof event, message ? message : "",
+        reserveFor(HostEventKind::NvtxStart));
     return id;
 }
 
@@ -285,6 +302,8 @@ template <typename F> void install(NvtxFunctionTable table, unsigned size, unsig
 std::atomic<bool> s_announced { false };
 
 } // namespace
+
+bool nvtxAttached() { return s_announced.load(); }
 
 int attachNvtx(NvtxGetExportTableFunc_t getExportTable)
 {

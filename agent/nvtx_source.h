@@ -11,4 +11,7 @@ namespace tuneup::agent {
 // or 0 so NVTX unloads us and its calls become no-ops (NVTX capture disabled).
 int attachNvtx(NvtxGetExportTableFunc_t getExportTable);
 
+// True once any library's NVTX calls reach the agent (inherited by forked children).
+bool nvtxAttached();
+
 } // namespace tuneup::agent

@@ -10,6 +10,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace tuneup::agent {
 
@@ -65,6 +67,13 @@ void installSignalFlush(int sig)
 void onExit() { shutdown(); }
 
 } // namespace
+
+void exitWithoutHandlers(int status)
+{
+    Writer::flushFromSignalHandler();
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
 
 void installProcessGuard(const ForkHooks& hooks)
 {

@@ -11,4 +11,8 @@ struct ForkHooks {
 
 void installProcessGuard(const ForkHooks& hooks);
 
+// For the interposed _exit/_Exit: finalises this process's file (async-signal-safe, waits at most
+// 2 s), then ends the process as _exit does.
+[[noreturn]] void exitWithoutHandlers(int status);
+
 } // namespace tuneup::agent

@@ -82,14 +82,15 @@ void addTotals(RingTotals& into, const ThreadRing& ring)
 
 void RingRegistry::configure(size_t ringBytes, size_t budgetBytes)
 {
-    s_ringBytes.store(ringBytes);
+    // The budget counts what a ring really takes: freeing subtracts its capacity.
+    s_ringBytes.store(ThreadRing::capacityFor(ringBytes));
     s_budgetBytes.store(budgetBytes);
 }
 
 void RingRegistry::setFirstRingHook(void (*hook)()) { s_firstRingHook.store(hook); }
 
 bool RingRegistry::emit(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes,
-    std::string_view text)
+    std::string_view text, size_t reserveBytes)
 {
     ThreadRing* ring = t_ring;
     if (__builtin_expect(ring == nullptr, 0))
@@ -98,7 +99,7 @@ bool RingRegistry::emit(HostEventKind kind, uint64_t timeNs, const void* fixed, 
         s_noRingProduced.fetch_add(1, std::memory_order_relaxed);
         return false;
     }
-    return ring->write(kind, timeNs, fixed, fixedBytes, text);
+    return ring->write(kind, timeNs, fixed, fixedBytes, text, reserveBytes);
 }
 
 void RingRegistry::countDropped()

@@ -22,8 +22,10 @@ public:
     // process start its writer then.
     static void setFirstRingHook(void (*hook)());
 
-    // Producer side: append one event to the calling thread's ring. Returns false if dropped.
-    static bool emit(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes, std::string_view text);
+    // Producer side: append one event to the calling thread's ring, leaving `reserveBytes` free
+    // after it (ThreadRing::write). Returns false if dropped.
+    static bool emit(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes, std::string_view text,
+        size_t reserveBytes = 0);
 
     // Producer side: counts an event as produced and dropped without writing it (a pop whose
     // push was dropped: writing it would close the wrong range).

@@ -8,23 +8,25 @@ namespace {
 // 16-byte records keep room for a padding header at the end of the ring.
 constexpr size_t roundUp16(size_t n) { return (n + 15) & ~size_t(15); }
 
-size_t powerOfTwoAtLeast(size_t n)
+} // namespace
+
+size_t ThreadRing::capacityFor(size_t bytes)
 {
     size_t p = 4096;
-    while (p < n)
+    while (p < bytes)
         p <<= 1;
     return p;
 }
-} // namespace
 
 ThreadRing::ThreadRing(size_t capacityBytes, int tid)
-    : m_data(new std::byte[powerOfTwoAtLeast(capacityBytes)])
-    , m_capacity(powerOfTwoAtLeast(capacityBytes))
+    : m_data(new std::byte[capacityFor(capacityBytes)])
+    , m_capacity(capacityFor(capacityBytes))
     , m_tid(tid)
 {
 }
 
-bool ThreadRing::write(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes, std::string_view text)
+bool ThreadRing::write(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes, std::string_view text,
+    size_t reserveBytes)
 {
     bump(m_produced);
     if (text.size() > 0xffff) {
@@ -37,9 +39,9 @@ bool ThreadRing::write(HostEventKind kind, uint64_t timeNs, const void* fixed, s
     const size_t untilEnd = m_capacity - offset;
     // A record never wraps: if it does not fit before the end, pad to the end and start at 0.
     const size_t needed = size <= untilEnd ? size : untilEnd + size;
-    if (head + needed - m_cachedTail > m_capacity) {
+    if (head + needed + reserveBytes - m_cachedTail > m_capacity) {
         m_cachedTail = m_tail.load(std::memory_order_acquire);
-        if (head + needed - m_cachedTail > m_capacity || size > m_capacity / 2) {
+        if (head + needed + reserveBytes - m_cachedTail > m_capacity || size > m_capacity / 2) {
             bump(m_dropped);
             return false;
         }

@@ -16,13 +16,17 @@ namespace tuneup::agent {
 class ThreadRing {
 public:
     ThreadRing(size_t capacityBytes, int tid);
+    // The capacity a ring asked to hold `bytes` gets: a power of two, at least 4096.
+    static size_t capacityFor(size_t bytes);
 
     int tid() const { return m_tid; }
     size_t capacity() const { return m_capacity; }
 
     // Producer side. Copies `fixed` and `text` (truncated to 65535 bytes) into one record.
-    // Returns false, and counts a drop, when the ring has no room.
-    bool write(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes, std::string_view text);
+    // Returns false, and counts a drop, when the ring has no room for it plus `reserveBytes`
+    // left free after it (room the producer keeps for records it must not lose, see nvtx_source).
+    bool write(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes, std::string_view text,
+        size_t reserveBytes = 0);
 
     // Producer side: an event produced and dropped on purpose.
     void countDropped()

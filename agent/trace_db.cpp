@@ -3,8 +3,11 @@
 #include "log.h"
 #include "trace_schema.h"
 
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 namespace tuneup::agent {
 
@@ -68,8 +71,32 @@ void bindPayload(sqlite3_stmt* s, int typeIndex, int valueIndex, uint8_t type, u
 
 } // namespace
 
-std::unique_ptr<TraceDb> TraceDb::create(const std::string& path, std::string& error)
+void TraceDb::initializeLibrary()
 {
+    // Only the writer thread uses this private SQLite, so it needs no mutexes, and must have none:
+    // a fork() while the writer holds one of SQLite's global mutexes (in sqlite3_initialize, in
+    // malloc accounting) left the child's writer blocked on it forever.
+    static bool initialized = false;
+    if (initialized)
+        return;
+    initialized = true;
+    sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_initialize();
+}
+
+std::unique_ptr<TraceDb> TraceDb::create(const std::string& path, std::string& error, bool* existed)
+{
+    // Claim the name first: of two processes creating one file at once, one gets it and the other
+    // learns it exists, instead of both writing a schema into it ("database is locked").
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (existed)
+        *existed = fd < 0 && errno == EEXIST;
+    if (fd < 0) {
+        error = "cannot create " + path + ": " + strerror(errno);
+        return nullptr;
+    }
+    ::close(fd);
     sqlite3* db = nullptr;
     int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
         nullptr);
@@ -78,6 +105,9 @@ std::unique_ptr<TraceDb> TraceDb::create(const std::string& path, std::string& e
         sqlite3_close(db);
         return nullptr;
     }
+    // Another process may glance at the new file (TraceDb::reopen, to see whose it is) while the
+    // schema goes in: wait for it rather than fail.
+    sqlite3_busy_timeout(db, 2000);
     std::unique_ptr<TraceDb> trace(new TraceDb(db, path));
     // WAL + synchronous=OFF: a killed process loses nothing committed (the OS keeps the pages);
     // only a machine crash could. Large pages and cache make bulk inserts cheap.
@@ -103,7 +133,20 @@ std::unique_ptr<TraceDb> TraceDb::reopen(const std::string& path, std::string& e
         sqlite3_close(db);
         return nullptr;
     }
+    // The file may be one another process is creating this very moment: wait for its schema
+    // rather than fail, and say quietly (to the caller) when it is no finished tuneup trace.
+    sqlite3_busy_timeout(db, 2000);
     std::unique_ptr<TraceDb> trace(new TraceDb(db, path));
+    sqlite3_stmt* format = nullptr;
+    const bool isTrace = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'format'", -1, &format, nullptr)
+            == SQLITE_OK
+        && sqlite3_step(format) == SQLITE_ROW && sqlite3_column_text(format, 0)
+        && reinterpret_cast<const char*>(sqlite3_column_text(format, 0)) == schema::kFormatName;
+    sqlite3_finalize(format);
+    if (!isTrace) {
+        error = path + " is not a tuneup trace";
+        return nullptr;
+    }
     trace->exec("PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;");
     // Go on numbering strings after the ones already written; reload them for interning.
     sqlite3_stmt* s = trace->prepare("SELECT id, value FROM strings");

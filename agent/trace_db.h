@@ -46,8 +46,13 @@ struct MarkRow {
 
 class TraceDb final : public ActivitySink {
 public:
-    // Creates a new file with the schema. Returns null and sets `error` on failure.
-    static std::unique_ptr<TraceDb> create(const std::string& path, std::string& error);
+    // Sets up the private SQLite for use by one thread only (no mutexes). Call before the writer
+    // thread starts, on the thread that starts it; idempotent.
+    static void initializeLibrary();
+    // Creates a new file with the schema. Returns null and sets `error` on failure; `existed` says
+    // the file was there already (it is never written then, even when another process has just
+    // created it).
+    static std::unique_ptr<TraceDb> create(const std::string& path, std::string& error, bool* existed = nullptr);
     // Opens a file this process wrote before an exec() replaced its image, to go on writing.
     static std::unique_ptr<TraceDb> reopen(const std::string& path, std::string& error);
     ~TraceDb() override;

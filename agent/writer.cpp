@@ -71,21 +71,31 @@ std::string withPidSuffix(const std::string& path, int pid)
 bool openFile(WriterState& state)
 {
     std::string error;
-    bool reopened = false;
+    bool reopened = false, fellBack = false;
+    const auto useFallback = [&] {
+        fellBack = true;
+        const std::string fallback = withPidSuffix(state.path, state.pid);
+        TUNEUP_LOG(Warn, "%s exists and belongs to another recording; writing %s", state.path.c_str(),
+            fallback.c_str());
+        state.path = fallback;
+    };
     if (fileExists(state.path)) {
         if (auto existing = TraceDb::reopen(state.path, error);
             existing && existing->metaValue("pid") == std::to_string(state.pid)) {
             state.db = std::move(existing);
             reopened = true;
         } else {
-            const std::string fallback = withPidSuffix(state.path, state.pid);
-            TUNEUP_LOG(Warn, "%s exists and belongs to another recording; writing %s", state.path.c_str(),
-                fallback.c_str());
-            state.path = fallback;
+            useFallback();
         }
     }
-    if (!state.db)
-        state.db = TraceDb::create(state.path, error);
+    if (!state.db) {
+        bool existed = false;
+        state.db = TraceDb::create(state.path, error, &existed);
+        if (!state.db && existed && !fellBack) {
+            useFallback(); // another process created it just now
+            state.db = TraceDb::create(state.path, error);
+        }
+    }
     if (!state.db) {
         TUNEUP_LOG(Warn, "%s; nothing will be recorded", error.c_str());
         state.openFailed = true;
@@ -272,6 +282,7 @@ void Writer::start(const std::string& path, bool eager, OnOpen onOpen)
     if (const char* ms = getenv("TUNEUP_FLUSH_MS"))
         s_state->flushIntervalNs = std::clamp<uint64_t>(strtoull(ms, nullptr, 10), 10, 60000) * 1'000'000;
     s_finished.store(false);
+    TraceDb::initializeLibrary();
 
     // The writer must never receive the process's signals: block them all while it is created.
     sigset_t all, previous;
@@ -342,8 +353,10 @@ void Writer::stop()
 
 void Writer::flushFromSignalHandler()
 {
-    // Only async-signal-safe calls: write, poll, read.
-    if (!s_running.load() || s_finished.load() || pthread_equal(pthread_self(), s_thread))
+    // Only async-signal-safe calls: write, poll, read. Not in a vfork() child, which shares the
+    // parent's memory but not its writer.
+    if (!s_running.load() || s_finished.load() || pthread_equal(pthread_self(), s_thread)
+        || int(getpid()) != s_state->pid)
         return;
     wake(kWakeSignal);
     pollfd ack { s_ackPipe[0], POLLIN, 0 };

@@ -1,9 +1,15 @@
 // A small program that emits NVTX the way training code does, for the agent's injection tests.
-//   nvtx_client ranges --threads N --ranges R [--depth D]   nested push/pop ranges from N threads
+//   nvtx_client ranges --threads N --ranges R [--depth D] [--unnamed]
+//                                                           nested push/pop ranges from N threads
+//                                                           (named worker-<i> unless --unnamed)
 //   nvtx_client domains                                     domains, registered strings, categories,
 //                                                           start/end across threads, marks, payloads
-//   nvtx_client fork --children C --ranges R                a parent that forks children emitting NVTX
-//   nvtx_client forever [--ready FILE]                      ranges until killed (signal tests)
+//   nvtx_client fork --children C --ranges R [--busy]       a parent that forks children emitting NVTX
+//                                                           (--busy: a parent thread emits meanwhile,
+//                                                           so the parent's writer is busy at each fork)
+//   nvtx_client forever [--ready FILE] [--progress FILE]    ranges until killed (signal tests); --progress
+//                                                           appends "<k> <CLOCK_MONOTONIC ns>" just before
+//                                                           range k starts, every 100 ranges
 // It prints what it emitted as "emitted <ranges> <marks>" so tests can compare with the file.
 
 #include <nvtx3/nvToolsExt.h>
@@ -12,6 +18,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <fcntl.h>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -26,6 +34,14 @@ int option(int argc, char** argv, const char* name, int fallback)
         if (!strcmp(argv[i], name))
             return atoi(argv[i + 1]);
     return fallback;
+}
+
+bool flag(int argc, char** argv, const char* name)
+{
+    for (int i = 2; i < argc; ++i)
+        if (!strcmp(argv[i], name))
+            return true;
+    return false;
 }
 
 const char* textOption(int argc, char** argv, const char* name)
@@ -51,12 +67,14 @@ int ranges(int argc, char** argv)
     const int threads = option(argc, argv, "--threads", 1);
     const int count = option(argc, argv, "--ranges", 1000);
     const int depth = option(argc, argv, "--depth", 1);
+    const bool unnamed = flag(argc, argv, "--unnamed");
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t)
         workers.emplace_back([=] {
             char name[32];
             snprintf(name, sizeof name, "worker-%d", t);
-            nvtxNameOsThreadA(uint32_t(gettid()), name);
+            if (!unnamed)
+                nvtxNameOsThreadA(uint32_t(gettid()), name);
             for (int i = 0; i < count; ++i)
                 nested(depth, i);
         });
@@ -132,6 +150,17 @@ int forkChildren(int argc, char** argv)
     const int count = option(argc, argv, "--ranges", 100);
     nvtxRangePushA("parent-before-fork");
     nvtxRangePop();
+    std::atomic<bool> forking { true };
+    std::atomic<long long> busyRanges { 0 };
+    std::thread busy;
+    if (flag(argc, argv, "--busy"))
+        busy = std::thread([&] {
+            while (forking.load()) {
+                nvtxRangePushA("parent-busy");
+                nvtxRangePop();
+                busyRanges.fetch_add(1);
+            }
+        });
     std::vector<pid_t> pids;
     for (int c = 0; c < children; ++c) {
         pid_t pid = fork();
@@ -149,17 +178,32 @@ int forkChildren(int argc, char** argv)
     }
     for (pid_t pid : pids)
         waitpid(pid, nullptr, 0);
+    forking.store(false);
+    if (busy.joinable())
+        busy.join();
     nvtxRangePushA("parent-after-fork");
     nvtxRangePop();
-    printf("emitted 2 0\n");
+    printf("emitted %lld 0\n", 2 + busyRanges.load());
     return 0;
 }
 
 int forever(int argc, char** argv)
 {
     const char* ready = textOption(argc, argv, "--ready");
+    const char* progressPath = textOption(argc, argv, "--progress");
+    const int progress = progressPath ? open(progressPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
     long long emitted = 0;
     for (;;) {
+        if (progress >= 0 && emitted % 100 == 0) {
+            // One write per line: a kill between two writes never leaves half a line.
+            timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            char line[64];
+            const int n = snprintf(line, sizeof line, "%lld %lld\n", emitted,
+                (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
+            if (write(progress, line, size_t(n)) != n)
+                return 1;
+        }
         nvtxRangePushA("tick");
         nvtxRangePop();
         if (++emitted == 1000 && ready)
