@@ -1,5 +1,6 @@
 #include "advise_command.h"
 
+#include "advise/sql_rule.h"
 #include "all_rules.h"
 #include "import/importer.h"
 #include "report/report.h"
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +53,23 @@ private:
     bool m_enabled = false, m_shown = false;
 };
 
+// The built-in rules, then the user's from `userRules` (if not empty). Prints why and returns
+// nothing when a user rule cannot be loaded.
+std::optional<std::vector<std::unique_ptr<Rule>>> loadRules(const std::string& userRules, const char* command)
+{
+    auto rules = rules::builtinRules();
+    if (userRules.empty())
+        return rules;
+    try {
+        for (auto& rule : loadSqlRules(userRules, rules))
+            rules.push_back(std::move(rule));
+    } catch (const std::exception& e) {
+        fprintf(stderr, "tuneup %s: %s\n", command, e.what());
+        return std::nullopt;
+    }
+    return rules;
+}
+
 } // namespace
 
 int runAdvise(const AdviseOptions& options)
@@ -66,6 +85,10 @@ int runAdvise(const AdviseOptions& options)
         return kUsageError;
     }
 
+    const auto rules = loadRules(options.userRules, "advise");
+    if (!rules)
+        return kBadInput;
+
     std::vector<TraceModel> models;
     models.reserve(options.files.size());
     for (size_t i = 0; i < options.files.size(); ++i) {
@@ -80,10 +103,9 @@ int runAdvise(const AdviseOptions& options)
         }
     }
 
-    const auto rules = rules::builtinRules();
     analysis::AdviseOptions engineOptions;
     engineOptions.stepRange = options.stepRange;
-    const AdviceReport report = advise(models, rules, engineOptions);
+    const AdviceReport report = advise(models, *rules, engineOptions);
 
     ReportContext context;
     context.inputs = options.files;
@@ -120,15 +142,20 @@ int runAdvise(const AdviseOptions& options)
     return 0;
 }
 
-int runRules()
+int runRules(const std::string& userRules)
 {
-    const auto rules = rules::builtinRules();
-    for (const auto& rule : rules) {
+    const auto rules = loadRules(userRules, "rules");
+    if (!rules)
+        return kBadInput;
+    for (const auto& rule : *rules) {
         const RuleInfo& r = rule->info();
         std::cout << r.id << "\n    " << r.summary << "\n    needs: ";
         for (size_t i = 0; i < r.needs.size(); ++i)
             std::cout << (i ? "; " : "") << inputName(r.needs[i]);
-        std::cout << "\n    doc: " << TUNEUP_RULES_DOC_DIR << "/" << r.id << ".md\n";
+        if (const auto* sql = dynamic_cast<const SqlRule*>(rule.get()))
+            std::cout << "\n    user rule: " << sql->path() << "\n";
+        else
+            std::cout << "\n    doc: " << TUNEUP_RULES_DOC_DIR << "/" << r.id << ".md\n";
     }
     return 0;
 }

@@ -102,13 +102,18 @@ int main(int argc, char** argv)
     adviseCommand->add_option("--step-range", advise.stepRange,
         "name of the range that marks one training step (default: ProfilerStep#N, tuneup.step, step, the "
         "optimizer's ranges, else the repeating kernel pattern)");
+    adviseCommand->add_option("--rules", advise.userRules,
+        "also run your own SQL rules: a .sql file or a folder of them (see docs/user-rules.md)");
     adviseCommand->footer("Examples:\n"
                           "  tuneup advise run.db\n"
                           "  tuneup advise worker0.pt.trace.json.gz --format html -o report.html\n"
-                          "  tuneup advise run.rank*.db --format json -o advice.json --fail-on warning\n\n"
+                          "  tuneup advise run.rank*.db --format json -o advice.json --fail-on warning\n"
+                          "  tuneup advise run.db --rules my-rules/\n\n"
         + std::string(kExitCodes));
 
+    std::string userRules;
     CLI::App* rulesCommand = app.add_subcommand("rules", "List the advisor's rules: id, what each detects, what it needs");
+    rulesCommand->add_option("--rules", userRules, "also list (and check) your own SQL rules: a .sql file or a folder");
 
     if (argc < 2) {
         fprintf(stderr, "%s", app.help().c_str());
@@ -156,6 +161,6 @@ int main(int argc, char** argv)
     if (*adviseCommand)
         return runAdvise(advise);
     if (*rulesCommand)
-        return runRules();
+        return runRules(userRules);
     return runInfo(info);
 }

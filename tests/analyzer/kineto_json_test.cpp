@@ -416,7 +416,8 @@ TEST(KinetoJson, SyntheticTraceFillsEveryTable)
         EXPECT_EQ(m.flows.endNs[0], base + 1000500);
         EXPECT_EQ(m.flows.endTid[0], 7);
 
-        EXPECT_EQ(m.stats.value("skipped_python_function"), 1);
+        ASSERT_EQ(m.pythonFunctions.size(), 1u); // python_function frames are kept
+        EXPECT_EQ(m.str(m.pythonFunctions.name[0]), "train.py(1): step");
         EXPECT_EQ(m.stats.value("skipped_memory_events"), 1);
         EXPECT_EQ(m.stats.value("events_without_ts"), 1);
         EXPECT_EQ(m.stats.unknownCategories.at("mystery"), 1);
@@ -470,6 +471,44 @@ TEST(KinetoJson, NonObjectEventsAreCountedNotFatal)
     const TraceModel m = importKinetoJsonBytes(R"({"traceEvents": [1, "x", [2], {"ph": "B"}]})", "odd.json");
     EXPECT_EQ(m.stats.value("skipped_non_object_events"), 3);
     EXPECT_EQ(m.stats.value("skipped_begin_end_events"), 1);
+}
+
+TEST(KinetoJson, NanAndInfinityAreTolerated)
+{
+    // Python's json writes NaN/Infinity (e.g. an occupancy of NaN); a timestamp cannot be one.
+    const TraceModel m = importKinetoJsonBytes(R"({"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 1,
+         "args": {"est. achieved occupancy %": NaN, "warps per SM": -Infinity, "device": 0}},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": NaN, "dur": 1}]})",
+        "nan.json");
+    EXPECT_EQ(m.kernels.size(), 1u);
+    EXPECT_EQ(m.stats.value("events_without_ts"), 1);
+}
+
+TEST(KinetoJson, ThreadedAndInlineReadingAgree)
+{
+    // A text bigger than a chunk, so that chunk boundaries fall inside tokens.
+    std::string text = R"({"traceEvents": [)";
+    for (int i = 0; i < 40000; ++i)
+        text += R"({"ph": "X", "cat": "kernel", "name": "kernel_with_a_long_name_)" + std::to_string(i % 97)
+            + R"(", "pid": 0, "tid": 7, "ts": )" + std::to_string(i) + ".125, \"dur\": 0.5},";
+    text += "{}]}";
+    for (bool gzip : { false, true }) {
+        const std::string bytes = gzip ? gzipBytes(text) : text;
+        uint64_t progressed = 0;
+        KinetoImportOptions inline_;
+        inline_.background = false;
+        inline_.progress = [&](uint64_t n) { progressed = n; };
+        const TraceModel a = importKinetoJsonBytes(bytes, "a.json", inline_);
+        const TraceModel b = importKinetoJsonBytes(bytes, "b.json");
+        ASSERT_EQ(a.kernels.size(), 40000u);
+        EXPECT_EQ(a.kernels.startNs, b.kernels.startNs);
+        EXPECT_EQ(a.kernels.endNs, b.kernels.endNs);
+        EXPECT_EQ(a.kernels.startNs[39999], 39999125);
+        EXPECT_EQ(a.strings.size(), b.strings.size());
+        EXPECT_EQ(progressed, text.size());
+        EXPECT_GT(text.size(), size_t(2) << 20);
+    }
 }
 
 // ---- bad input --------------------------------------------------------------------------------------

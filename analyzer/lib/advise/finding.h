@@ -48,6 +48,7 @@ struct Finding {
     std::string fixPython; // code to paste
     std::string fixCpp;
     int rank = -1; // the rank the finding is about, -1 when the job has one process or it is job-wide
+    std::string docPath; // where the rule is explained when not rules/<id>.md (a user rule's .sql file)
 };
 
 enum class RuleStatus {

@@ -30,6 +30,9 @@ KernelClass classifyKernel(std::string_view name)
         return KernelClass::Fill;
     if (has(name, "multi_tensor_apply") || has(name, "Adam") || has(name, "adam_") || has(name, "sgd_kernel"))
         return KernelClass::Optimizer;
+    // cuDNN batch-norm kernels (cudnn::bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new) are not convolutions.
+    if (has(name, "bn_fw") || has(name, "bn_bw"))
+        return KernelClass::Reduction;
     if (has(name, "cudnn") || has(name, "conv") || has(name, "Conv") || has(name, "winograd")
         || has(name, "implicit_convolve") || has(name, "fft2d") || has(name, "fft_") || has(name, "dgrad")
         || has(name, "wgrad") || has(name, "fprop"))
@@ -69,12 +72,14 @@ Precision kernelPrecision(std::string_view name)
         return Precision::Fp8;
     if (has(name, "e2m1") || has(name, "E2m1") || has(name, "fp4"))
         return Precision::Fp4;
-    if (has(name, "bf16") || has(name, "bfloat16") || has(name, "BFloat16"))
+    // cuBLASLt's nvjet kernels spell their types: nvjet_tst runs bf16 GEMMs (aten::addmm on BFloat16 launches it
+    // on B200; the bf16 nvFuser benchmark on H200 too), nvjet_hsh fp16 ones.
+    if (has(name, "bf16") || has(name, "bfloat16") || has(name, "BFloat16") || has(name, "nvjet_tst"))
         return Precision::Bf16;
     if (has(name, "fp16") || has(name, "h884") || has(name, "h1688") || has(name, "h16816") || has(name, "hgemm")
         || has(name, "half") || has(name, "nvjet_hsh") || has(name, "_f16"))
         return Precision::Fp16;
-    if (has(name, "tf32") || has(name, "s1688") || has(name, "s16816") || has(name, "xf32") || has(name, "nvjet_tst"))
+    if (has(name, "tf32") || has(name, "tfloat32") || has(name, "s1688") || has(name, "s16816") || has(name, "xf32"))
         return Precision::Tf32;
     if (has(name, "i8") || has(name, "int8") || has(name, "imma"))
         return Precision::Int8;

@@ -32,6 +32,22 @@ Gain RuleContext::gain(int64_t perStepNs, std::string model, std::string confide
     return g;
 }
 
+int64_t RuleContext::totalStepNs() const
+{
+    int64_t total = 0;
+    for (const Step& step : steps().detection.steps)
+        total += step.durationNs();
+    return total;
+}
+
+Gain RuleContext::gainOverSteps(int64_t totalNs, std::string model, std::string confidence) const
+{
+    Gain g = gain(perStep(totalNs), std::move(model), std::move(confidence));
+    const int64_t total = totalStepNs();
+    g.stepShare = total > 0 ? double(totalNs) / double(total) : 0.0;
+    return g;
+}
+
 namespace {
 bool anyAnnotation(const TraceModel& model, std::string_view part1, std::string_view part2 = {})
 {
@@ -71,14 +87,30 @@ bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input
                 return true;
         return false;
     case Input::TorchFlags:
-        // Recorded by the agent's torch probes (arrive with the probes); no importer fills them yet.
-        return false;
+        // Recorded by the agent's torch probes (FrameworkFlagTable); Kineto and nsys traces have none.
+        return !m.frameworkFlags.empty();
     case Input::Collectives:
         return !m.collectives.empty();
     case Input::MultipleRanks:
         return job.size() > 1;
     }
     return false;
+}
+
+FlagSummary frameworkFlag(const TraceModel& model, std::string_view name)
+{
+    FlagSummary summary;
+    const auto& f = model.frameworkFlags;
+    for (size_t i = 0; i < f.size(); ++i) {
+        if (model.str(f.name[i]) != name)
+            continue;
+        if (summary.observations++ == 0)
+            summary.firstRow = RowIndex(i);
+        const int64_t v = f.value[i];
+        (v > 0 ? summary.everOn : v == 0 ? summary.everOff : summary.everUnknown) = true;
+        summary.lastValue = v;
+    }
+    return summary;
 }
 
 std::string formatDuration(int64_t ns)

@@ -1,5 +1,7 @@
 #include "import/decimal_text.h"
 
+#include <algorithm>
+
 namespace tuneup::analysis {
 
 namespace {
@@ -10,9 +12,57 @@ constexpr u128 kTooBig = static_cast<u128>(1) << 65; // beyond any int64/uint64,
 
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
+// The common case in 64-bit arithmetic: an optional '-', at most 18 digits and at most one '.'.
+// Returns false to leave anything else (exponents, long numbers, bad text) to the general path.
+bool scaledMagnitudeFast(std::string_view t, int scale, u128& magnitude, bool& negative)
+{
+    size_t i = 0;
+    negative = !t.empty() && t[0] == '-';
+    if (negative)
+        i = 1;
+    uint64_t v = 0;
+    int digits = 0, fraction = -1;
+    for (; i < t.size(); ++i) {
+        const char c = t[i];
+        if (isDigit(c)) {
+            v = v * 10 + static_cast<uint64_t>(c - '0');
+            ++digits;
+            if (fraction >= 0)
+                ++fraction;
+        } else if (c == '.' && fraction < 0) {
+            fraction = 0;
+        } else {
+            return false;
+        }
+        if (digits > 18)
+            return false;
+    }
+    if (digits == 0 || scale < 0 || scale > 18)
+        return false;
+    const int shift = scale - std::max(fraction, 0);
+    if (shift >= 0) {
+        if (digits + shift > 18)
+            return false;
+        for (int k = 0; k < shift; ++k)
+            v *= 10;
+    } else {
+        uint64_t divisor = 1;
+        for (int k = 0; k < -shift; ++k)
+            divisor *= 10;
+        const uint64_t rest = v % divisor;
+        v /= divisor;
+        if (rest * 2 >= divisor) // halves away from zero
+            ++v;
+    }
+    magnitude = v;
+    return true;
+}
+
 // |value| * 10^scale, rounded half away from zero, into magnitude; false on bad syntax or overflow.
 bool scaledMagnitude(std::string_view t, int scale, u128& magnitude, bool& negative)
 {
+    if (scaledMagnitudeFast(t, scale, magnitude, negative))
+        return true;
     const size_t n = t.size();
     size_t i = 0;
     negative = false;

@@ -66,11 +66,11 @@ public:
         for (size_t i = from; i < std::min(window.size(), at + radius); ++i) {
             const unsigned char c = static_cast<unsigned char>(window[i]);
             if (i == at)
-                text += "\u2192"; // an arrow marks the place
+                text += "<HERE>"; // ASCII, so that any log or terminal shows it
             text += c < 0x20 ? ' ' : static_cast<char>(c);
         }
         if (at >= window.size())
-            text += "\u2192<end of data>";
+            text += "<HERE><end of data>";
         return text;
     }
 
@@ -145,16 +145,24 @@ enum class Field : uint8_t {
 constexpr size_t kFieldCount = static_cast<size_t>(Field::Count);
 static_assert(kFieldCount <= 64, "present bits are a uint64_t");
 
+// A key's length and first and last bytes: one integer compare rejects almost every other key.
+constexpr uint32_t signature(std::string_view k)
+{
+    return k.empty() ? 0
+                     : (static_cast<uint32_t>(k.size()) << 16) | (static_cast<uint32_t>(static_cast<unsigned char>(k.front())) << 8)
+            | static_cast<unsigned char>(k.back());
+}
+
 struct KeyEntry {
     std::string_view key;
     Field field;
+    uint32_t sig = signature(key);
 };
 
 constexpr KeyEntry kEventKeys[] = { { "ph", Field::Ph }, { "cat", Field::Cat }, { "name", Field::Name },
     { "pid", Field::Pid }, { "tid", Field::Tid }, { "ts", Field::Ts }, { "dur", Field::Dur }, { "args", Field::Args },
     { "id", Field::Id } };
 
-// Most frequent first: the lookup is a linear scan that compares lengths before bytes.
 constexpr KeyEntry kArgKeys[] = { { "External id", Field::ExternalId }, { "correlation", Field::Correlation },
     { "device", Field::Device }, { "stream", Field::Stream }, { "Input Dims", Field::InputDims },
     { "Input type", Field::InputTypes }, { "cbid", Field::Cbid }, { "grid", Field::Grid }, { "block", Field::Block },
@@ -169,8 +177,9 @@ constexpr KeyEntry kArgKeys[] = { { "External id", Field::ExternalId }, { "corre
 
 template <size_t N> Field lookupKey(const KeyEntry (&table)[N], std::string_view key)
 {
+    const uint32_t sig = signature(key);
     for (const auto& e : table)
-        if (e.key.size() == key.size() && std::memcmp(e.key.data(), key.data(), key.size()) == 0)
+        if (e.sig == sig && std::memcmp(e.key.data(), key.data(), key.size()) == 0)
             return e.field;
     return Field::None;
 }
@@ -185,6 +194,7 @@ Category classifyCategory(std::string_view cat)
     struct Entry {
         std::string_view name;
         Category category;
+        uint32_t sig = signature(name);
     };
     static constexpr Entry kTable[] = { { "cpu_op", Category::CpuOp }, { "cuda_runtime", Category::Runtime },
         { "kernel", Category::Kernel }, { "python_function", Category::PythonFunction },
@@ -196,8 +206,9 @@ Category classifyCategory(std::string_view cat)
         // Kineto's first format (PyTorch 1.8 development, 2020)
         { "Operator", Category::LegacyOperator }, { "Runtime", Category::Runtime }, { "Kernel", Category::Kernel },
         { "Memcpy", Category::Memcpy }, { "Memset", Category::Memset } };
+    const uint32_t sig = signature(cat);
     for (const auto& e : kTable)
-        if (e.name == cat)
+        if (e.sig == sig && e.name == cat)
             return e.category;
     return Category::Other;
 }
@@ -312,7 +323,7 @@ GpuVendor vendorFromDeviceName(std::string_view name)
 
 // Counters kept while reading, turned into ImportStats at the end (no per-event string work).
 enum class Counter : uint8_t {
-    PythonFunction, Instant, CpuInstant, Overhead, BeginEnd, CounterEvent, UnknownPhase, UnknownCategory, NoTs,
+    Instant, CpuInstant, Overhead, BeginEnd, CounterEvent, UnknownPhase, UnknownCategory, NoTs,
     NoDur, NegativeDur, FlowStep, FlowUnpaired, NonObjectEvent, Metadata, Count
 };
 
@@ -322,7 +333,6 @@ struct CounterInfo {
     std::string_view description;
 };
 constexpr CounterInfo kCounterInfo[] = {
-    { "skipped_python_function", StatSeverity::Info, "python_function events (with_stack call frames) are not modelled" },
     { "skipped_instant_events", StatSeverity::Info, "instant events (markers) are not modelled" },
     { "skipped_memory_events", StatSeverity::Info, "cpu_instant_event memory events (profile_memory) are not modelled" },
     { "skipped_overhead", StatSeverity::Info, "CUPTI overhead ranges are not modelled" },
@@ -344,7 +354,7 @@ static_assert(std::size(kCounterInfo) == static_cast<size_t>(Counter::Count));
 
 class KinetoHandler {
 public:
-    KinetoHandler(TraceBuilder& builder)
+    explicit KinetoHandler(TraceBuilder& builder)
         : m_b(builder)
     {
         m_stack.reserve(16);
@@ -360,7 +370,7 @@ public:
     const std::optional<Failure>& failure() const { return m_failure; }
     bool sawContainer() const { return m_stack.size() > 1 || m_sawRoot; }
     bool sawTraceEvents() const { return m_sawTraceEvents; }
-    void finish(const std::string& path);
+    void finish(); // stats, base time, vendor: call once the whole text was read
 
     // RapidJSON handler interface. With kParseNumbersAsStringsFlag every number arrives as RawNumber.
     bool Null() { return value(ValueType::Literal, "null"); }
@@ -599,9 +609,10 @@ bool KinetoHandler::value(ValueType type, std::string_view text)
         }
         break;
     case Ctx::Events:
-    case Ctx::Devices:
         count(Counter::NonObjectEvent);
         break;
+    case Ctx::Devices:
+        break; // not a device description: nothing to read
     case Ctx::Event:
         if (m_eventKey == Field::Args || m_eventKey == Field::None)
             break;
@@ -1062,9 +1073,15 @@ void KinetoHandler::completeEvent()
     case Category::Trace:
         m_b.info().profilerWindows.push_back({ start, end });
         break;
-    case Category::PythonFunction:
-        count(Counter::PythonFunction);
+    case Category::PythonFunction: {
+        PythonFunction f;
+        f.startNs = start;
+        f.endNs = end;
+        f.thread = m_b.thread(trackId(Field::Pid), trackId(Field::Tid));
+        f.name = m_b.intern(name);
+        m_b.addPythonFunction(f);
         break;
+    }
     case Category::Overhead:
         count(Counter::Overhead);
         break;
@@ -1153,9 +1170,8 @@ void KinetoHandler::flowEvent(char phase)
     other.erase(it);
 }
 
-void KinetoHandler::finish(const std::string& path)
+void KinetoHandler::finish()
 {
-    (void)path;
     m_counters[static_cast<size_t>(Counter::FlowUnpaired)] += static_cast<int64_t>(m_flowStarts.size() + m_flowEnds.size());
     ImportStats& stats = m_b.stats();
     for (size_t i = 0; i < m_counters.size(); ++i)
@@ -1169,11 +1185,9 @@ void KinetoHandler::finish(const std::string& path)
         m_b.shiftTimes(*m_baseTimeNs);
     }
 
-    TraceInfo& info = m_b.info();
-    bool amd = m_hipCalls > 0 || m_amdKernels > 0;
-    bool nvidia = m_cudaCalls > 0;
-    // Devices are read later in finish(); look at what the builder has through the model later.
-    info.vendor = amd ? GpuVendor::Amd : nvidia ? GpuVendor::Nvidia : GpuVendor::Unknown;
+    // From the API names and kernel records; addNotes() then weighs in the device names.
+    const bool amd = m_hipCalls > 0 || m_amdKernels > 0;
+    m_b.info().vendor = amd ? GpuVendor::Amd : m_cudaCalls > 0 ? GpuVendor::Nvidia : GpuVendor::Unknown;
 }
 
 constexpr unsigned kParseFlags = rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseNanAndInfFlag
@@ -1295,7 +1309,7 @@ TraceModel importFromSource(std::unique_ptr<ByteSource> raw, const std::string& 
         throw ImportError(ImportError::Kind::NotATrace, path,
             "JSON without \"traceEvents\": not a Chrome/Kineto trace");
 
-    handler.finish(path);
+    handler.finish();
     builder.stats().bytesRead = input.bytesRead();
     TraceModel model = builder.finish();
     addNotes(model);

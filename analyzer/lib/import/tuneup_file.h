@@ -20,7 +20,9 @@ public:
     enum class Kind { NotFound, NotAFile, Unreadable, Empty, NotSqlite, Foreign, NewerSchema, Corrupt };
     TuneupFileError(Kind kind, const std::string& message)
         : std::runtime_error(message)
-        , m_kind(kind) { }
+        , m_kind(kind)
+    {
+    }
     Kind kind() const { return m_kind; }
 
 private:

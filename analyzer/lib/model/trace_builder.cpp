@@ -97,6 +97,32 @@ void computeNesting(const std::vector<int64_t>& start, const std::vector<int64_t
     }
 }
 
+// An API call whose External id names no CPU op (traces rewritten by HTA, where kernels and runtime
+// calls carry their correlation id instead) belongs to the innermost CPU op of its thread that
+// encloses it in time. Needs cpuOps sorted and their nesting computed.
+void linkApiCallsByNesting(TraceModel& m)
+{
+    std::vector<std::vector<RowIndex>> opsByThread(m.threads.size());
+    for (size_t i = 0; i < m.cpuOps.size(); ++i)
+        if (m.cpuOps.thread[i] < opsByThread.size())
+            opsByThread[m.cpuOps.thread[i]].push_back(static_cast<RowIndex>(i));
+    for (size_t i = 0; i < m.apiCalls.size(); ++i) {
+        if (m.apiCalls.cpuOp[i] != kNoRow || m.apiCalls.thread[i] >= opsByThread.size())
+            continue;
+        const auto& ops = opsByThread[m.apiCalls.thread[i]];
+        const int64_t start = m.apiCalls.startNs[i], end = m.apiCalls.endNs[i];
+        // The last op that starts at or before the call, then up its parents to one that encloses it.
+        auto it = std::upper_bound(ops.begin(), ops.end(), start,
+            [&m](int64_t t, RowIndex op) { return t < m.cpuOps.startNs[static_cast<size_t>(op)]; });
+        if (it == ops.begin())
+            continue;
+        RowIndex op = *(it - 1);
+        while (op != kNoRow && m.cpuOps.endNs[static_cast<size_t>(op)] < end)
+            op = m.cpuOps.parent[static_cast<size_t>(op)];
+        m.apiCalls.cpuOp[i] = op;
+    }
+}
+
 // apiCall and cpuOp for GPU-side tables: the API call by correlation, the op by external id or via the call.
 template <class Table>
 void linkGpuRows(Table& table, const std::vector<std::pair<uint64_t, RowIndex>>& apiByCorrelation,
@@ -201,6 +227,8 @@ void TraceBuilder::shiftTimes(int64_t deltaNs)
     shiftTable(m.collectives);
     shiftTable(m.flows);
     shiftTable(m.counterRanges);
+    shiftTable(m.pythonFunctions);
+    shift(m.frameworkFlags.timeNs);
     for (auto& w : m.info.profilerWindows) {
         w.startNs += deltaNs;
         w.endNs += deltaNs;
@@ -228,6 +256,15 @@ TraceModel TraceBuilder::finish()
     sortTable(m.annotations);
     sortTable(m.gpuAnnotations);
     sortTable(m.flows);
+    sortTable(m.pythonFunctions);
+    // Flags are observations at one instant: stable order by time keeps same-time rows in arrival order.
+    if (!std::is_sorted(m.frameworkFlags.timeNs.begin(), m.frameworkFlags.timeNs.end())) {
+        Permutation order(m.frameworkFlags.size());
+        std::iota(order.begin(), order.end(), 0u);
+        std::stable_sort(order.begin(), order.end(),
+            [&t = m.frameworkFlags.timeNs](uint32_t x, uint32_t y) { return t[x] < t[y]; });
+        m.frameworkFlags.forEachColumn([&order](auto& column) { applyPermutation(column, order); });
+    }
     const Permutation rangeIndex = sortTable(m.counterRanges);
     renumber(m.counterValues.range, rangeIndex);
 
@@ -244,15 +281,16 @@ TraceModel TraceBuilder::finish()
     m.m_apiCallByCorrelation = buildIndex(m.apiCalls.correlation);
     m.m_kernelByCorrelation = buildIndex(m.kernels.correlation);
     m.m_cpuOpByExternalId = buildIndex(m.cpuOps.externalId);
+    computeNesting(m.cpuOps.startNs, m.cpuOps.endNs, m.cpuOps.thread, m.threads.size(), m.cpuOps.depth,
+        m.cpuOps.parent);
     for (size_t i = 0; i < m.apiCalls.size(); ++i)
         m.apiCalls.cpuOp[i] = find(m.m_cpuOpByExternalId, m.apiCalls.externalId[i]);
+    linkApiCallsByNesting(m);
     linkGpuRows(m.kernels, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
     linkGpuRows(m.memcpys, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
     linkGpuRows(m.memsets, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
     linkGpuRows(m.syncs, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
 
-    computeNesting(m.cpuOps.startNs, m.cpuOps.endNs, m.cpuOps.thread, m.threads.size(), m.cpuOps.depth,
-        m.cpuOps.parent);
     computeNesting(m.annotations.startNs, m.annotations.endNs, m.annotations.thread, m.threads.size(),
         m.annotations.depth, m.annotations.parent);
 

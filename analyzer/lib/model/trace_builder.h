@@ -42,6 +42,9 @@ public:
     RowIndex addCollective(const Collective& row) { return append(m_model.collectives, row); }
     RowIndex addFlow(const Flow& row) { return append(m_model.flows, row); }
     RowIndex addCounterRange(const CounterRange& row, std::span<const std::pair<StringId, double>> values);
+    RowIndex addPythonFunction(const PythonFunction& row) { return append(m_model.pythonFunctions, row); }
+    // A framework setting observed at row.timeNs (the agent's torch probes); see FrameworkFlagTable.
+    RowIndex addFrameworkFlag(const FrameworkFlag& row) { return append(m_model.frameworkFlags, row); }
 
     size_t eventCount() const { return m_model.eventCount(); }
     // Adds deltaNs to every time added so far (Kineto's baseTimeNanoseconds may follow the events).

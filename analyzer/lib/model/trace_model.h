@@ -8,6 +8,7 @@
 
 #include "model/string_table.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -148,7 +149,7 @@ TUNEUP_TABLE(SyncTable, Sync, TUNEUP_SYNC_COLUMNS)
     X(StringId, name, 0) /* cudaLaunchKernel, cuLaunchKernel, ... */                                   \
     X(uint64_t, correlation, 0)                                                                        \
     X(uint64_t, externalId, 0)                                                                         \
-    X(RowIndex, cpuOp, kNoRow) /* finish(): the CPU op with this externalId */
+    X(RowIndex, cpuOp, kNoRow) /* finish(): the op with this externalId, else the innermost op enclosing the call */
 TUNEUP_TABLE(ApiCallTable, ApiCall, TUNEUP_API_CALL_COLUMNS)
 
 // Framework operators on CPU threads (aten::mm, autograd nodes, ...).
@@ -232,6 +233,26 @@ TUNEUP_TABLE(CounterRangeTable, CounterRange, TUNEUP_COUNTER_RANGE_COLUMNS)
     X(StringId, metric, 0)     /* e.g. "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum" */        \
     X(double, value, 0.0)
 TUNEUP_TABLE(CounterValueTable, CounterValue, TUNEUP_COUNTER_VALUE_COLUMNS)
+
+// Python call frames (Kineto python_function events, recorded with with_stack=True): names like
+// "torch/autograd/anomaly_mode.py(89): __init__". Empty when the trace has no Python stacks.
+#define TUNEUP_PYTHON_FUNCTION_COLUMNS(X)                                                               \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(ThreadIndex, thread, 0)                                                                          \
+    X(StringId, name, 0)
+TUNEUP_TABLE(PythonFunctionTable, PythonFunction, TUNEUP_PYTHON_FUNCTION_COLUMNS)
+
+// Framework settings over time, read from the process by the agent's torch probes: one row per
+// observation, in time order. Names: "cudnn.benchmark", "cudnn.deterministic", "tf32.cublas",
+// "tf32.cudnn", "autograd.anomaly", "autocast.enabled", "profiler.enabled"; value 1 (on) or 0 (off)
+// for booleans, -1 when the probe could not read it. Empty when the trace does not record them (Kineto
+// and nsys traces never do): rules must then say "not evaluated", never assume a default.
+#define TUNEUP_FRAMEWORK_FLAG_COLUMNS(X)                                                                \
+    X(int64_t, timeNs, 0)                                                                              \
+    X(StringId, name, 0)                                                                               \
+    X(int64_t, value, -1) /* -1 = unknown */
+TUNEUP_TABLE(FrameworkFlagTable, FrameworkFlag, TUNEUP_FRAMEWORK_FLAG_COLUMNS)
 
 // ---- facts about the recording -------------------------------------------------------------------
 
@@ -339,6 +360,8 @@ public:
     FlowTable flows;
     CounterRangeTable counterRanges;
     CounterValueTable counterValues;
+    PythonFunctionTable pythonFunctions;
+    FrameworkFlagTable frameworkFlags;
 
     std::string_view str(StringId id) const { return strings.get(id); }
     const DeviceInfo* device(int32_t id) const; // nullptr when the trace did not describe it
@@ -351,9 +374,29 @@ public:
     bool hasGpuActivity() const; // kernels, copies, sets or GPU annotations
     size_t eventCount() const;   // rows over all event tables
     std::optional<TimeSpan> span() const; // earliest start .. latest end over all event tables
+    // Unique per model in this process, never reused (a moved-from model gets a new one): a cache key
+    // that, unlike the model's address, cannot match a later model.
+    uint64_t instanceId() const { return m_instance.id; }
 
 private:
     friend class TraceBuilder;
+    struct InstanceId {
+        static uint64_t next()
+        {
+            static std::atomic<uint64_t> counter { 0 };
+            return ++counter;
+        }
+        uint64_t id = next();
+        InstanceId() = default;
+        InstanceId(InstanceId&& o) noexcept : id(o.id) { o.id = next(); }
+        InstanceId& operator=(InstanceId&& o) noexcept
+        {
+            id = o.id;
+            o.id = next();
+            return *this;
+        }
+    };
+    InstanceId m_instance;
     // (key, row) sorted by key; several rows may share a key.
     std::vector<std::pair<uint64_t, RowIndex>> m_kernelByCorrelation, m_apiCallByCorrelation, m_cpuOpByExternalId;
 };

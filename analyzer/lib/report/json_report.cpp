@@ -1,4 +1,5 @@
 #include "report/report.h"
+#include "report/report_helpers.h"
 
 #include <rapidjson/ostreamwrapper.h>
 #include <rapidjson/prettywriter.h>
@@ -110,7 +111,7 @@ void finding(Writer& w, const Finding& f, const ReportContext& context)
     string(w, f.fixCpp);
     w.EndObject();
     key(w, "doc");
-    string(w, context.docsDir.empty() ? "rules/" + f.ruleId + ".md" : context.docsDir + "/" + f.ruleId + ".md");
+    string(w, docLink(f, context));
     w.EndObject();
 }
 

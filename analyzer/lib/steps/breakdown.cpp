@@ -47,9 +47,15 @@ std::vector<TimeSpan> dataLoaderWaits(const TraceModel& model)
 std::vector<TimeSpan> hostSynchronisations(const TraceModel& model)
 {
     std::vector<TimeSpan> spans;
-    for (size_t i = 0; i < model.syncs.size(); ++i)
-        spans.push_back({ model.syncs.startNs[i], model.syncs.endNs[i] });
     const auto& api = model.apiCalls;
+    for (size_t i = 0; i < model.syncs.size(); ++i) {
+        if (model.syncs.type[i] == SyncType::StreamWaitEvent) // a GPU-side wait: the host goes on
+            continue;
+        const RowIndex call = model.syncs.apiCall[i]; // CUPTI also reports cudaEventQuery, which does not block
+        if (call != kNoRow && model.str(api.name[size_t(call)]).find("Query") != std::string_view::npos)
+            continue;
+        spans.push_back({ model.syncs.startNs[i], model.syncs.endNs[i] });
+    }
     for (size_t i = 0; i < api.size(); ++i) {
         const std::string_view name = model.str(api.name[i]);
         if (name.find("Synchronize") != std::string_view::npos || name == "cudaMemcpy" || name.starts_with("cudaMemcpy_v")
@@ -88,6 +94,10 @@ std::vector<TimeSpan> unite(const std::vector<TimeSpan>& a, const std::vector<Ti
     return mergeSpans(std::move(all));
 }
 
+// CPU and GPU timestamps may disagree by a microsecond or two: a synchronisation that returns
+// that much before the GPU's last work ends still waited for it.
+constexpr int64_t kSyncSlackNs = 2'000;
+
 // The gaps of `busy` (merged) inside [start, end).
 std::vector<TimeSpan> gapsIn(const std::vector<TimeSpan>& busy, int64_t start, int64_t end)
 {
@@ -122,6 +132,7 @@ StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange)
     const auto syncs = hostSynchronisations(model);
 
     for (const Step& step : result.detection.steps) {
+        const auto stepIndex = int32_t(result.perStep.size());
         StepBreakdown b;
         const int64_t s = step.startNs, e = step.endNs;
         b.stepNs = e - s;
@@ -134,14 +145,22 @@ StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange)
         b.idleNs = b.stepNs - all;
         for (const TimeSpan& gap : gapsIn(busy, s, e)) {
             const int64_t waitingForData = coveredNs(data, gap.startNs, gap.endNs);
-            // The GPU ran dry while the host sat in a synchronisation: the rest of the gap, until
-            // the host queued new work, is the price of that synchronisation.
-            auto sync = std::lower_bound(syncs.begin(), syncs.end(), gap.startNs,
-                [](const TimeSpan& x, int64_t t) { return x.endNs < t; });
-            const bool afterSync = sync != syncs.end() && sync->startNs < gap.endNs && sync->endNs >= gap.startNs;
+            // The GPU ran dry while the host sat in a synchronisation (it entered before the gap
+            // opened and still waited then): the rest of the gap, until the host queued new work,
+            // is the price of that synchronisation. One that starts inside the gap (the host
+            // syncing after CPU work) did not cause it.
+            auto sync = std::upper_bound(syncs.begin(), syncs.end(), gap.startNs,
+                [](int64_t t, const TimeSpan& x) { return t < x.startNs; });
+            const bool afterSync = sync != syncs.begin() && std::prev(sync)->endNs + kSyncSlackNs >= gap.startNs;
             const int64_t rest = gap.durationNs() - waitingForData;
             b.idleDataNs += waitingForData;
             (afterSync ? b.idleSyncNs : b.idleHostNs) += rest;
+            IdleGap g;
+            g.step = stepIndex;
+            g.span = gap;
+            g.dataNs = waitingForData;
+            (afterSync ? g.syncNs : g.hostNs) = rest;
+            result.gaps.push_back(g);
         }
         result.perStep.push_back(b);
     }

@@ -22,18 +22,30 @@ struct StepBreakdown {
     int64_t idleHostNs = 0;      // ... otherwise: launch, Python and framework overhead
 };
 
+// A stretch of a step with no GPU work on the step's device, and what the host did meanwhile.
+// The idle fields of StepBreakdown are the sums of these over the step's gaps.
+struct IdleGap {
+    int32_t step = 0; // index in StepAnalysis::perStep
+    TimeSpan span;
+    int64_t dataNs = 0; // covered by DataLoader waits
+    int64_t syncNs = 0; // the rest, when the host sat in a synchronisation as the GPU ran dry
+    int64_t hostNs = 0; // the rest otherwise: launch, Python and framework overhead
+};
+
 struct StepAnalysis {
     StepDetection detection;
     int32_t device = -1;                 // the GPU the breakdown is for (most kernel time), -1 when none
     std::vector<StepBreakdown> perStep;  // parallel to detection.steps
     StepBreakdown median;                // the breakdown of the median step (its parts add up)
+    std::vector<IdleGap> gaps;           // every idle gap of every step, in time order
     int64_t medianStepNs() const { return median.stepNs; }
 };
 
 StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange = {});
 
 // Host intervals: DataLoader waits (`enumerate(DataLoader)...__next__` ranges) and synchronisations
-// (sync records, cuda*Synchronize and synchronous cudaMemcpy calls), each sorted and merged.
+// (cuda*Synchronize and synchronous cudaMemcpy calls, and sync records other than those of
+// cudaStreamWaitEvent and cudaEventQuery, which block no host thread), each sorted and merged.
 std::vector<TimeSpan> dataLoaderWaits(const TraceModel& model);
 std::vector<TimeSpan> hostSynchronisations(const TraceModel& model);
 

@@ -1,0 +1,421 @@
+// The HTML report: one self-contained page (inline CSS, SVG charts drawn here, no script, nothing
+// fetched), so it can be attached to a CI run or mailed and opened anywhere.
+
+#include "report/report_helpers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace tuneup::analysis {
+
+namespace {
+
+std::string esc(std::string_view s) {
+    std::string out;
+    out.reserve(s.size() + s.size() / 8);
+    for (char c : s) {
+        switch (c) {
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&#39;";
+            break;
+        default:
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string num(double v) {
+    char text[32];
+    snprintf(text, sizeof text, "%.1f", v);
+    return text;
+}
+
+std::string share(int64_t part, int64_t whole) {
+    return whole > 0 ? formatPercent(double(part) / double(whole)) : "-";
+}
+
+// A round axis step (1, 2 or 5 times a power of ten) giving about `ticks` ticks up to `max`.
+int64_t tickStep(int64_t max, int ticks) {
+    const double raw = double(std::max<int64_t>(max, 1)) / ticks;
+    const double power = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : { 1.0, 2.0, 5.0, 10.0 })
+        if (m * power >= raw) return std::max<int64_t>(1, int64_t(m * power));
+    return std::max<int64_t>(1, int64_t(10 * power));
+}
+
+constexpr const char* kStyle = R"(
+:root { --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg: #ffffff; --panel: #f6f8fa; }
+* { box-sizing: border-box; }
+body { font: 14px/1.5 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: var(--fg);
+  background: var(--bg); max-width: 1200px; margin: 0 auto; padding: 24px; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 20px; border-bottom: 1px solid var(--line); padding-bottom: 4px; margin-top: 36px; }
+h3 { font-size: 16px; margin: 20px 0 6px; }
+h4 { font-size: 13px; margin: 12px 0 4px; color: var(--muted); }
+.meta, .muted { color: var(--muted); }
+nav a { margin-right: 14px; }
+code, pre { font: 12.5px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+pre { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px;
+  overflow-x: auto; }
+table { border-collapse: collapse; margin: 8px 0; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: left; vertical-align: top; }
+th { background: var(--panel); font-weight: 600; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.chart { overflow-x: auto; }
+.chart svg { display: block; }
+.chart text { font: 11px sans-serif; fill: var(--muted); }
+.legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 12px; font-size: 12.5px; }
+.legend span.sw { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 5px;
+  vertical-align: -1px; }
+.bar { height: 10px; background: #4e79a7; border-radius: 2px; min-width: 1px; }
+td.barcell { width: 180px; }
+.finding { border: 1px solid var(--line); border-left-width: 5px; border-radius: 6px; padding: 10px 16px;
+  margin: 14px 0; }
+.finding.error { border-left-color: #cf222e; }
+.finding.warning { border-left-color: #d4a72c; }
+.finding.info { border-left-color: #0969da; }
+.finding h3 { margin: 6px 0; }
+.badge { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; font-weight: 600;
+  color: #fff; }
+.badge.error { background: #cf222e; }
+.badge.warning { background: #9a6700; }
+.badge.info { background: #0969da; }
+.gain { font-weight: 600; }
+details { margin: 8px 0; }
+summary { cursor: pointer; color: var(--muted); }
+td.kernel { max-width: 640px; overflow-wrap: anywhere; }
+)";
+
+void writeLegend(std::ostream& out) {
+    out << "<div class=\"legend\">";
+    for (const BreakdownPart& p : kBreakdownParts)
+        out << "<span><span class=\"sw\" style=\"background:" << p.color << "\"></span>" << esc(p.label) << "</span>";
+    out << "</div>\n";
+}
+
+std::string breakdownTooltip(std::string_view head, const StepBreakdown& b) {
+    std::string t = std::string(head) + ": " + formatDuration(b.stepNs);
+    for (const BreakdownPart& p : kBreakdownParts)
+        if (b.*p.field > 0)
+            t += "\n" + std::string(p.label) + " " + formatDuration(b.*p.field) + " (" + share(b.*p.field, b.stepNs)
+                + ")";
+    return t;
+}
+
+// A vertical stacked bar per step: where each step's time went on the GPU.
+void writeStepChart(std::ostream& out, const RankAnalysis& rank) {
+    const auto& steps = rank.steps.detection.steps;
+    const auto& perStep = rank.steps.perStep;
+    constexpr size_t kMaxSteps = 2000; // beyond that a bar is less than a pixel even in a wide chart
+    const size_t n = std::min(perStep.size(), kMaxSteps);
+    int64_t maxNs = 1;
+    for (size_t i = 0; i < n; ++i)
+        maxNs = std::max(maxNs, perStep[i].stepNs);
+    const int64_t tick = tickStep(maxNs, 4);
+    const int64_t top = (maxNs + tick - 1) / tick * tick;
+
+    const double left = 64, right = 12, plotTop = 10, plotHeight = 220, bottom = 30;
+    const double slot = std::clamp(1100.0 / double(std::max<size_t>(n, 1)), 3.0, 48.0);
+    const double width = left + right + std::max(slot * double(n), 360.0); // room for the labels with few steps
+    const double height = plotTop + plotHeight + bottom;
+    auto y = [&](int64_t ns) { return plotTop + plotHeight - plotHeight * double(ns) / double(top); };
+
+    out << "<div class=\"chart\"><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"steps\" width=\"" << num(width)
+        << "\" height=\"" << num(height) << "\" role=\"img\" aria-label=\"step breakdown, one bar per step\">\n";
+    for (int64_t t = 0; t <= top; t += tick)
+        out << "<line x1=\"" << num(left) << "\" x2=\"" << num(width - right) << "\" y1=\"" << num(y(t)) << "\" y2=\""
+            << num(y(t)) << "\" stroke=\"#d1d9e0\" stroke-width=\"" << (t ? "0.5" : "1") << "\"/><text x=\""
+            << num(left - 6) << "\" y=\"" << num(y(t) + 4) << "\" text-anchor=\"end\">"
+            << (t ? esc(formatDuration(t)) : "0") << "</text>\n";
+    const double barWidth = slot >= 6 ? slot * 0.8 : slot;
+    const size_t labelEvery = std::max<size_t>(1, size_t(std::ceil(40.0 / slot)));
+    for (size_t i = 0; i < n; ++i) {
+        const StepBreakdown& b = perStep[i];
+        const double x = left + slot * double(i) + (slot - barWidth) / 2;
+        out << "<g class=\"step\"><title>" << esc(breakdownTooltip("step " + std::to_string(steps[i].number), b))
+            << "</title>";
+        int64_t below = 0;
+        for (const BreakdownPart& p : kBreakdownParts) {
+            const int64_t v = b.*p.field;
+            if (v <= 0) continue;
+            out << "<rect class=\"" << p.key << "\" x=\"" << num(x) << "\" y=\"" << num(y(below + v)) << "\" width=\""
+                << num(barWidth) << "\" height=\"" << num(y(below) - y(below + v)) << "\" fill=\"" << p.color << "\"/>";
+            below += v;
+        }
+        out << "</g>\n";
+        if (i % labelEvery == 0)
+            out << "<text x=\"" << num(left + slot * (double(i) + 0.5)) << "\" y=\"" << num(plotTop + plotHeight + 16)
+                << "\" text-anchor=\"middle\">" << steps[i].number << "</text>\n";
+    }
+    const int64_t median = rank.steps.median.stepNs;
+    out << "<line x1=\"" << num(left) << "\" x2=\"" << num(width - right) << "\" y1=\"" << num(y(median)) << "\" y2=\""
+        << num(y(median)) << "\" stroke=\"#1f2328\" stroke-dasharray=\"4 3\" stroke-width=\"1\"><title>median step "
+        << esc(formatDuration(median)) << "</title></line>\n<text x=\"" << num(width - right) << "\" y=\""
+        << num(y(median) - 4) << "\" text-anchor=\"end\">median " << esc(formatDuration(median)) << "</text>\n";
+    out << "<text x=\"" << num(left - 6) << "\" y=\"" << num(plotTop + plotHeight + 16)
+        << "\" text-anchor=\"end\">step</text>\n"
+        << "</svg></div>\n";
+    if (perStep.size() > n)
+        out << "<p class=\"muted\">The first " << n << " of " << perStep.size() << " steps are shown.</p>\n";
+}
+
+// One horizontal stacked bar per rank: their median steps side by side, to spot a straggler.
+void writeRankChart(std::ostream& out, const AdviceReport& report) {
+    int64_t maxNs = 1;
+    for (const RankAnalysis& r : report.ranks)
+        maxNs = std::max(maxNs, r.steps.median.stepNs);
+    const double left = 70, right = 90, rowHeight = 22, plotWidth = 760;
+    const double height = rowHeight * double(report.ranks.size()) + 8;
+    out << "<div class=\"chart\"><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ranks\" width=\""
+        << num(left + plotWidth + right) << "\" height=\"" << num(height)
+        << "\" role=\"img\" aria-label=\"median step per rank\">\n";
+    for (size_t i = 0; i < report.ranks.size(); ++i) {
+        const RankAnalysis& r = report.ranks[i];
+        const StepBreakdown& b = r.steps.median;
+        const double y = 4 + rowHeight * double(i);
+        out << "<g class=\"rank\"><title>"
+            << esc(breakdownTooltip("rank " + std::to_string(r.rank) + " median step", b)) << "</title><text x=\""
+            << num(left - 8) << "\" y=\"" << num(y + 14) << "\" text-anchor=\"end\">rank " << r.rank << "</text>";
+        double x = left;
+        for (const BreakdownPart& p : kBreakdownParts) {
+            const double w = plotWidth * double(std::max<int64_t>(b.*p.field, 0)) / double(maxNs);
+            if (w <= 0) continue;
+            out << "<rect class=\"" << p.key << "\" x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(w)
+                << "\" height=\"" << num(rowHeight - 6) << "\" fill=\"" << p.color << "\"/>";
+            x += w;
+        }
+        out << "<text x=\"" << num(left + plotWidth * double(b.stepNs) / double(maxNs) + 6) << "\" y=\"" << num(y + 13)
+            << "\">" << esc(b.stepNs ? formatDuration(b.stepNs) : "no steps") << "</text></g>\n";
+    }
+    out << "</svg></div>\n";
+}
+
+void writeMedianTable(std::ostream& out, const StepBreakdown& b) {
+    out << "<table class=\"breakdown\"><tr><th>Median step</th><th class=\"n\">time</th><th "
+           "class=\"n\">share</th></tr>\n"
+        << "<tr><td><b>Step</b></td><td class=\"n\"><b>" << esc(formatDuration(b.stepNs))
+        << "</b></td><td class=\"n\">100%</td></tr>\n";
+    for (const BreakdownPart& p : kBreakdownParts)
+        out << "<tr><td><span class=\"legend\"><span><span class=\"sw\" style=\"background:" << p.color << "\"></span>"
+            << esc(p.label) << "</span></span></td><td class=\"n\">" << esc(formatDuration(b.*p.field))
+            << "</td><td class=\"n\">" << share(b.*p.field, b.stepNs) << "</td></tr>\n";
+    out << "</table>\n";
+}
+
+void writeSteps(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
+    out << "<section id=\"steps\"><h2>Where the step time goes</h2>\n";
+    writeLegend(out);
+    if (report.ranks.size() > 1) {
+        out << "<h3>Ranks compared (median step)</h3>\n";
+        writeRankChart(out, report);
+    }
+    for (size_t i = 0; i < report.ranks.size(); ++i) {
+        const RankAnalysis& r = report.ranks[i];
+        const StepDetection& d = r.steps.detection;
+        out << "<h3>" << esc(inputLabel(report, context, i));
+        if (report.ranks.size() > 1) out << " <span class=\"muted\">rank " << r.rank << "</span>";
+        out << "</h3>\n<p class=\"meta\">" << esc(sourceFormatName(r.model->info.format)) << ", "
+            << r.model->eventCount() << " events";
+        if (!d.steps.empty())
+            out << "; " << d.steps.size() << " steps from " << esc(stepSourceName(d.source)) << "; median step <b>"
+                << esc(formatDuration(r.steps.median.stepNs)) << "</b>";
+        if (r.steps.device >= 0) out << "; GPU " << r.steps.device;
+        out << "</p>\n";
+        if (d.steps.empty()) {
+            out << "<p>No steps found: " << esc(d.detail) << ".</p>\n";
+            continue;
+        }
+        if (r.steps.device < 0) {
+            out << "<p>No GPU activity in the trace: the breakdown needs kernels.</p>\n";
+            continue;
+        }
+        writeStepChart(out, r);
+        writeMedianTable(out, r.steps.median);
+    }
+    out << "</section>\n";
+}
+
+void writeKernels(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
+    constexpr size_t kTop = 15;
+    out << "<section id=\"kernels\"><h2>Busiest kernels</h2>\n";
+    for (size_t i = 0; i < report.ranks.size(); ++i) {
+        const TraceModel& m = *report.ranks[i].model;
+        if (report.ranks.size() > 1)
+            out << "<h3>" << esc(inputLabel(report, context, i)) << " <span class=\"muted\">rank "
+                << report.ranks[i].rank << "</span></h3>\n";
+        int64_t allNs = 0;
+        const auto top = topKernels(m, kTop, &allNs);
+        if (top.empty()) {
+            out << "<p>No GPU kernels in this trace.</p>\n";
+            continue;
+        }
+        const size_t steps = report.ranks[i].steps.detection.steps.size();
+        out << "<p class=\"meta\">" << m.kernels.size() << " kernel launches, " << esc(formatDuration(allNs))
+            << " of kernel time in the trace; the " << top.size() << " with the most time:</p>\n"
+            << "<table class=\"kernels\"><tr><th>Kernel</th><th class=\"n\">calls</th><th class=\"n\">total</th>"
+            << (steps ? "<th class=\"n\">per step</th>" : "")
+            << "<th class=\"n\">mean</th><th class=\"n\">share</th><th></th></tr>\n";
+        for (const KernelStat& k : top) {
+            const std::string_view full = m.str(k.name);
+            const double fraction = allNs > 0 ? double(k.totalNs) / double(allNs) : 0.0;
+            const double bar = top.front().totalNs > 0 ? double(k.totalNs) / double(top.front().totalNs)
+                                                       : 0.0; // the largest spans the cell
+            out << "<tr><td class=\"kernel\"><code title=\"" << esc(full) << "\">" << esc(shortKernelName(full))
+                << "</code></td>"
+                << "<td class=\"n\">" << k.count << "</td><td class=\"n\">" << esc(formatDuration(k.totalNs))
+                << "</td>";
+            if (steps) out << "<td class=\"n\">" << esc(formatDuration(k.totalNs / int64_t(steps))) << "</td>";
+            out << "<td class=\"n\">" << esc(formatDuration(k.meanNs())) << "</td><td class=\"n\">"
+                << formatPercent(fraction)
+                << "</td><td class=\"barcell\"><div class=\"bar\" style=\"width:" << num(100.0 * bar)
+                << "%\"></div></td></tr>\n";
+        }
+        out << "</table>\n";
+    }
+    out << "</section>\n";
+}
+
+void writeFinding(
+    std::ostream& out, size_t index, const Finding& f, const AdviceReport& report, const ReportContext& context) {
+    const std::string severity(severityName(f.severity));
+    out << "<article class=\"finding " << severity << "\" id=\"finding-" << index << "\">\n<div><span class=\"badge "
+        << severity << "\">" << severity << "</span> <code>" << esc(f.ruleId) << "</code>";
+    if (f.rank >= 0) out << " <span class=\"muted\">rank " << f.rank << "</span>";
+    if (f.gain && f.gain->perStepNs > 0) {
+        out << " · <span class=\"gain\">−" << esc(formatDuration(f.gain->perStepNs)) << " per step";
+        if (f.gain->stepShare > 0) out << " (" << formatPercent(f.gain->stepShare) << ")";
+        out << "</span>";
+        if (!f.gain->confidence.empty())
+            out << " <span class=\"muted\">confidence " << esc(f.gain->confidence) << "</span>";
+    }
+    out << "</div>\n<h3>" << index << ". " << esc(f.title) << "</h3>\n";
+    if (!f.detail.empty()) out << "<p>" << esc(f.detail) << "</p>\n";
+
+    const Evidence& e = f.evidence;
+    const size_t events = std::max(e.eventsTotal, e.events.size());
+    if (!e.facts.empty() || events || !e.spans.empty() || (f.gain && !f.gain->model.empty())) {
+        out << "<details><summary>Evidence";
+        if (events) out << " (" << events << " events)";
+        out << "</summary>\n";
+        if (!e.facts.empty()) {
+            out << "<table class=\"facts\">";
+            for (const auto& [label, value] : e.facts)
+                out << "<tr><th>" << esc(label) << "</th><td>" << esc(value) << "</td></tr>";
+            out << "</table>\n";
+        }
+        const int64_t origin = traceStartNs(report, f);
+        if (!e.events.empty()) {
+            out << "<p>Events (" << esc(eventTableName(e.events.front().table)) << " rows):";
+            constexpr size_t kListed = 20;
+            for (size_t k = 0; k < e.events.size() && k < kListed; ++k)
+                out << (k ? ", " : " ") << "#" << e.events[k].row;
+            if (events > std::min(e.events.size(), kListed)) out << ", … (" << events << " in all)";
+            out << "</p>\n";
+        }
+        if (!e.spans.empty()) {
+            out << "<p>Time ranges (from the start of the trace):";
+            constexpr size_t kListed = 10;
+            for (size_t k = 0; k < e.spans.size() && k < kListed; ++k)
+                out << (k ? "," : "") << " " << esc(relativeSpan(e.spans[k], origin));
+            if (e.spans.size() > kListed) out << ", … (" << e.spans.size() << " in all)";
+            out << "</p>\n";
+        }
+        if (f.gain && !f.gain->model.empty()) out << "<p>Gain model: " << esc(f.gain->model) << "</p>\n";
+        out << "</details>\n";
+    }
+    if (!f.fixPython.empty())
+        out << "<h4>Fix — Python</h4><pre><code class=\"language-python\">" << esc(f.fixPython) << "</code></pre>\n";
+    if (!f.fixCpp.empty())
+        out << "<h4>Fix — C++</h4><pre><code class=\"language-cpp\">" << esc(f.fixCpp) << "</code></pre>\n";
+    const std::string doc = docLink(f, context);
+    out << "<p class=\"muted\">Documentation: <a href=\"" << esc(doc) << "\">" << esc(doc) << "</a></p>\n</article>\n";
+}
+
+void writeFindings(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
+    const auto findings = report.ranked();
+    out << "<section id=\"findings\"><h2>Findings</h2>\n";
+    if (findings.empty()) {
+        out << "<p>No findings.</p>\n</section>\n";
+        return;
+    }
+    out << "<p class=\"meta\">Ranked by estimated gain per step.</p>\n<table class=\"summary\"><tr><th "
+           "class=\"n\">#</th>"
+           "<th>severity</th><th>rule</th><th class=\"n\">gain/step</th><th "
+           "class=\"n\">share</th><th>finding</th></tr>\n";
+    for (size_t i = 0; i < findings.size(); ++i) {
+        const Finding& f = *findings[i];
+        out << "<tr><td class=\"n\">" << i + 1 << "</td><td><span class=\"badge " << severityName(f.severity) << "\">"
+            << severityName(f.severity) << "</span></td><td><code>" << esc(f.ruleId) << "</code>"
+            << (f.rank >= 0 ? " <span class=\"muted\">rank " + std::to_string(f.rank) + "</span>" : "")
+            << "</td><td class=\"n\">"
+            << (f.gain && f.gain->perStepNs > 0 ? esc(formatDuration(f.gain->perStepNs)) : "-")
+            << "</td><td class=\"n\">" << (f.gain && f.gain->stepShare > 0 ? formatPercent(f.gain->stepShare) : "-")
+            << "</td><td><a href=\"#finding-" << i + 1 << "\">" << esc(f.title) << "</a></td></tr>\n";
+    }
+    out << "</table>\n";
+    for (size_t i = 0; i < findings.size(); ++i)
+        writeFinding(out, i + 1, *findings[i], report, context);
+    out << "</section>\n";
+}
+
+void writeRuleList(
+    std::ostream& out, std::string_view heading, std::string_view note, const std::vector<const RuleOutcome*>& rules) {
+    if (rules.empty()) return;
+    out << "<h3>" << esc(heading) << "</h3>\n";
+    if (!note.empty()) out << "<p class=\"meta\">" << esc(note) << "</p>\n";
+    out << "<table class=\"rules\">";
+    for (const RuleOutcome* o : rules)
+        out << "<tr><td><code>" << esc(o->ruleId) << "</code></td><td>" << esc(o->reason) << "</td></tr>";
+    out << "</table>\n";
+}
+
+} // namespace
+
+void writeHtmlReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
+    const auto findings = report.ranked();
+    const std::string first = report.ranks.empty() ? std::string() : inputLabel(report, context, 0);
+    out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>tuneup advice"
+        << (first.empty() ? "" : " — " + esc(first)) << (report.ranks.size() > 1 ? " and others" : "")
+        << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
+    out << "<header><h1>tuneup advice</h1>\n<p class=\"meta\">" << findings.size()
+        << (findings.size() == 1 ? " finding" : " findings") << " in " << report.ranks.size()
+        << (report.ranks.size() == 1 ? " trace" : " traces");
+    if (report.medianStepNs() > 0) out << " · median step " << esc(formatDuration(report.medianStepNs()));
+    if (!context.toolVersion.empty()) out << " · tuneup " << esc(context.toolVersion);
+    out << "</p>\n<nav><a href=\"#findings\">Findings</a><a href=\"#steps\">Steps</a><a href=\"#kernels\">Kernels</a>"
+           "<a href=\"#rules\">Rules</a></nav></header>\n";
+    writeFindings(out, report, context);
+    writeSteps(out, report, context);
+    writeKernels(out, report, context);
+    out << "<section id=\"rules\"><h2>Rules without findings</h2>\n";
+    writeRuleList(
+        out, "Not evaluated", "The trace lacks what these rules need.", rulesWithout(report, RuleStatus::NotEvaluated));
+    writeRuleList(out, "Not applicable", "", rulesWithout(report, RuleStatus::NotApplicable));
+    const auto clean = rulesWithout(report, RuleStatus::Clean);
+    if (!clean.empty()) {
+        out << "<details><summary>Checked, nothing found (" << clean.size() << ")</summary>\n";
+        writeRuleList(out, "Checked, nothing found", "", clean);
+        out << "</details>\n";
+    }
+    out << "</section>\n<footer class=\"muted\"><p>Generated by tuneup " << esc(context.toolVersion)
+        << ". Measure a fix with <code>tuneup bench</code>; look at the timeline with "
+           "<code>tuneup-gui</code>.</p></footer>\n"
+           "</body>\n</html>\n";
+}
+
+} // namespace tuneup::analysis

@@ -1,0 +1,265 @@
+// The Markdown report: for a CI job summary or a pull-request comment (GitHub-flavoured tables).
+
+#include "report/report_helpers.h"
+
+#include <algorithm>
+
+namespace tuneup::analysis {
+
+namespace {
+
+// Inline text: Markdown punctuation escaped, HTML-significant characters as entities (GitHub
+// renders raw HTML in Markdown, so a kernel name's "<float>" would vanish), one line.
+std::string text(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '&':
+            out += "&amp;";
+            break;
+        case '\n':
+            out += ' ';
+            break;
+        case '\r':
+            break;
+        case '\\':
+        case '`':
+        case '*':
+        case '_':
+        case '[':
+        case ']':
+        case '|':
+        case '~':
+        case '$':
+            out += '\\';
+            out += c;
+            break;
+        default:
+            out += c;
+        }
+    }
+    return out;
+}
+
+// A paragraph: like text() but keeps line breaks (as Markdown hard breaks).
+std::string paragraph(std::string_view s) {
+    std::string out;
+    size_t start = 0;
+    while (start <= s.size()) {
+        const size_t end = std::min(s.find('\n', start), s.size());
+        out += text(s.substr(start, end - start));
+        if (end == s.size()) break;
+        out += "  \n";
+        start = end + 1;
+    }
+    return out;
+}
+
+size_t longestRun(std::string_view s, char c) {
+    size_t longest = 0, run = 0;
+    for (char x : s) {
+        run = x == c ? run + 1 : 0;
+        longest = std::max(longest, run);
+    }
+    return longest;
+}
+
+// `code`, with a fence longer than any backtick run inside.
+std::string code(std::string_view s) {
+    const std::string fence(longestRun(s, '`') + 1, '`');
+    const bool pad = !s.empty() && (s.front() == '`' || s.back() == '`');
+    std::string flat(s);
+    std::replace(flat.begin(), flat.end(), '\n', ' ');
+    return fence + (pad ? " " : "") + flat + (pad ? " " : "") + fence;
+}
+
+std::string codeBlock(std::string_view s, std::string_view language) {
+    const std::string fence(std::max<size_t>(3, longestRun(s, '`') + 1), '`');
+    std::string body(s);
+    if (!body.empty() && body.back() != '\n') body += '\n';
+    return fence + std::string(language) + "\n" + body + fence + "\n";
+}
+
+std::string share(int64_t part, int64_t whole) {
+    return whole > 0 ? formatPercent(double(part) / double(whole)) : "-";
+}
+
+std::string severityLabel(Severity s) {
+    switch (s) {
+    case Severity::Error:
+        return "🔴 error";
+    case Severity::Warning:
+        return "🟠 warning";
+    case Severity::Info:
+        return "🔵 info";
+    }
+    return "info";
+}
+
+std::string gainText(const Finding& f) {
+    if (!f.gain || f.gain->perStepNs <= 0) return "-";
+    return formatDuration(f.gain->perStepNs);
+}
+
+void writeInputs(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
+    out << "## Steps\n\n";
+    for (size_t i = 0; i < report.ranks.size(); ++i) {
+        const RankAnalysis& r = report.ranks[i];
+        const StepDetection& d = r.steps.detection;
+        out << "- " << code(inputLabel(report, context, i));
+        if (report.ranks.size() > 1) out << " (rank " << r.rank << ")";
+        out << ": " << sourceFormatName(r.model->info.format) << ", " << r.model->eventCount() << " events; ";
+        if (d.steps.empty())
+            out << "no steps found (" << text(d.detail) << ")";
+        else
+            out << d.steps.size() << " steps from " << text(stepSourceName(d.source)) << ", median **"
+                << formatDuration(r.steps.median.stepNs) << "**";
+        if (r.steps.device >= 0) out << ", GPU " << r.steps.device;
+        out << "\n";
+    }
+    out << "\n";
+
+    // One column per rank that has a breakdown: the table stays readable for 8 ranks.
+    std::vector<size_t> shown;
+    for (size_t i = 0; i < report.ranks.size(); ++i)
+        if (!report.ranks[i].steps.detection.steps.empty() && report.ranks[i].steps.device >= 0) shown.push_back(i);
+    if (shown.empty()) {
+        out << "No step breakdown: it needs steps and GPU activity in the trace.\n\n";
+        return;
+    }
+    out << "| Median step |";
+    for (size_t i : shown)
+        out << " " << (report.ranks.size() > 1 ? "rank " + std::to_string(report.ranks[i].rank) : "time") << " |";
+    out << "\n|---|";
+    for (size_t k = 0; k < shown.size(); ++k)
+        out << "---:|";
+    out << "\n| **Step** |";
+    for (size_t i : shown)
+        out << " **" << formatDuration(report.ranks[i].steps.median.stepNs) << "** |";
+    out << "\n";
+    for (const BreakdownPart& part : kBreakdownParts) {
+        bool any = false;
+        for (size_t i : shown)
+            any = any || report.ranks[i].steps.median.*part.field > 0;
+        if (!any && (part.key == "communication" || part.key == "memset"))
+            continue; // absent in most single-GPU runs: no row of zeros
+        out << "| " << part.label << " |";
+        for (size_t i : shown) {
+            const StepBreakdown& b = report.ranks[i].steps.median;
+            out << " " << formatDuration(b.*part.field) << " (" << share(b.*part.field, b.stepNs) << ") |";
+        }
+        out << "\n";
+    }
+    out << "\n";
+}
+
+void writeFinding(
+    std::ostream& out, size_t index, const Finding& f, const AdviceReport& report, const ReportContext& context) {
+    out << "### " << index << ". " << code(f.ruleId) << (f.rank >= 0 ? " (rank " + std::to_string(f.rank) + ")" : "")
+        << ": " << text(f.title) << "\n\n";
+    out << "**" << severityLabel(f.severity) << "**";
+    if (f.gain && f.gain->perStepNs > 0) {
+        out << " · estimated gain **" << formatDuration(f.gain->perStepNs) << " per step**";
+        if (f.gain->stepShare > 0) out << " (" << formatPercent(f.gain->stepShare) << " of the step)";
+        if (!f.gain->confidence.empty()) out << ", confidence " << text(f.gain->confidence);
+    }
+    out << "\n\n";
+    if (!f.detail.empty()) out << paragraph(f.detail) << "\n\n";
+    const Evidence& e = f.evidence;
+    if (!e.facts.empty() || e.eventsTotal || !e.spans.empty() || (f.gain && !f.gain->model.empty())) {
+        out << "**Evidence**\n\n";
+        for (const auto& [label, value] : e.facts)
+            out << "- " << text(label) << ": " << text(value) << "\n";
+        const size_t events = std::max(e.eventsTotal, e.events.size());
+        if (events) {
+            out << "- events: " << events;
+            if (!e.events.empty()) out << " (in " << eventTableName(e.events.front().table) << ")";
+            out << "\n";
+        }
+        if (!e.spans.empty()) {
+            const int64_t origin = traceStartNs(report, f);
+            out << "- time ranges (from the start of the trace):";
+            for (size_t k = 0; k < e.spans.size() && k < 5; ++k)
+                out << (k ? "," : "") << " " << relativeSpan(e.spans[k], origin);
+            if (e.spans.size() > 5) out << ", … (" << e.spans.size() << " in all)";
+            out << "\n";
+        }
+        if (f.gain && !f.gain->model.empty()) out << "- gain model: " << text(f.gain->model) << "\n";
+        out << "\n";
+    }
+    if (!f.fixPython.empty()) out << "**Fix (Python)**\n\n" << codeBlock(f.fixPython, "python") << "\n";
+    if (!f.fixCpp.empty()) out << "**Fix (C++)**\n\n" << codeBlock(f.fixCpp, "cpp") << "\n";
+    const std::string doc = docLink(f, context);
+    out << "Documentation: [" << text(doc) << "](<" << doc << ">)\n\n";
+}
+
+void writeRules(std::ostream& out, const AdviceReport& report) {
+    const auto notEvaluated = rulesWithout(report, RuleStatus::NotEvaluated);
+    const auto notApplicable = rulesWithout(report, RuleStatus::NotApplicable);
+    const auto clean = rulesWithout(report, RuleStatus::Clean);
+    if (!notEvaluated.empty()) {
+        out << "## Not evaluated\n\nThe trace lacks what these rules need:\n\n";
+        for (const RuleOutcome* o : notEvaluated)
+            out << "- " << code(o->ruleId) << ": " << text(o->reason) << "\n";
+        out << "\n";
+    }
+    if (!notApplicable.empty()) {
+        out << "## Not applicable\n\n";
+        for (const RuleOutcome* o : notApplicable)
+            out << "- " << code(o->ruleId) << ": " << text(o->reason) << "\n";
+        out << "\n";
+    }
+    if (!clean.empty()) {
+        out << "## Checked, nothing found\n\n";
+        for (const RuleOutcome* o : clean)
+            out << "- " << code(o->ruleId) << (o->reason.empty() ? "" : ": " + text(o->reason)) << "\n";
+        out << "\n";
+    }
+}
+
+} // namespace
+
+void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
+    const auto findings = report.ranked();
+    out << "# tuneup advice\n\n";
+    out << findings.size() << (findings.size() == 1 ? " finding" : " findings") << " in " << report.ranks.size()
+        << (report.ranks.size() == 1 ? " trace" : " traces");
+    if (report.medianStepNs() > 0) out << ", median step " << formatDuration(report.medianStepNs());
+    out << ".\n\n";
+    writeInputs(out, report, context);
+
+    out << "## Findings\n\n";
+    if (findings.empty()) {
+        out << "No findings.\n\n";
+    } else {
+        out << "Ranked by estimated gain per step.\n\n| # | Severity | Rule | Gain/step | Share | Finding |\n"
+               "|---:|---|---|---:|---:|---|\n";
+        for (size_t i = 0; i < findings.size(); ++i) {
+            const Finding& f = *findings[i];
+            out << "| " << i + 1 << " | " << severityLabel(f.severity) << " | " << code(f.ruleId)
+                << (f.rank >= 0 ? " rank " + std::to_string(f.rank) : "") << " | " << gainText(f) << " | "
+                << (f.gain && f.gain->stepShare > 0 ? formatPercent(f.gain->stepShare) : "-") << " | " << text(f.title)
+                << " |\n";
+        }
+        out << "\n";
+        // Details for the first ones; a rule file can return hundreds of rows.
+        constexpr size_t kDetailed = 50;
+        for (size_t i = 0; i < findings.size() && i < kDetailed; ++i)
+            writeFinding(out, i + 1, *findings[i], report, context);
+        if (findings.size() > kDetailed)
+            out << "… " << findings.size() - kDetailed << " more findings, listed in the table above; "
+                << "`--format json` has them all.\n\n";
+    }
+    writeRules(out, report);
+    out << "---\n*tuneup " << text(context.toolVersion)
+        << "* · `tuneup advise … --format html -o report.html` gives charts of the steps and the busiest kernels.\n";
+}
+
+} // namespace tuneup::analysis

@@ -1,0 +1,153 @@
+#include "report/report_helpers.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cxxabi.h>
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+namespace tuneup::analysis {
+
+// Tableau 10: distinct in colour and in lightness, readable for most colour-blind readers.
+const std::vector<BreakdownPart> kBreakdownParts = {
+    { "compute", "GPU compute", "#4e79a7", &StepBreakdown::computeNs },
+    { "communication", "Communication", "#b07aa1", &StepBreakdown::communicationNs },
+    { "memcpy", "Copies", "#f28e2b", &StepBreakdown::memcpyNs },
+    { "memset", "Memset", "#edc948", &StepBreakdown::memsetNs },
+    { "idle-data", "Idle: waiting for data", "#e15759", &StepBreakdown::idleDataNs },
+    { "idle-sync", "Idle: after synchronisation", "#ff9da7", &StepBreakdown::idleSyncNs },
+    { "idle-host", "Idle: launch/Python overhead", "#bab0ac", &StepBreakdown::idleHostNs },
+};
+
+std::vector<KernelStat> topKernels(const TraceModel& model, size_t n, int64_t* allNs) {
+    std::unordered_map<StringId, KernelStat> byName;
+    int64_t all = 0;
+    const KernelTable& k = model.kernels;
+    for (size_t i = 0; i < k.size(); ++i) {
+        KernelStat& s = byName[k.name[i]];
+        s.name = k.name[i];
+        ++s.count;
+        s.totalNs += k.endNs[i] - k.startNs[i];
+        all += k.endNs[i] - k.startNs[i];
+    }
+    std::vector<KernelStat> stats;
+    stats.reserve(byName.size());
+    for (const auto& [name, s] : byName)
+        stats.push_back(s);
+    const size_t shown = std::min(n, stats.size());
+    // Ties broken by name id, so the order does not depend on the hash map.
+    std::partial_sort(
+        stats.begin(), stats.begin() + long(shown), stats.end(), [](const KernelStat& a, const KernelStat& b) {
+            return a.totalNs != b.totalNs ? a.totalNs > b.totalNs : a.name < b.name;
+        });
+    stats.resize(shown);
+    if (allNs) *allNs = all;
+    return stats;
+}
+
+namespace {
+
+std::string demangle(std::string_view name) {
+    if (!name.starts_with("_Z")) return std::string(name);
+    int status = 0;
+    const std::string mangled(name);
+    std::unique_ptr<char, void (*)(void*)> out(
+        abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+    return status == 0 && out ? std::string(out.get()) : mangled;
+}
+
+// Replaces the contents of <...> nested deeper than `keepDepth` with "…".
+std::string foldTemplates(std::string_view s, int keepDepth) {
+    std::string out;
+    int depth = 0;
+    for (char c : s) {
+        if (c == '<') {
+            if (depth++ == keepDepth)
+                out += "<…";
+            else if (depth <= keepDepth)
+                out += c;
+            continue;
+        }
+        if (c == '>' && depth > 0) {
+            if (--depth == keepDepth)
+                out += '>';
+            else if (depth < keepDepth)
+                out += c;
+            continue;
+        }
+        if (depth <= keepDepth) out += c;
+    }
+    return out;
+}
+
+size_t utf8Length(std::string_view s) {
+    return size_t(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+} // namespace
+
+std::string shortKernelName(std::string_view raw, size_t maxChars) {
+    std::string name = demangle(raw);
+    if (name.starts_with("void ")) name.erase(0, 5);
+    // The parameter list: the last balanced (...) at the end.
+    if (!name.empty() && name.back() == ')') {
+        int depth = 0;
+        for (size_t i = name.size(); i-- > 0;) {
+            if (name[i] == ')')
+                ++depth;
+            else if (name[i] == '(' && --depth == 0) {
+                if (i > 0) name.erase(i);
+                break;
+            }
+        }
+    }
+    for (int keep = 2; keep >= 0 && utf8Length(name) > maxChars; --keep)
+        name = foldTemplates(name, keep);
+    if (utf8Length(name) > maxChars) {
+        // The end names the kernel; the front is namespaces.
+        size_t cut = name.size() - (maxChars - 1);
+        while (cut < name.size() && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80)
+            ++cut;
+        name = "…" + name.substr(cut);
+    }
+    return name;
+}
+
+std::string docLink(const Finding& finding, const ReportContext& context) {
+    if (!finding.docPath.empty()) return finding.docPath;
+    return (context.docsDir.empty() ? std::string("rules") : context.docsDir) + "/" + finding.ruleId + ".md";
+}
+
+std::string inputLabel(const AdviceReport& report, const ReportContext& context, size_t rank) {
+    if (rank < context.inputs.size()) return context.inputs[rank];
+    return rank < report.ranks.size() && report.ranks[rank].model ? report.ranks[rank].model->info.path : std::string();
+}
+
+const RankAnalysis* rankOf(const AdviceReport& report, const Finding& finding) {
+    for (const RankAnalysis& r : report.ranks)
+        if (finding.rank >= 0 && r.rank == finding.rank) return &r;
+    return report.ranks.empty() ? nullptr : &report.ranks.front();
+}
+
+int64_t traceStartNs(const AdviceReport& report, const Finding& finding) {
+    const RankAnalysis* rank = rankOf(report, finding);
+    const auto span = rank && rank->model ? rank->model->span() : std::nullopt;
+    return span ? span->startNs : 0;
+}
+
+std::string relativeSpan(const TimeSpan& span, int64_t originNs) {
+    return "+" + formatDuration(span.startNs - originNs) + " – +" + formatDuration(span.endNs - originNs) + " ("
+        + formatDuration(span.durationNs()) + ")";
+}
+
+std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status) {
+    std::vector<const RuleOutcome*> out;
+    std::set<std::string> listed;
+    for (const RuleOutcome& o : report.outcomes)
+        if (o.status == status && listed.insert(o.ruleId).second) out.push_back(&o);
+    return out;
+}
+
+} // namespace tuneup::analysis

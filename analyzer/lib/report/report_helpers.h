@@ -1,0 +1,54 @@
+#pragma once
+// What the Markdown and HTML reports (and the GUI) compute alike: the parts of a step breakdown in
+// display order, the busiest kernels, readable kernel names, rule doc links, and the rules without
+// findings listed once each.
+
+#include "report/report.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tuneup::analysis {
+
+// One slice of a step, in stacking order (bottom first); idle is split into its three causes.
+struct BreakdownPart {
+    std::string_view key; // "compute", for CSS classes
+    std::string_view label; // "GPU compute"
+    std::string_view color; // "#4e79a7"
+    int64_t StepBreakdown::*field;
+};
+extern const std::vector<BreakdownPart> kBreakdownParts;
+
+struct KernelStat {
+    StringId name = kEmptyString;
+    size_t count = 0;
+    int64_t totalNs = 0;
+    int64_t meanNs() const { return count ? totalNs / int64_t(count) : 0; }
+};
+// The `n` kernels (by name) with the most total time, largest first; `allNs` gets the time of all kernels.
+std::vector<KernelStat> topKernels(const TraceModel& model, size_t n, int64_t* allNs = nullptr);
+
+// A kernel name that fits a table cell: demangled, without "void " and the parameter list; when
+// longer than `maxChars`, template arguments folded from the innermost ("<…>"), then its front cut.
+// "void at::native::elementwise_kernel<128, 2, at::native::FillFunctor<float> >(int, ...)"
+//   -> "at::native::elementwise_kernel<128, 2, at::native::FillFunctor<float> >"
+std::string shortKernelName(std::string_view name, size_t maxChars = 120);
+
+// Where a finding's rule is documented: its own docPath, else <docsDir>/<id>.md (rules/<id>.md).
+std::string docLink(const Finding& finding, const ReportContext& context);
+
+// The name an input is shown by: the path given on the command line, else the model's.
+std::string inputLabel(const AdviceReport& report, const ReportContext& context, size_t rank);
+
+// The rank a finding is about (its rank, else the first), and where that trace starts: evidence
+// times are shown from there.
+const RankAnalysis* rankOf(const AdviceReport& report, const Finding& finding);
+int64_t traceStartNs(const AdviceReport& report, const Finding& finding);
+// "+1.2 s – +1.3 s (85 ms)"
+std::string relativeSpan(const TimeSpan& span, int64_t originNs);
+
+// Rules without findings, each (rule, status) once: per-rank rules repeat their outcome per rank.
+std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status);
+
+} // namespace tuneup::analysis
