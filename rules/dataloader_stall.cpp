@@ -1,0 +1,187 @@
+// dataloader-stall: the GPU waits for the next batch. See dataloader-stall.md.
+
+#include "advise/rule_context.h"
+#include "all_rules.h"
+
+#include <algorithm>
+
+namespace tuneup::rules {
+
+using namespace analysis;
+
+namespace {
+
+// Below this share of the step time the wait is not worth a finding (DLRM's single-process loader
+// costs 6-10% of its 13-20 ms steps; a few percent is the price of any input pipeline).
+constexpr double kMinShare = 0.15;
+constexpr int64_t kLongWaitNs = 1'000'000; // a wait the GPU notices
+
+enum class LoaderKind { Unknown, SingleProcess, MultiProcess };
+
+class DataLoaderStall final : public Rule {
+public:
+    const RuleInfo& info() const override {
+        static const RuleInfo info { "dataloader-stall", "The GPU waits for the next batch",
+            "The training loop waits for the DataLoader while the GPU has nothing to compute.",
+            { Input::GpuKernels, Input::Steps, Input::DataLoaderRanges } };
+        return info;
+    }
+
+    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
+        const TraceModel& m = context.model();
+        const StepAnalysis& steps = context.steps();
+        const int32_t device = steps.device;
+
+        // The DataLoader waits (one per batch) and what kind of iterator served them.
+        struct Wait {
+            size_t row;
+            TimeSpan span;
+        };
+        std::vector<Wait> waits;
+        size_t single = 0, multi = 0;
+        const auto& a = m.annotations;
+        for (size_t i = 0; i < a.size(); ++i) {
+            const std::string_view name = m.str(a.name[i]);
+            if (name.find("DataLoader") == std::string_view::npos || name.find("__next__") == std::string_view::npos)
+                continue;
+            waits.push_back({ i, { a.startNs[i], a.endNs[i] } });
+            single += name.find("SingleProcess") != std::string_view::npos;
+            multi += name.find("MultiProcessing") != std::string_view::npos;
+        }
+        const LoaderKind kind = single > multi ? LoaderKind::SingleProcess
+            : multi > 0                        ? LoaderKind::MultiProcess
+                                               : LoaderKind::Unknown;
+
+        // GPU work that is not communication: during a wait, a GPU that runs only NCCL kernels is
+        // waiting for a peer rank. That time is reported, not claimed: it is the other rank's stall
+        // (rank-straggler weighs it), and this rank's own loss is the idle time.
+        std::vector<TimeSpan> work;
+        for (size_t i = 0; i < m.kernels.size(); ++i)
+            if (m.kernels.device[i] == device && context.kernelClass(i) != KernelClass::Communication)
+                work.push_back({ m.kernels.startNs[i], m.kernels.endNs[i] });
+        for (size_t i = 0; i < m.memcpys.size(); ++i)
+            if (m.memcpys.device[i] == device) work.push_back({ m.memcpys.startNs[i], m.memcpys.endNs[i] });
+        for (size_t i = 0; i < m.memsets.size(); ++i)
+            if (m.memsets.device[i] == device) work.push_back({ m.memsets.startNs[i], m.memsets.endNs[i] });
+        work = mergeSpans(std::move(work));
+        std::vector<TimeSpan> waitSpans;
+        for (const Wait& w : waits)
+            waitSpans.push_back(w.span);
+        waitSpans = mergeSpans(std::move(waitSpans));
+
+        int64_t waitNs = 0, noComputeNs = 0, idleNs = 0, longest = 0;
+        size_t waitsInSteps = 0, longWaits = 0;
+        for (const Step& step : steps.detection.steps) {
+            waitNs += coveredNs(waitSpans, step.startNs, step.endNs);
+            auto it = std::lower_bound(waitSpans.begin(), waitSpans.end(), step.startNs,
+                [](const TimeSpan& s, int64_t t) { return s.endNs <= t; });
+            for (; it != waitSpans.end() && it->startNs < step.endNs; ++it) {
+                const int64_t s = std::max(it->startNs, step.startNs), e = std::min(it->endNs, step.endNs);
+                noComputeNs += (e - s) - coveredNs(work, s, e);
+            }
+        }
+        // The GPU idle inside the waits: the breakdown's idleDataNs, summed over the steps.
+        for (const IdleGap& g : steps.gaps)
+            idleNs += g.dataNs;
+        const int64_t commOnly = std::max<int64_t>(noComputeNs - idleNs, 0);
+        Evidence evidence;
+        const auto& st = steps.detection.steps; // sorted, not overlapping
+        for (const Wait& w : waits) {
+            // The first step that ends after the wait starts: does it begin before the wait ends?
+            auto s = std::upper_bound(
+                st.begin(), st.end(), w.span.startNs, [](int64_t t, const Step& x) { return t < x.endNs; });
+            if (s == st.end() || s->startNs >= w.span.endNs) continue;
+            ++waitsInSteps;
+            longest = std::max(longest, w.span.durationNs());
+            if (w.span.durationNs() >= kLongWaitNs) {
+                ++longWaits;
+                if (evidence.events.size() < 50) evidence.events.push_back({ EventTable::Annotation, RowIndex(w.row) });
+                if (evidence.spans.size() < 20) evidence.spans.push_back(w.span);
+            }
+        }
+        const int64_t totalStep = context.totalStepNs();
+        auto shareOf = [&](int64_t ns) { return totalStep > 0 ? double(ns) / double(totalStep) : 0.0; };
+        const double share = shareOf(idleNs);
+        const std::string kindText = kind == LoaderKind::SingleProcess
+            ? "DataLoader runs in the main process (num_workers=0)"
+            : kind == LoaderKind::MultiProcess ? "DataLoader workers do not keep up"
+                                               : "DataLoader";
+        if (share < kMinShare) {
+            outcome.reason = std::to_string(waitsInSteps) + " DataLoader waits in "
+                + std::to_string(context.stepCount()) + " steps (" + formatDuration(context.perStep(waitNs))
+                + " per step): the GPU idles " + formatDuration(context.perStep(idleNs)) + " per step in them ("
+                + formatPercent(share) + " of step time, below the " + formatPercent(kMinShare) + " threshold)";
+            return;
+        }
+
+        evidence.eventsTotal = longWaits;
+        evidence.facts = { { "DataLoader", std::string(m.str(a.name[waits.front().row])) },
+            { "waits in steps",
+                std::to_string(waitsInSteps) + " (" + std::to_string(longWaits) + " of 1 ms or more, longest "
+                    + formatDuration(longest) + ")" },
+            { "host waiting for data",
+                formatDuration(context.perStep(waitNs)) + " per step (" + formatPercent(shareOf(waitNs)) + ")" },
+            { "GPU idle meanwhile",
+                formatDuration(context.perStep(idleNs)) + " per step (" + formatPercent(share) + ")" } };
+        if (commOnly > 0)
+            evidence.facts.push_back({ "GPU running only communication meanwhile",
+                formatDuration(context.perStep(commOnly))
+                    + " per step (waiting for other ranks; see rank-straggler)" });
+
+        Finding f;
+        f.gain = context.gainOverSteps(
+            idleNs, "if batches were ready when asked for, the GPU idle inside the DataLoader waits would go", "high");
+        f.severity = share >= 0.20 ? Severity::Error : Severity::Warning;
+        f.title = "the GPU waits " + formatDuration(f.gain->perStepNs) + " per step (" + formatPercent(share)
+            + ") for the next batch; " + kindText;
+        f.detail = "Measured from the enumerate(DataLoader)...__next__ ranges: the loop waited "
+            + formatDuration(context.perStep(waitNs)) + " per step (" + formatPercent(shareOf(waitNs))
+            + " of the step time) for data, and the GPU was idle for " + formatDuration(context.perStep(idleNs))
+            + " of it"
+            + (commOnly > 0 ? "; for another " + formatDuration(context.perStep(commOnly))
+                        + " it ran only communication kernels, which wait for other ranks (their own stall, which "
+                          "rank-straggler weighs)"
+                            : std::string())
+            + ". ";
+        if (kind == LoaderKind::SingleProcess)
+            f.detail += "The DataLoader runs in the training process (_SingleProcessDataLoaderIter, num_workers=0): "
+                        "loading and augmenting each batch stops the loop. Worker processes prepare batches while "
+                        "the GPU computes.";
+        else if (kind == LoaderKind::MultiProcess)
+            f.detail += "The DataLoader already uses worker processes (_MultiProcessingDataLoaderIter), but they "
+                        "produce batches more slowly than the GPU consumes them ("
+                + std::to_string(longWaits) + " of " + std::to_string(waitsInSteps)
+                + " waits take 1 ms or more): more workers, cheaper decoding/augmentation, or persistent workers.";
+        f.evidence = std::move(evidence);
+        if (kind == LoaderKind::MultiProcess) {
+            f.fixPython = "loader = DataLoader(dataset, batch_size=..., shuffle=True,\n"
+                          "                    num_workers=16,          # more than now: up to the CPU cores per GPU\n"
+                          "                    pin_memory=True,\n"
+                          "                    persistent_workers=True, # keep workers between epochs\n"
+                          "                    prefetch_factor=4)       # batches each worker prepares ahead\n"
+                          "# If the workers are CPU-bound, decode/augment on the GPU (torchvision.transforms.v2 on\n"
+                          "# CUDA tensors, NVIDIA DALI) or store pre-processed data.";
+            f.fixCpp = "auto loader = torch::data::make_data_loader(std::move(dataset),\n"
+                       "    torch::data::DataLoaderOptions().batch_size(64).workers(16)  // more workers than now\n"
+                       "        .max_jobs(64));                                            // batches queued ahead";
+        } else {
+            f.fixPython
+                = "loader = DataLoader(dataset, batch_size=..., shuffle=True,\n"
+                  "                    num_workers=8,           # worker processes: start at the CPU cores per GPU\n"
+                  "                    pin_memory=True,\n"
+                  "                    persistent_workers=True,\n"
+                  "                    prefetch_factor=2)";
+            f.fixCpp = "auto loader = torch::data::make_data_loader(std::move(dataset),\n"
+                       "    torch::data::DataLoaderOptions().batch_size(64).workers(8));  // load batches in 8 threads";
+        }
+        outcome.findings.push_back(std::move(f));
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Rule> makeDataloaderStall() {
+    return std::make_unique<DataLoaderStall>();
+}
+
+} // namespace tuneup::rules

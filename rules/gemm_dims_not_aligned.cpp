@@ -1,0 +1,451 @@
+// gemm-dims-not-aligned: matrix multiplies whose M, N or K is not a multiple of 16 bytes' worth of
+// elements (8 for fp16/bf16, 4 for fp32/tf32, 16 for int8/fp8). See gemm-dims-not-aligned.md.
+
+#include "advise/rule_context.h"
+#include "all_rules.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+
+namespace tuneup::rules {
+
+using namespace analysis;
+
+namespace {
+
+// Unaligned GEMMs cost about this share of their kernel time (cuBLAS >= 11 still uses tensor cores,
+// with narrower loads: NVIDIA's Matrix Multiplication Background guide shows 10-30 %).
+constexpr double kTensorCoreLoss = 0.20;
+constexpr double kCudaCoreLoss = 0.10; // fp32 SIMT kernels (sgemm): vector loads only
+constexpr double kQuietShare = 0.005;  // below half a percent of the step: not worth a finding
+
+struct GemmShape {
+    int64_t batch = 1, m = 0, n = 0, k = 0;
+    size_t matrixInput = 0; // the input whose dtype is the GEMM's (mat1)
+};
+
+bool isGemmOp(std::string_view name)
+{
+    return name == "aten::mm" || name == "aten::addmm" || name == "aten::bmm" || name == "aten::baddbmm"
+        || name == "aten::linear" || name == "aten::matmul";
+}
+
+int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to)
+{
+    int64_t p = 1;
+    for (size_t i = from; i < to; ++i)
+        p *= dims[i];
+    return p;
+}
+
+// M, N, K (and the batch) of one op from its input dims; nullopt when the dims do not describe a GEMM.
+std::optional<GemmShape> gemmShape(std::string_view op, const std::vector<std::vector<int64_t>>& in)
+{
+    auto has = [&](size_t i, size_t rank) { return in.size() > i && in[i].size() == rank; };
+    GemmShape s;
+    if (op == "aten::mm" && has(0, 2) && has(1, 2)) {
+        s = { 1, in[0][0], in[1][1], in[0][1], 0 };
+        if (in[1][0] != s.k)
+            return std::nullopt;
+    } else if (op == "aten::addmm" && has(1, 2) && has(2, 2)) {
+        s = { 1, in[1][0], in[2][1], in[1][1], 1 };
+        if (in[2][0] != s.k)
+            return std::nullopt;
+    } else if ((op == "aten::bmm" && has(0, 3) && has(1, 3)) || (op == "aten::baddbmm" && has(1, 3) && has(2, 3))) {
+        const size_t a = op == "aten::bmm" ? 0 : 1;
+        s = { in[a][0], in[a][1], in[a + 1][2], in[a][2], a };
+        if (in[a + 1][1] != s.k)
+            return std::nullopt;
+    } else if (op == "aten::linear" && in.size() >= 2 && !in[0].empty() && has(1, 2)) {
+        // input [..., K], weight [N, K]: every leading dim of the input is a row of the GEMM.
+        const auto& x = in[0];
+        s = { 1, product(x, 0, x.size() - 1), in[1][0], x.back(), 0 };
+        if (in[1][1] != s.k)
+            return std::nullopt;
+    } else if (op == "aten::matmul" && in.size() >= 2 && !in[0].empty() && !in[1].empty()) {
+        const auto& a = in[0];
+        const auto& b = in[1];
+        if (a.size() == 1 && b.size() == 1)
+            return std::nullopt; // a dot product
+        s.k = a.back();
+        s.m = a.size() >= 2 ? a[a.size() - 2] : 1;
+        s.n = b.size() >= 2 ? b.back() : 1;
+        const int64_t kb = b.size() >= 2 ? b[b.size() - 2] : b[0];
+        if (kb != s.k)
+            return std::nullopt;
+        if (b.size() <= 2) // [..., M, K] x [K, N]: the leading dims fold into M
+            s.m *= a.size() > 2 ? product(a, 0, a.size() - 2) : 1;
+        else
+            s.batch = std::max(a.size() > 2 ? product(a, 0, a.size() - 2) : 1, product(b, 0, b.size() - 2));
+    } else {
+        return std::nullopt;
+    }
+    if (s.m <= 0 || s.n <= 0 || s.k <= 0)
+        return std::nullopt;
+    return s;
+}
+
+// Bytes per element of a torch dtype as Kineto writes it in "Input type" ("float", "c10::BFloat16").
+int elementBytes(std::string_view type)
+{
+    if (type.substr(0, 5) == "c10::")
+        type.remove_prefix(5);
+    if (type == "float")
+        return 4;
+    if (type == "double")
+        return 8;
+    if (type == "Half" || type == "BFloat16")
+        return 2;
+    if (type == "signed char" || type == "unsigned char" || type.substr(0, 6) == "Float8")
+        return 1;
+    return dtypeBytes(type);
+}
+
+int bytesOfPrecision(Precision p)
+{
+    switch (p) {
+    case Precision::Fp64: return 8;
+    case Precision::Fp32:
+    case Precision::Tf32: return 4;
+    case Precision::Fp16:
+    case Precision::Bf16: return 2;
+    case Precision::Int8:
+    case Precision::Fp8:
+    case Precision::Fp4: return 1;
+    case Precision::Unknown: return 0;
+    }
+    return 0;
+}
+
+std::string dimName(char which, int64_t value) { return std::string(1, which) + "=" + std::to_string(value); }
+
+struct LeafGemm {
+    RowIndex op = kNoRow;
+    int64_t kernelNs = 0;
+    int64_t kernels = 0;
+    Precision precision = Precision::Unknown; // of its longest kernel
+    int64_t longestKernelNs = 0;
+    RowIndex firstKernel = kNoRow;
+    bool narrowKernel = false; // a kernel named "..._align1/_align2" (an unaligned variant) ran for it
+};
+
+// A group of ops with the same shape and dtype, for the evidence.
+struct ShapeGroup {
+    std::string shape; // "aten::addmm [141,512]x[512,30522] bf16"
+    std::string unaligned; // "N=30522"
+    std::vector<int64_t> values; // the unaligned dims' values
+    int bytes = 0;               // element size
+    int64_t ops = 0, kernelNs = 0;
+    bool weighed = false;
+};
+
+class GemmDimsNotAligned final : public Rule {
+public:
+    const RuleInfo& info() const override
+    {
+        static const RuleInfo info { "gemm-dims-not-aligned", "GEMM dimensions not aligned",
+            "Matrix multiplies whose M, N or K is not a multiple of 16 bytes (8 fp16/bf16, 4 fp32/tf32, 16 int8/fp8 "
+            "elements) run slower kernels.",
+            { Input::CpuOps, Input::InputShapes, Input::GpuKernels } };
+        return info;
+    }
+
+    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
+    {
+        const TraceModel& m = context.model();
+        const auto& ops = m.cpuOps;
+
+        // GEMM ops, and the innermost ones (aten::linear -> aten::addmm: the addmm is the GEMM).
+        std::vector<char> isGemm(ops.size(), 0), hasGemmInside(ops.size(), 0);
+        std::unordered_map<StringId, bool> gemmName;
+        size_t gemmOps = 0;
+        for (size_t i = 0; i < ops.size(); ++i) {
+            auto [it, added] = gemmName.try_emplace(ops.name[i], false);
+            if (added)
+                it->second = isGemmOp(m.str(ops.name[i]));
+            if (!it->second)
+                continue;
+            isGemm[i] = 1;
+            ++gemmOps;
+            for (RowIndex p = ops.parent[i]; p != kNoRow; p = ops.parent[size_t(p)])
+                if (isGemm[size_t(p)]) // parents come first in time order, so they are marked already
+                    hasGemmInside[size_t(p)] = 1;
+        }
+        if (gemmOps == 0) {
+            outcome.reason = "no matrix-multiply ops (aten::mm, addmm, bmm, baddbmm, linear, matmul) in the trace";
+            return;
+        }
+
+        // The GEMM kernels each innermost GEMM op launched (directly or through ops nested in it).
+        std::unordered_map<RowIndex, LeafGemm> leaves;
+        const auto& k = m.kernels;
+        for (size_t i = 0; i < k.size(); ++i) {
+            if (context.kernelClass(i) != KernelClass::Gemm || k.cpuOp[i] == kNoRow)
+                continue;
+            RowIndex op = k.cpuOp[i];
+            for (int hops = 0; op != kNoRow && hops < 64 && !(isGemm[size_t(op)] && !hasGemmInside[size_t(op)]); ++hops)
+                op = ops.parent[size_t(op)];
+            if (op == kNoRow || !isGemm[size_t(op)] || hasGemmInside[size_t(op)])
+                continue;
+            LeafGemm& leaf = leaves[op];
+            leaf.op = op;
+            const int64_t ns = k.endNs[i] - k.startNs[i];
+            leaf.kernelNs += ns;
+            ++leaf.kernels;
+            const std::string_view name = m.str(k.name[i]);
+            if (ns > leaf.longestKernelNs) {
+                leaf.longestKernelNs = ns;
+                leaf.precision = kernelPrecision(name);
+            }
+            if (leaf.firstKernel == kNoRow)
+                leaf.firstKernel = RowIndex(i);
+            if (name.find("_align1") != std::string_view::npos || name.find("_align2") != std::string_view::npos)
+                leaf.narrowKernel = true;
+        }
+
+        int64_t weighedNs = 0, gainNs = 0, tokenOnlyNs = 0, alignedNs = 0, allNs = 0, narrowNs = 0;
+        int64_t weighedOps = 0, tokenOnlyOps = 0, unknownType = 0;
+        bool anyTensorCore = false, anyNarrow = false;
+        std::map<std::string, ShapeGroup> groups;
+        Evidence evidence;
+        std::vector<std::pair<int64_t, RowIndex>> weighedRows; // (kernel time, op) for the evidence
+        // Shape, element size and unaligned dims per distinct (op name, dims, types, kernel precision).
+        struct Parsed {
+            bool ok = false;
+            bool unknownType = false; // a GEMM shape, but no element size from the types or the kernel
+            int bytes = 0;
+            bool mOff = false, nOff = false, kOff = false;
+            std::string key, unaligned; // "aten::addmm M=141 N=30522 K=512 (16-bit)", "N=30522"
+            std::vector<int64_t> values;
+        };
+        std::map<std::tuple<StringId, StringId, StringId, Precision>, Parsed> parsed;
+        auto parse = [&](size_t i, Precision precision) -> const Parsed& {
+            auto [it, added] = parsed.try_emplace({ ops.name[i], ops.inputDims[i], ops.inputTypes[i], precision });
+            Parsed& p = it->second;
+            if (!added)
+                return p;
+            const std::string_view name = m.str(ops.name[i]);
+            const auto shape = gemmShape(name, parseInputDims(m.str(ops.inputDims[i])));
+            if (!shape)
+                return p;
+            const auto types = splitInputTypes(m.str(ops.inputTypes[i]));
+            p.bytes = types.size() > shape->matrixInput ? elementBytes(types[shape->matrixInput]) : 0;
+            if (p.bytes == 0)
+                p.bytes = bytesOfPrecision(precision);
+            if (p.bytes == 0) {
+                p.unknownType = true;
+                return p;
+            }
+            p.ok = true;
+            const int64_t align = std::max(1, 16 / p.bytes);
+            auto off = [align](int64_t d) { return d > 1 && d % align != 0; };
+            p.mOff = off(shape->m);
+            p.nOff = off(shape->n);
+            p.kOff = off(shape->k);
+            for (auto [isOff, c, v] : { std::tuple { p.mOff, 'M', shape->m }, std::tuple { p.nOff, 'N', shape->n },
+                     std::tuple { p.kOff, 'K', shape->k } })
+                if (isOff) {
+                    p.unaligned += (p.unaligned.empty() ? "" : ", ") + dimName(c, v);
+                    p.values.push_back(v);
+                }
+            p.key = std::string(name) + " M=" + std::to_string(shape->m) + " N=" + std::to_string(shape->n)
+                + " K=" + std::to_string(shape->k);
+            if (shape->batch > 1)
+                p.key += " batch=" + std::to_string(shape->batch);
+            p.key += " (" + std::to_string(p.bytes * 8) + "-bit)";
+            return p;
+        };
+
+        for (const auto& [row, leaf] : leaves) {
+            const size_t i = size_t(row);
+            allNs += leaf.kernelNs;
+            const Parsed& p = parse(i, leaf.precision);
+            if (!p.ok) {
+                unknownType += p.unknownType;
+                continue;
+            }
+            if (!p.mOff && !p.nOff && !p.kOff) {
+                alignedNs += leaf.kernelNs;
+                continue;
+            }
+            // M (the rows: tokens) is a leading dimension only of a transposed operand, as in the
+            // weight-gradient GEMMs of backward. In a forward aten::linear the input is row-major and M
+            // only changes how full the last tile is, which padding M to 8 does not fix.
+            bool underLinear = false;
+            for (RowIndex q = RowIndex(i); q != kNoRow && !underLinear; q = ops.parent[size_t(q)])
+                underLinear = m.str(ops.name[size_t(q)]) == "aten::linear";
+            const bool weighed = p.nOff || p.kOff || !underLinear;
+            ShapeGroup& g = groups[p.key + (weighed ? "" : "#token")];
+            g.shape = p.key;
+            g.unaligned = p.unaligned;
+            g.values = p.values;
+            g.bytes = p.bytes;
+            ++g.ops;
+            g.kernelNs += leaf.kernelNs;
+            g.weighed = weighed;
+            if (!weighed) {
+                tokenOnlyNs += leaf.kernelNs;
+                ++tokenOnlyOps;
+                continue;
+            }
+            const bool tensorCore = p.bytes <= 2 || usesTensorCores(leaf.precision);
+            anyTensorCore = anyTensorCore || tensorCore;
+            ++weighedOps;
+            weighedNs += leaf.kernelNs;
+            gainNs += int64_t(double(leaf.kernelNs) * (tensorCore ? kTensorCoreLoss : kCudaCoreLoss));
+            if (leaf.narrowKernel) {
+                anyNarrow = true;
+                narrowNs += leaf.kernelNs;
+            }
+            weighedRows.emplace_back(leaf.kernelNs, row);
+        }
+
+        // The shapes, largest kernel time first, and the unaligned values they show.
+        std::vector<const ShapeGroup*> sorted;
+        for (const auto& [key, g] : groups)
+            sorted.push_back(&g);
+        std::sort(sorted.begin(), sorted.end(), [](const ShapeGroup* a, const ShapeGroup* b) {
+            return a->weighed != b->weighed ? a->weighed : a->kernelNs > b->kernelNs;
+        });
+        auto valuesText = [&](bool weighedOnly) {
+            std::vector<int64_t> seen;
+            std::string text;
+            for (const ShapeGroup* g : sorted) {
+                if (weighedOnly && !g->weighed)
+                    continue;
+                for (int64_t v : g->values) {
+                    if (std::find(seen.begin(), seen.end(), v) != seen.end())
+                        continue;
+                    seen.push_back(v);
+                    if (seen.size() <= 5)
+                        text += (text.empty() ? "" : ", ") + std::to_string(v);
+                }
+            }
+            return seen.size() > 5 ? text + ", ..." : text;
+        };
+        auto checked = [&] {
+            return std::to_string(leaves.size()) + " GEMM ops with kernels (" + formatDuration(allNs)
+                + " of GEMM time)";
+        };
+        if (weighedOps == 0) {
+            outcome.reason = checked() + ": ";
+            if (tokenOnlyOps > 0)
+                outcome.reason += std::to_string(tokenOnlyOps) + " have only an unaligned token count M ("
+                    + valuesText(false) + ") in a forward linear (not a leading dimension; padding it gains nothing), "
+                    "the rest are aligned";
+            else
+                outcome.reason += "all dimensions aligned to 16 bytes";
+            if (unknownType)
+                outcome.reason += "; " + std::to_string(unknownType) + " of unknown dtype skipped";
+            return;
+        }
+        const int64_t perStepGain = context.perStep(gainNs);
+        Gain gain = context.gain(perStepGain,
+            "unaligned GEMMs cost about " + formatPercent(kTensorCoreLoss) + " of their kernel time on tensor cores ("
+                + formatPercent(kCudaCoreLoss) + " for fp32 CUDA-core kernels) against their padded twins: "
+                + "that share of the time of the " + std::to_string(weighedOps) + " unaligned GEMMs",
+            anyNarrow ? "medium" : "low");
+        // Without steps, weigh against the GPU's busy time over the trace.
+        double share = gain.stepShare;
+        if (context.stepNs() == 0) {
+            int64_t busy = 0;
+            for (size_t i = 0; i < k.size(); ++i)
+                busy += k.endNs[i] - k.startNs[i];
+            share = busy > 0 ? double(gainNs) / double(busy) : 0;
+        }
+        const std::string dims = valuesText(true);
+        if (share < kQuietShare) {
+            outcome.reason = checked() + ": " + std::to_string(weighedOps) + " have unaligned dimensions (" + dims
+                + ") but take " + formatDuration(context.perStep(weighedNs)) + " per step; padding would save "
+                + formatDuration(perStepGain) + " (" + formatPercent(share) + "): negligible";
+            return;
+        }
+
+        int shown = 0;
+        for (const ShapeGroup* g : sorted)
+            if (shown++ < 8)
+                evidence.facts.emplace_back(g->shape,
+                    g->unaligned + " unaligned; " + std::to_string(g->ops) + " calls, " + formatDuration(g->kernelNs)
+                        + " of kernels" + (g->weighed ? "" : " (token count only: not weighed)"));
+        evidence.facts.insert(evidence.facts.begin(),
+            { { "unaligned GEMM calls (weighed)", std::to_string(weighedOps) },
+                { "their kernel time",
+                    formatDuration(weighedNs) + " (" + formatDuration(context.perStep(weighedNs)) + " per step)" },
+                { "aligned GEMM kernel time", formatDuration(alignedNs) } });
+        if (tokenOnlyOps)
+            evidence.facts.insert(evidence.facts.begin() + 3,
+                { "forward GEMMs with only M (tokens) unaligned", std::to_string(tokenOnlyOps) + ", "
+                        + formatDuration(tokenOnlyNs) + " (not weighed: M is not a leading dimension there)" });
+        if (anyNarrow)
+            evidence.facts.emplace_back("cuBLAS chose narrow-load kernels (_align1/_align2)",
+                formatDuration(narrowNs) + " of the unaligned GEMMs' time");
+        std::sort(weighedRows.begin(), weighedRows.end(), std::greater<>());
+        for (const auto& [ns, row] : weighedRows) {
+            if (evidence.events.size() >= 50)
+                break;
+            evidence.events.push_back({ EventTable::CpuOp, row });
+            if (leaves[row].firstKernel != kNoRow)
+                evidence.events.push_back({ EventTable::Kernel, leaves[row].firstKernel });
+        }
+        evidence.eventsTotal = size_t(weighedOps) * 2; // each op and its GEMM kernel
+
+        // "3137 -> 3144 (16-bit: multiples of 8)" for the costliest unaligned dims.
+        std::string padding;
+        {
+            std::vector<int64_t> seen;
+            for (const ShapeGroup* g : sorted) {
+                if (!g->weighed)
+                    continue;
+                for (int64_t v : g->values) {
+                    if (seen.size() >= 4 || std::find(seen.begin(), seen.end(), v) != seen.end())
+                        continue;
+                    seen.push_back(v);
+                    const int64_t align = std::max<int64_t>(1, 16 / std::max(1, g->bytes));
+                    const int64_t to = (v + align - 1) / align * align;
+                    padding += (padding.empty() ? "" : ", ") + std::to_string(v) + " -> " + std::to_string(to) + " ("
+                        + std::to_string(g->bytes * 8) + "-bit: multiples of " + std::to_string(align) + ")";
+                }
+            }
+        }
+        Finding f;
+        f.severity = share >= 0.20 ? Severity::Error : share >= 0.015 ? Severity::Warning : Severity::Info;
+        f.title = std::to_string(weighedOps) + " GEMM calls have dimensions that are not multiples of 16 bytes (" + dims
+            + "); they take " + formatDuration(context.perStep(weighedNs)) + " per step";
+        f.detail = "M, N and K of every matrix-multiply op were read from its input shapes (aten::mm [M,K]x[K,N], "
+                   "addmm (bias, [M,K], [K,N]), bmm/baddbmm batched, linear (input [...,K], weight [N,K])) and checked "
+                   "against 16 bytes: 8 elements for fp16/bf16, 4 for fp32/tf32, 16 for int8/fp8. The GEMM kernels "
+                   "each op launched give its cost. Since cuBLAS 11 unaligned GEMMs still use tensor cores, only with "
+                   "narrower memory accesses and less efficient kernels. N and K are feature sizes (hidden, "
+                   "vocabulary, heads): pad them. M is the token count (batch x sequence); it matters where it "
+                   "becomes a leading dimension, as in backward's weight-gradient GEMMs: choose batch sizes and "
+                   "sequence lengths that are multiples of 8.";
+        if (anyTensorCore && !anyNarrow)
+            f.detail += " Measure with `tuneup bench`, which times the recorded shapes against their padded twins.";
+        f.gain = std::move(gain);
+        f.evidence = std::move(evidence);
+        f.fixPython = "# Unaligned here: " + padding + "\n"
+                      "# Pad feature sizes to multiples of 8 (fp16/bf16; 4 suffice for fp32/tf32, 16 for int8/fp8):\n"
+                      "fc = nn.Linear(1001, 30)  # before\n"
+                      "fc = nn.Linear(1008, 32)  # after: zero-pad the inputs, slice the outputs [..., :30]\n"
+                      "# Vocabulary / embedding heads: round up to a multiple of 64\n"
+                      "vocab = (vocab_size + 63) // 64 * 64\n"
+                      "# Token counts: pick batch sizes and (padded) sequence lengths that are multiples of 8\n"
+                      "tok = tokenizer(texts, padding=True, pad_to_multiple_of=8, return_tensors=\"pt\")";
+        f.fixCpp = "// Unaligned here: " + padding + "\n"
+                   "// Pad feature sizes to multiples of 8 (fp16/bf16):\n"
+                   "auto fc = torch::nn::Linear(1008, 32);  // was Linear(1001, 30)\n"
+                   "namespace F = torch::nn::functional;\n"
+                   "auto y = fc(F::pad(x, F::PadFuncOptions({0, 1008 - 1001}))).slice(/*dim=*/-1, 0, 30);\n"
+                   "int64_t vocab = (vocab_size + 63) / 64 * 64;  // vocabulary heads: multiple of 64";
+        outcome.findings.push_back(std::move(f));
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Rule> makeGemmDimsNotAligned() { return std::make_unique<GemmDimsNotAligned>(); }
+
+} // namespace tuneup::rules
