@@ -307,9 +307,9 @@ TEST_F(TuneupCliTest, CommandGetsTheAgentEnvironment)
 
 TEST_F(TuneupCliTest, LauncherGetsNoMainPid)
 {
-    // A fake torchrun: it only reports whether TUNEUP_MAIN_PID reached it.
+    // A fake torchrun: it only reports whether it got TUNEUP_MAIN_PID=-1 ("no process is the main one").
     fs::create_directory(path("bin"));
-    std::ofstream(path("bin/torchrun")) << "#!/bin/sh\ntest -z \"$TUNEUP_MAIN_PID\" || exit 20\n";
+    std::ofstream(path("bin/torchrun")) << "#!/bin/sh\ntest \"$TUNEUP_MAIN_PID\" = -1 || exit 20\n";
     fs::permissions(path("bin/torchrun"), fs::perms::owner_all);
     const Result r = record({ "-o", path("l.db") }, { path("bin/torchrun") }, { { "TUNEUP_MAIN_PID", "1" } });
     EXPECT_EQ(r.code, 0) << r.err;
@@ -317,9 +317,9 @@ TEST_F(TuneupCliTest, LauncherGetsNoMainPid)
 
 TEST_F(TuneupCliTest, PythonModuleLauncherGetsNoMainPid)
 {
-    // A fake python: exit 0 without TUNEUP_MAIN_PID, 21 with it.
+    // A fake python: exit 0 with TUNEUP_MAIN_PID=-1 (a launcher), 21 with its own pid.
     fs::create_directory(path("bin"));
-    std::ofstream(path("bin/python3")) << "#!/bin/sh\ntest -z \"$TUNEUP_MAIN_PID\" || exit 21\n";
+    std::ofstream(path("bin/python3")) << "#!/bin/sh\ntest \"$TUNEUP_MAIN_PID\" = -1 || exit 21\n";
     fs::permissions(path("bin/python3"), fs::perms::owner_all);
     EXPECT_EQ(
         record({ "-o", path("p.db") }, { path("bin/python3"), "-u", "-m", "torch.distributed.run", "t.py" }).code, 0);
@@ -409,6 +409,112 @@ TEST_F(TuneupCliTest, InfoOnAnIncompleteFile)
     const Result r = run({ "info", path("cut.db") });
     EXPECT_EQ(r.code, 0);
     EXPECT_CONTAINS(r.out, "incomplete: the process did not exit cleanly");
+}
+
+// ---- advise and rules ----
+
+// A user rule that fires once per kernel of the fixture trace (3 kernels).
+constexpr const char* kKernelRule = "-- id: every-kernel\n"
+                                    "-- title: Every kernel\n"
+                                    "-- severity: warning\n"
+                                    "-- summary: One finding per kernel.\n"
+                                    "SELECT 'kernel at ' || start_ns AS title, 'a kernel' AS detail, start_ns, end_ns,\n"
+                                    "       end_ns - start_ns AS gain_ns\n"
+                                    "FROM kernels ORDER BY start_ns;\n";
+
+TEST_F(TuneupCliTest, AdviseWritesEveryFormat)
+{
+    tuneup::test::writeTrace(path("run.db"));
+    const Result text = run({ "advise", path("run.db") });
+    EXPECT_EQ(text.code, 0) << text.err;
+    EXPECT_FALSE(text.out.empty());
+    const Result json = run({ "advise", path("run.db"), "--format", "json" });
+    EXPECT_EQ(json.code, 0) << json.err;
+    EXPECT_CONTAINS(json.out, "\"findings\"");
+    EXPECT_CONTAINS(json.out, "\"schema_version\"");
+    for (const std::string format : { "markdown", "html" }) {
+        const std::string out = path("report." + format);
+        const Result r = run({ "advise", path("run.db"), "--format", format, "-o", out });
+        EXPECT_EQ(r.code, 0) << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+        EXPECT_CONTAINS(r.err, "report written to " + out);
+        EXPECT_GT(fs::file_size(out), 100u) << format;
+    }
+    EXPECT_CONTAINS(readAll(path("report.html")), "<html");
+}
+
+TEST_F(TuneupCliTest, AdviseBadUsage)
+{
+    tuneup::test::writeTrace(path("run.db"));
+    const Result format = run({ "advise", path("run.db"), "--format", "pdf" });
+    EXPECT_EQ(format.code, 2);
+    EXPECT_CONTAINS(format.err, "unknown --format 'pdf'");
+    const Result failOn = run({ "advise", path("run.db"), "--fail-on", "fatal" });
+    EXPECT_EQ(failOn.code, 2);
+    EXPECT_CONTAINS(failOn.err, "unknown --fail-on 'fatal'");
+    const Result missing = run({ "advise", path("gone.db") });
+    EXPECT_EQ(missing.code, 1);
+    EXPECT_CONTAINS(missing.err, path("gone.db"));
+    std::ofstream(path("junk.json")) << "{ this is not json";
+    const Result junk = run({ "advise", path("junk.json") });
+    EXPECT_EQ(junk.code, 1);
+    EXPECT_CONTAINS(junk.err, path("junk.json"));
+    const Result unwritable = run({ "advise", path("run.db"), "-o", path("no/such/dir/out.txt") });
+    EXPECT_EQ(unwritable.code, 2);
+    EXPECT_CONTAINS(unwritable.err, "cannot write");
+}
+
+TEST_F(TuneupCliTest, AdviseRunsUserRulesAndFailsOnThem)
+{
+    tuneup::test::writeTrace(path("run.db"));
+    fs::create_directory(path("rules"));
+    std::ofstream(path("rules/every-kernel.sql")) << kKernelRule;
+    const Result r = run({ "advise", path("run.db"), "--rules", path("rules"), "--format", "json" });
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_CONTAINS(r.out, "every-kernel");
+    EXPECT_CONTAINS(r.out, "kernel at 1100001000");
+    // Warnings are raised: --fail-on warning exits 3, --fail-on error does not.
+    EXPECT_EQ(run({ "advise", path("run.db"), "--rules", path("rules"), "--fail-on", "warning" }).code, 3);
+    EXPECT_EQ(run({ "advise", path("run.db"), "--rules", path("rules"), "--fail-on", "error" }).code, 0);
+}
+
+TEST_F(TuneupCliTest, BadUserRuleIsRefusedBeforeReading)
+{
+    fs::create_directory(path("rules"));
+    std::ofstream(path("rules/bad.sql")) << "-- id: bad\n-- title: Bad\n-- severity: warning\nDELETE FROM kernels;\n";
+    const Result r = run({ "advise", path("never-read.db"), "--rules", path("rules") });
+    EXPECT_EQ(r.code, 1);
+    EXPECT_CONTAINS(r.err, path("rules/bad.sql"));
+    EXPECT_EQ(r.err.find("never-read.db"), std::string::npos) << r.err;
+    EXPECT_EQ(run({ "rules", "--rules", path("rules") }).code, 1);
+}
+
+TEST_F(TuneupCliTest, RulesListsBuiltinAndUserRules)
+{
+    const Result builtin = run({ "rules" });
+    EXPECT_EQ(builtin.code, 0) << builtin.err;
+    for (const char* id : { "cudnn-autotuner-off", "zero-grad-fill", "gemm-dims-not-aligned", "pageable-memcpy",
+             "rank-straggler" })
+        EXPECT_CONTAINS(builtin.out, id);
+    EXPECT_LT(builtin.out.find("cudnn-autotuner-off"), builtin.out.find("rank-straggler"));
+    std::ofstream(path("every-kernel.sql")) << kKernelRule;
+    const Result user = run({ "rules", "--rules", path("every-kernel.sql") });
+    EXPECT_EQ(user.code, 0) << user.err;
+    EXPECT_CONTAINS(user.out, "every-kernel\n    One finding per kernel.");
+    EXPECT_CONTAINS(user.out, "user rule: " + path("every-kernel.sql"));
+}
+
+TEST_F(TuneupCliTest, ShippedExampleRulesLoadAndRun)
+{
+    const std::string examples = TUNEUP_SOURCE_DIR "/samples/user-rules";
+    const Result list = run({ "rules", "--rules", examples });
+    EXPECT_EQ(list.code, 0) << list.err;
+    EXPECT_CONTAINS(list.out, "large-pageable-copies");
+    EXPECT_CONTAINS(list.out, "long-kernels");
+    tuneup::test::writeTrace(path("run.db"));
+    const Result advice = run({ "advise", path("run.db"), "--rules", examples, "--format", "json" });
+    EXPECT_EQ(advice.code, 0) << advice.err;
+    EXPECT_CONTAINS(advice.out, "large-pageable-copies");
 }
 
 } // namespace
