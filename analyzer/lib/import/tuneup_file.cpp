@@ -187,7 +187,9 @@ std::optional<int64_t> parseInteger(const std::string& text)
 sqlite3* openSqlite(const std::string& path, bool immutable, int& rc)
 {
     sqlite3* db = nullptr;
-    rc = sqlite3_open_v2(sqliteUri(path, immutable).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    // One connection per thread: SQLite's own locking would only cost time.
+    rc = sqlite3_open_v2(sqliteUri(path, immutable).c_str(), &db,
+        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc == SQLITE_OK) sqlite3_extended_result_codes(db, 1);
     return db;
 }
@@ -342,6 +344,7 @@ std::unique_ptr<TuneupFile> TuneupFile::open(const std::string& givenPath)
     }
     std::unique_ptr<TuneupFile> file(new TuneupFile(db, givenPath, immutable));
     file->m_copyDir = copyDir;
+    file->m_readPath = copyDir.empty() ? path : copyDir + "/trace.db";
     const bool walUnread = immutable && walBytes > 0;
 
     // Ours when either mark is there: application_id is set first, meta rows come with the first commit.
@@ -393,6 +396,17 @@ std::unique_ptr<TuneupFile> TuneupFile::open(const std::string& givenPath)
     return file;
 }
 
+sqlite3* TuneupFile::openAnotherReader() const
+{
+    int rc = SQLITE_OK;
+    sqlite3* db = openSqlite(m_readPath, m_immutable, rc);
+    if (rc != SQLITE_OK) {
+        sqlite3_close(db);
+        return nullptr;
+    }
+    return db;
+}
+
 TuneupFile::TuneupFile(sqlite3* db, std::string path, bool immutable)
     : m_db(db)
     , m_path(std::move(path))
@@ -406,7 +420,7 @@ TuneupFile::~TuneupFile()
     removeCopy(m_copyDir);
 }
 
-TuneupFileSummary TuneupFile::summary() const
+TuneupFileSummary TuneupFile::summary(bool eventSpan) const
 {
     TuneupFileSummary summary;
     summary.path = absolutePath(m_path);
@@ -425,10 +439,11 @@ TuneupFileSummary TuneupFile::summary() const
         while (s.step())
             summary.stats.push_back({ s.text(0), s.text(1), s.integer(2), s.text(3) });
     }
-    // One scan per table gives the count and the span together.
+    // One scan per table gives the count and the span together; a count alone needs no scan.
     for (const std::string& table : kEventTables) {
         if (!tables.count(table)) continue;
-        const std::string sql = table == "nvtx_marks"
+        const std::string sql = !eventSpan ? "SELECT count(*), NULL, NULL FROM " + table
+            : table == "nvtx_marks"
             ? "SELECT count(*), min(ts_ns), max(ts_ns) FROM nvtx_marks"
             : "SELECT count(*), min(start_ns), max(coalesce(end_ns, start_ns)) FROM " + table;
         Statement s(m_db, m_path, sql);

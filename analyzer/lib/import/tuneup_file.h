@@ -88,8 +88,12 @@ public:
     // True when the directory was read-only and the file had a -wal: a private copy was read.
     bool readFromCopy() const { return !m_copyDir.empty(); }
 
-    // Reads the metadata, stats, row counts and time span. Throws TuneupFileError(Corrupt) on damaged pages.
-    TuneupFileSummary summary() const;
+    // Reads the metadata, stats, row counts and (unless !eventSpan, which saves a scan of every table)
+    // the events' time span. Throws TuneupFileError(Corrupt) on damaged pages.
+    TuneupFileSummary summary(bool eventSpan = true) const;
+    // Another read-only connection to what this one reads (for a second reading thread); the caller
+    // closes it with sqlite3_close. nullptr when SQLite cannot open it.
+    sqlite3* openAnotherReader() const;
     // Runs PRAGMA quick_check (reads every page: seconds per GB). Returns the problems, empty when sound.
     std::vector<std::string> quickCheck(int maxProblems = 10) const;
 
@@ -100,6 +104,7 @@ private:
     bool m_immutable;
     int m_schemaVersion = 0;
     std::string m_copyDir; // removed with the object
+    std::string m_readPath; // what SQLite reads: the file, or its copy in m_copyDir
 };
 
 } // namespace tuneup::analysis

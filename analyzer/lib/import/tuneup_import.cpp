@@ -4,6 +4,9 @@
 #include "model/trace_builder.h"
 
 #include <chrono>
+#include <exception>
+#include <optional>
+#include <thread>
 #include <sqlite3.h>
 #include <unordered_map>
 
@@ -11,15 +14,15 @@ namespace tuneup::analysis {
 
 namespace {
 
-// Runs a query and calls `row(statement)` for each result row.
-template <class Row> void query(const TuneupFile& file, const char* sql, Row&& row)
+// Runs a query on `db` (a connection to `path`) and calls `row(statement)` for each result row.
+template <class Row> void query(sqlite3* db, const std::string& path, const char* sql, Row&& row)
 {
     sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(file.db(), sql, -1, &s, nullptr) != SQLITE_OK) {
-        const std::string message = sqlite3_errmsg(file.db());
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) {
+        const std::string message = sqlite3_errmsg(db);
         sqlite3_finalize(s);
-        throw TuneupFileError(TuneupFileError::Kind::Corrupt, file.path() + ": cannot read the trace (" + message
-                + "); the file may be damaged: check it with `sqlite3 " + file.path() + " 'PRAGMA integrity_check'`");
+        throw TuneupFileError(TuneupFileError::Kind::Corrupt, path + ": cannot read the trace (" + message
+                + "); the file may be damaged: check it with `sqlite3 " + path + " 'PRAGMA integrity_check'`");
     }
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW)
@@ -27,7 +30,11 @@ template <class Row> void query(const TuneupFile& file, const char* sql, Row&& r
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE)
         throw TuneupFileError(TuneupFileError::Kind::Corrupt,
-            file.path() + ": the trace is damaged (" + std::string(sqlite3_errstr(rc)) + ") while reading");
+            path + ": the trace is damaged (" + std::string(sqlite3_errstr(rc)) + ") while reading");
+}
+template <class Row> void query(const TuneupFile& file, const char* sql, Row&& row)
+{
+    query(file.db(), file.path(), sql, std::forward<Row>(row));
 }
 
 int64_t i64(sqlite3_stmt* s, int column) { return sqlite3_column_int64(s, column); }
@@ -38,13 +45,56 @@ std::string_view text(sqlite3_stmt* s, int column)
     return p ? std::string_view(p, size_t(sqlite3_column_bytes(s, column))) : std::string_view();
 }
 
+// The kernel table (the largest) as read by a second thread: rows with their strings' ids in the file.
+struct KernelRows {
+    std::vector<Kernel> rows;
+    std::vector<int64_t> nameIds; // -1 when NULL
+    std::exception_ptr error;
+};
+
+void readKernels(sqlite3* db, const std::string& path, size_t expected, KernelRows& out)
+{
+    try {
+        out.rows.reserve(expected);
+        out.nameIds.reserve(expected);
+        query(db, path,
+            "SELECT start_ns, end_ns, device_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z, block_x, "
+            "block_y, block_z, registers_per_thread, static_shared_bytes + dynamic_shared_bytes FROM kernels",
+            [&](sqlite3_stmt* s) {
+                Kernel k;
+                k.startNs = i64(s, 0);
+                k.endNs = i64(s, 1);
+                k.device = i32(s, 2);
+                k.stream = i32(s, 3);
+                k.correlation = uint64_t(i64(s, 4));
+                k.gridX = i32(s, 6), k.gridY = i32(s, 7), k.gridZ = i32(s, 8);
+                k.blockX = i32(s, 9), k.blockY = i32(s, 10), k.blockZ = i32(s, 11);
+                k.registersPerThread = i32(s, 12);
+                k.sharedMemoryBytes = i32(s, 13);
+                out.rows.push_back(k);
+                out.nameIds.push_back(sqlite3_column_type(s, 5) == SQLITE_NULL ? -1 : i64(s, 5));
+            });
+    } catch (...) {
+        out.error = std::current_exception();
+    }
+}
+
+size_t rowsIn(const TuneupFileSummary& summary, const std::string& table)
+{
+    for (const TableCount& count : summary.eventCounts)
+        if (count.table == table)
+            return size_t(std::max<int64_t>(0, count.rows));
+    return 0;
+}
+
+
 } // namespace
 
 TraceModel importTuneupFile(const std::string& path)
 {
     const auto started = std::chrono::steady_clock::now();
     const auto file = TuneupFile::open(path);
-    const TuneupFileSummary summary = file->summary();
+    const TuneupFileSummary summary = file->summary(/*eventSpan=*/false);
     TraceBuilder builder(SourceFormat::TuneupDb, file->path());
     TraceInfo& info = builder.info();
     info.schemaVersion = summary.schemaVersion;
@@ -60,6 +110,26 @@ TraceModel importTuneupFile(const std::string& path)
         builder.stats().add("recording." + stat.name,
             stat.severity == "data_loss" ? StatSeverity::DataLoss : stat.severity == "error" ? StatSeverity::Error : StatSeverity::Info,
             stat.value, stat.description);
+
+    // The kernels on a second connection and thread while this one reads the other tables.
+    KernelRows kernels;
+    std::thread kernelReader;
+    sqlite3* kernelDb = rowsIn(summary, "kernels") > 0 ? file->openAnotherReader() : nullptr;
+    if (kernelDb)
+        kernelReader = std::thread(readKernels, kernelDb, file->path(), rowsIn(summary, "kernels"), std::ref(kernels));
+    struct JoinAndClose {
+        std::thread& thread;
+        sqlite3* db;
+        ~JoinAndClose()
+        {
+            if (thread.joinable())
+                thread.join();
+            sqlite3_close(db);
+        }
+    } joinKernelReader { kernelReader, kernelDb };
+
+    builder.reserve({ rowsIn(summary, "kernels"), rowsIn(summary, "memcpys"), rowsIn(summary, "memsets"),
+        rowsIn(summary, "syncs"), rowsIn(summary, "api_calls"), rowsIn(summary, "nvtx_ranges") });
 
     // Strings once, by id.
     std::unordered_map<int64_t, StringId> strings;
@@ -87,23 +157,6 @@ TraceModel importTuneupFile(const std::string& path)
             builder.thread(i64(s, 1), i64(s, 0));
             if (!text(s, 2).empty())
                 builder.setThreadName(i64(s, 1), i64(s, 0), text(s, 2));
-        });
-    query(*file,
-        "SELECT start_ns, end_ns, device_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z, block_x, "
-        "block_y, block_z, registers_per_thread, static_shared_bytes + dynamic_shared_bytes FROM kernels",
-        [&](sqlite3_stmt* s) {
-            Kernel k;
-            k.startNs = i64(s, 0);
-            k.endNs = i64(s, 1);
-            k.device = i32(s, 2);
-            k.stream = i32(s, 3);
-            k.correlation = uint64_t(i64(s, 4));
-            k.name = name(s, 5);
-            k.gridX = i32(s, 6), k.gridY = i32(s, 7), k.gridZ = i32(s, 8);
-            k.blockX = i32(s, 9), k.blockY = i32(s, 10), k.blockZ = i32(s, 11);
-            k.registersPerThread = i32(s, 12);
-            k.sharedMemoryBytes = i32(s, 13);
-            builder.addKernel(k);
         });
     query(*file,
         "SELECT start_ns, end_ns, device_id, stream_id, correlation_id, bytes, copy_kind, src_kind, dst_kind "
@@ -156,16 +209,32 @@ TraceModel importTuneupFile(const std::string& path)
         a.correlation = uint64_t(i64(s, 6));
         builder.addApiCall(a);
     });
-    // NVTX ranges are the tuneup file's user annotations; ranges never closed end with the recording.
-    const int64_t endOfRecording = summary.lastNs.value_or(0);
+    // NVTX ranges are the tuneup file's user annotations; ranges never closed end with the recording
+    // (meta end_ns, or after a kill, the last event: a scan of every table, done only then).
+    std::optional<int64_t> endOfRecording = summary.lastNs;
     query(*file, "SELECT start_ns, coalesce(end_ns, -1), tid, name_id FROM nvtx_ranges", [&](sqlite3_stmt* s) {
         Annotation a;
         a.startNs = i64(s, 0);
-        a.endNs = i64(s, 1) >= 0 ? i64(s, 1) : std::max(endOfRecording, a.startNs);
+        if (i64(s, 1) < 0 && !endOfRecording)
+            endOfRecording = file->summary().lastNs.value_or(0);
+        a.endNs = i64(s, 1) >= 0 ? i64(s, 1) : std::max(*endOfRecording, a.startNs);
         a.thread = builder.thread(pid, i64(s, 2));
         a.name = name(s, 3);
         builder.addAnnotation(a);
     });
+
+    if (!kernelDb && rowsIn(summary, "kernels") > 0)
+        readKernels(file->db(), file->path(), rowsIn(summary, "kernels"), kernels);
+    if (kernelReader.joinable())
+        kernelReader.join();
+    if (kernels.error)
+        std::rethrow_exception(kernels.error);
+    for (size_t i = 0; i < kernels.rows.size(); ++i) {
+        auto it = strings.find(kernels.nameIds[i]);
+        kernels.rows[i].name = it == strings.end() ? kEmptyString : it->second;
+        builder.addKernel(kernels.rows[i]);
+    }
+    builder.stats().bytesRead = summary.fileBytes + summary.walBytes;
     TraceModel model = builder.finish();
     model.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return model;

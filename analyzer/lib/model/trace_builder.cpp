@@ -235,6 +235,16 @@ void TraceBuilder::shiftTimes(int64_t deltaNs)
     }
 }
 
+void TraceBuilder::reserve(const RowCounts& counts)
+{
+    m_model.kernels.reserve(counts.kernels);
+    m_model.memcpys.reserve(counts.memcpys);
+    m_model.memsets.reserve(counts.memsets);
+    m_model.syncs.reserve(counts.syncs);
+    m_model.apiCalls.reserve(counts.apiCalls);
+    m_model.annotations.reserve(counts.annotations);
+}
+
 TraceModel TraceBuilder::finish()
 {
     TraceModel& m = m_model;

@@ -46,6 +46,12 @@ public:
     // A framework setting observed at row.timeNs (the agent's torch probes); see FrameworkFlagTable.
     RowIndex addFrameworkFlag(const FrameworkFlag& row) { return append(m_model.frameworkFlags, row); }
 
+    // Room for rows about to be added, when the importer knows how many (saves regrowing columns).
+    struct RowCounts {
+        size_t kernels = 0, memcpys = 0, memsets = 0, syncs = 0, apiCalls = 0, annotations = 0;
+    };
+    void reserve(const RowCounts& counts);
+
     size_t eventCount() const { return m_model.eventCount(); }
     // Adds deltaNs to every time added so far (Kineto's baseTimeNanoseconds may follow the events).
     void shiftTimes(int64_t deltaNs);
