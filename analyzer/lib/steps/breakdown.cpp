@@ -4,22 +4,27 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 namespace tuneup::analysis {
 
 std::vector<TimeSpan> mergeSpans(std::vector<TimeSpan> spans)
 {
-    std::sort(spans.begin(), spans.end(), [](const TimeSpan& a, const TimeSpan& b) { return a.startNs < b.startNs; });
-    std::vector<TimeSpan> merged;
+    // Spans from a sorted table come sorted: checking is a fraction of sorting a million again.
+    const auto byStart = [](const TimeSpan& a, const TimeSpan& b) { return a.startNs < b.startNs; };
+    if (!std::is_sorted(spans.begin(), spans.end(), byStart))
+        std::sort(spans.begin(), spans.end(), byStart);
+    size_t merged = 0; // merged in place: spans[0, merged) is the result so far
     for (const TimeSpan& s : spans) {
         if (s.endNs <= s.startNs)
             continue;
-        if (!merged.empty() && s.startNs <= merged.back().endNs)
-            merged.back().endNs = std::max(merged.back().endNs, s.endNs);
+        if (merged > 0 && s.startNs <= spans[merged - 1].endNs)
+            spans[merged - 1].endNs = std::max(spans[merged - 1].endNs, s.endNs);
         else
-            merged.push_back(s);
+            spans[merged++] = s;
     }
-    return merged;
+    spans.resize(merged);
+    return spans;
 }
 
 int64_t coveredNs(const std::vector<TimeSpan>& merged, int64_t start, int64_t end)
@@ -56,10 +61,16 @@ std::vector<TimeSpan> hostSynchronisations(const TraceModel& model)
             continue;
         spans.push_back({ model.syncs.startNs[i], model.syncs.endNs[i] });
     }
+    // A million calls share a few dozen names: decide once per name.
+    std::unordered_map<StringId, bool> blocks;
     for (size_t i = 0; i < api.size(); ++i) {
-        const std::string_view name = model.str(api.name[i]);
-        if (name.find("Synchronize") != std::string_view::npos || name == "cudaMemcpy" || name.starts_with("cudaMemcpy_v")
-            || name == "cuMemcpyDtoH_v2" || name == "cuMemcpyHtoD_v2")
+        auto [it, added] = blocks.try_emplace(api.name[i], false);
+        if (added) {
+            const std::string_view name = model.str(api.name[i]);
+            it->second = name.find("Synchronize") != std::string_view::npos || name == "cudaMemcpy"
+                || name.starts_with("cudaMemcpy_v") || name == "cuMemcpyDtoH_v2" || name == "cuMemcpyHtoD_v2";
+        }
+        if (it->second)
             spans.push_back({ api.startNs[i], api.endNs[i] });
     }
     return mergeSpans(std::move(spans));
@@ -87,10 +98,14 @@ template <class Table, class Keep> std::vector<TimeSpan> spansOf(const Table& t,
     return spans;
 }
 
-std::vector<TimeSpan> unite(const std::vector<TimeSpan>& a, const std::vector<TimeSpan>& b)
+// `merged` united with `spans` (sorted by start, as spansOf gives them from a sorted table).
+std::vector<TimeSpan> unite(const std::vector<TimeSpan>& merged, std::vector<TimeSpan> spans)
 {
-    std::vector<TimeSpan> all = a;
-    all.insert(all.end(), b.begin(), b.end());
+    const auto byStart = [](const TimeSpan& x, const TimeSpan& y) { return x.startNs < y.startNs; };
+    if (!std::is_sorted(spans.begin(), spans.end(), byStart))
+        std::sort(spans.begin(), spans.end(), byStart);
+    std::vector<TimeSpan> all(merged.size() + spans.size());
+    std::merge(merged.begin(), merged.end(), spans.begin(), spans.end(), all.begin(), byStart);
     return mergeSpans(std::move(all));
 }
 
