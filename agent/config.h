@@ -10,6 +10,7 @@ namespace tuneup::agent {
 // What to capture (TUNEUP_TRACE, a comma list; "cuda" = kernel,memcpy,memset,sync,runtime,driver).
 struct TraceSelection {
     bool nvtx = true;
+    bool torch = true; // the torch probes (torch_probe.h), read during NVTX calls
     bool kernel = true, memcpy = true, memset = true, sync = true, runtime = true, driver = true;
     bool anyCuda() const { return kernel || memcpy || memset || sync || runtime || driver; }
 };

@@ -170,6 +170,12 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
         m_knownThreads[int(name.id)] = true;
         break;
     }
+    case HostEventKind::FrameworkFlag: {
+        const auto flag = readFixed<FrameworkFlagFixed>(body);
+        m_db.addFrameworkFlag(
+            header.timeNs, tid, m_db.intern(textAfter<FrameworkFlagFixed>(header, body)), flag.value);
+        break;
+    }
     case HostEventKind::Padding:
         break;
     }

@@ -18,6 +18,7 @@ enum class HostEventKind : uint16_t {
     NvtxStringRegister = 7, // NvtxNameFixed(id = string handle id) + text
     NvtxCategoryName = 8,   // NvtxNameFixed(id = category) + name
     NvtxThreadName = 9,     // NvtxNameFixed(id = tid) + name
+    FrameworkFlag = 10,     // FrameworkFlagFixed + flag name (torch_probe.h)
 };
 
 struct RecordHeader {
@@ -53,6 +54,10 @@ struct NvtxScopeFixed {
 struct NvtxNameFixed {
     uint64_t domain;
     uint64_t id;
+};
+
+struct FrameworkFlagFixed {
+    int64_t value; // 1 on, 0 off, -1 unknown
 };
 
 } // namespace tuneup::agent

@@ -5,6 +5,7 @@
 #include "host_events.h"
 #include "log.h"
 #include "ring_registry.h"
+#include "torch_probe.h"
 #include "writer.h"
 
 #include <atomic>
@@ -56,6 +57,38 @@ bool notePop(int& level)
     const bool pushDropped = t_droppedPushes & 1;
     t_droppedPushes >>= 1;
     return !pushDropped;
+}
+
+// ---- torch probes: sampled on the calling thread, at most every kTorchSampleNs, changes only ----
+
+constexpr uint64_t kTorchSampleNs = 200'000'000;
+__attribute__((tls_model("initial-exec"))) thread_local uint64_t t_nextTorchSampleNs = 0;
+__attribute__((tls_model("initial-exec"))) thread_local TorchFlags t_lastTorchFlags;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_torchFlagsWritten = false;
+
+void emitTorchFlagChanges(uint64_t now)
+{
+    t_nextTorchSampleNs = now + kTorchSampleNs;
+    TorchFlags flags;
+    if (!config().trace.torch || !readTorchFlags(flags))
+        return;
+    for (size_t i = 0; i < kTorchFlagCount; ++i) {
+        if (t_torchFlagsWritten && flags.values[i] == t_lastTorchFlags.values[i])
+            continue;
+        const FrameworkFlagFixed fixed { flags.values[i] };
+        if (!RingRegistry::emit(HostEventKind::FrameworkFlag, now, &fixed, sizeof fixed, kTorchFlagNames[i],
+                size_t(t_openWritten) * kPopReserveBytes))
+            return; // dropped (and counted): try again at the next sample
+        t_lastTorchFlags.values[i] = flags.values[i];
+    }
+    t_torchFlagsWritten = true;
+}
+
+// The hot path pays one compare; the probes run when a sample is due.
+inline void sampleTorchFlags(uint64_t now)
+{
+    if (now >= t_nextTorchSampleNs) [[unlikely]]
+        emitTorchFlagChanges(now);
 }
 
 uint64_t domainOf(nvtxDomainHandle_t domain) { return uint64_t(reinterpret_cast<uintptr_t>(domain)); }
@@ -124,6 +157,7 @@ std::string_view describe(const nvtxEventAttributes_t* attributes, NvtxEventFixe
 bool emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtxEventAttributes_t* attributes)
 {
     const uint64_t now = nowNs();
+    sampleTorchFlags(now);
     NvtxEventFixed event;
     std::string wide;
     const std::string_view text = describe(attributes, event, wide);
@@ -134,6 +168,7 @@ bool emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtx
 
 bool emitText(HostEventKind kind, uint64_t timeNs, const char* text)
 {
+    sampleTorchFlags(timeNs);
     NvtxEventFixed event {};
     event.messageKind = MessageKind::Text;
     return RingRegistry::emit(kind, timeNs, &event, sizeof event, text ? std::string_view(text) : std::string_view(),
@@ -180,6 +215,7 @@ nvtxRangeId_t NVTX_API rangeStartEx(const nvtxEventAttributes_t* a)
 nvtxRangeId_t NVTX_API rangeStartA(const char* message)
 {
     const uint64_t now = nowNs();
+    sampleTorchFlags(now);
     const uint64_t id = s_nextRangeId.fetch_add(1, std::memory_order_relaxed);
     NvtxEventFixed event {};
     event.messageKind = MessageKind::Text;

@@ -170,7 +170,7 @@ TraceDb::~TraceDb()
     if (m_inTransaction)
         commit();
     for (sqlite3_stmt* s : { m_insertString, m_setMeta, m_setStat, m_addThread, m_nameThread, m_addProcess,
-             m_endProcess, m_addDomain, m_nameCategory, m_addRange, m_addMark, m_kernel, m_memcpy, m_memset, m_sync,
+             m_endProcess, m_addDomain, m_nameCategory, m_addRange, m_addMark, m_addFlag, m_kernel, m_memcpy, m_memset, m_sync,
              m_api, m_device })
         sqlite3_finalize(s);
     // Leave the WAL in place only if closing fails; a clean close checkpoints it into the file.
@@ -383,6 +383,22 @@ void TraceDb::addMark(const MarkRow& m)
     sqlite3_bind_int64(s, 5, m.category);
     bindOptional(s, 6, m.color ? std::optional<int64_t>(*m.color) : std::nullopt);
     bindPayload(s, 7, 8, m.payloadType, m.payloadBits);
+    if (step(s))
+        ++m_eventsWritten;
+}
+
+void TraceDb::addFrameworkFlag(uint64_t tsNs, int tid, int64_t nameId, int64_t value)
+{
+    if (!m_addFlag)
+        m_addFlag = prepare("INSERT INTO framework_flags(ts_ns, tid, name_id, value) VALUES (?, ?, ?, ?)");
+    sqlite3_stmt* s = m_addFlag;
+    sqlite3_bind_int64(s, 1, int64_t(tsNs));
+    sqlite3_bind_int(s, 2, tid);
+    sqlite3_bind_int64(s, 3, nameId);
+    if (value < 0)
+        sqlite3_bind_null(s, 4);
+    else
+        sqlite3_bind_int64(s, 4, value);
     if (step(s))
         ++m_eventsWritten;
 }

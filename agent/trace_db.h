@@ -75,6 +75,8 @@ public:
     void addRange(const RangeRow&);
     int64_t maxRangeId(); // 0 in a new file
     void addMark(const MarkRow&);
+    // A framework setting read on thread `tid`; value -1 (unknown) is stored as NULL.
+    void addFrameworkFlag(uint64_t tsNs, int tid, int64_t nameId, int64_t value);
 
     // ActivitySink: GPU records from CUPTI.
     void kernel(const KernelRecord&) override;
@@ -118,6 +120,7 @@ private:
     sqlite3_stmt* m_nameCategory = nullptr;
     sqlite3_stmt* m_addRange = nullptr;
     sqlite3_stmt* m_addMark = nullptr;
+    sqlite3_stmt* m_addFlag = nullptr;
     sqlite3_stmt* m_kernel = nullptr;
     sqlite3_stmt* m_memcpy = nullptr;
     sqlite3_stmt* m_memset = nullptr;

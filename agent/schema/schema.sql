@@ -166,6 +166,18 @@ CREATE TABLE nvtx_marks (
   payload      NUMERIC
 );
 
+-- PyTorch settings read from the process by the torch probes (schema 2): one row when a thread first
+-- reads them and one per change. value 1 on, 0 off, NULL unknown (this torch lacks the accessor).
+-- Names: cudnn.benchmark, cudnn.deterministic, tf32.cublas, tf32.cudnn, autograd.anomaly,
+-- autocast.enabled and profiler.enabled (the last two are per thread).
+CREATE TABLE framework_flags (
+  id      INTEGER PRIMARY KEY,
+  ts_ns   INTEGER NOT NULL,
+  tid     INTEGER NOT NULL,
+  name_id INTEGER NOT NULL REFERENCES strings(id),
+  value   INTEGER
+);
+
 -- Counters of what was produced, written, dropped or could not be decoded; severity info, data_loss or error.
 CREATE TABLE stats (
   name        TEXT PRIMARY KEY,

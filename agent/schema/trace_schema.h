@@ -6,7 +6,8 @@
 namespace tuneup::schema {
 
 // Bumped on every change to schema.sql. Readers open every version up to this one.
-inline constexpr int kSchemaVersion = 1;
+// 2: framework_flags.
+inline constexpr int kSchemaVersion = 2;
 // Stored in meta('format') and in SQLite's application_id, so a foreign file is recognised.
 inline constexpr std::string_view kFormatName = "tuneup-trace";
 inline constexpr int kApplicationId = 0x54554E45; // "TUNE"

@@ -64,8 +64,8 @@ int main(int argc, char** argv)
     recordCommand->add_flag("-f,--force", record.force, "Replace an existing recording (its files are deleted)");
     recordCommand
         ->add_option("--trace", record.trace,
-            "What to record, comma-separated: nvtx, cuda (= kernel,memcpy,memset,sync,runtime,driver), any of "
-            "those, or none")
+            "What to record, comma-separated: nvtx, torch (PyTorch settings, read during NVTX calls), cuda "
+            "(= kernel,memcpy,memset,sync,runtime,driver), any of those, or none")
         ->capture_default_str();
     // Everything from the first positional on (or after --) is the command, its own options included.
     recordCommand->prefix_command();

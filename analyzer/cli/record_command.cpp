@@ -85,7 +85,7 @@ std::optional<std::tuple<int, long, long>> recordingKey(std::string_view middle)
 
 bool validTraceList(const std::string& list, std::string& normalized, std::string& error)
 {
-    static const char* kKnown[] = { "nvtx", "cuda", "kernel", "memcpy", "memset", "sync", "runtime", "driver", "none" };
+    static const char* kKnown[] = { "nvtx", "torch", "cuda", "kernel", "memcpy", "memset", "sync", "runtime", "driver", "none" };
     normalized.clear();
     size_t pos = 0;
     while (pos <= list.size()) {
@@ -100,7 +100,7 @@ bool validTraceList(const std::string& list, std::string& normalized, std::strin
         }
         if (std::none_of(std::begin(kKnown), std::end(kKnown), [&](const char* known) { return item == known; })) {
             error = "unknown --trace item '" + item
-                + "' (known: nvtx, cuda, kernel, memcpy, memset, sync, runtime, driver, none)";
+                + "' (known: nvtx, torch, cuda, kernel, memcpy, memset, sync, runtime, driver, none)";
             return false;
         }
         normalized += (normalized.empty() ? "" : ",") + item;

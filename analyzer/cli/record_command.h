@@ -9,7 +9,7 @@ namespace tuneup::cli {
 struct RecordOptions {
     std::string output = "run.db";
     bool force = false;
-    std::string trace = "nvtx,cuda";
+    std::string trace = "nvtx,torch,cuda";
     std::vector<std::string> command;
 };
 

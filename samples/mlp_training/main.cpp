@@ -1,7 +1,8 @@
 // A small, complete LibTorch training loop: an MLP on synthetic data, each step marked with NVTX
 // ranges (step, forward, backward, optimizer) the way instrumented training code does. Runs on
 // CUDA when LibTorch and a GPU are there, else on the CPU.
-//   mlp_training [--steps N] [--batch B] [--hidden H]
+//   mlp_training [--steps N] [--batch B] [--hidden H] [--cudnn-benchmark] [--anomaly]
+// --cudnn-benchmark and --anomaly turn those torch settings on (for the torch probes' tests).
 
 #include <nvtx3/nvToolsExt.h>
 #include <torch/torch.h>
@@ -16,20 +17,28 @@ struct Options {
     int steps = 50;
     int batch = 64;
     int hidden = 256;
+    bool cudnnBenchmark = false;
+    bool anomaly = false;
 };
 
 Options parse(int argc, char** argv)
 {
     Options options;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--steps"))
-            options.steps = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--batch"))
-            options.batch = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--hidden"))
-            options.hidden = atoi(argv[i + 1]);
+    for (int i = 1; i < argc; ++i) {
+        const bool hasValue = i + 1 < argc;
+        if (!strcmp(argv[i], "--steps") && hasValue)
+            options.steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && hasValue)
+            options.batch = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--hidden") && hasValue)
+            options.hidden = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cudnn-benchmark"))
+            options.cudnnBenchmark = true;
+        else if (!strcmp(argv[i], "--anomaly"))
+            options.anomaly = true;
         else {
-            fprintf(stderr, "usage: mlp_training [--steps N] [--batch B] [--hidden H]\n");
+            fprintf(stderr,
+                "usage: mlp_training [--steps N] [--batch B] [--hidden H] [--cudnn-benchmark] [--anomaly]\n");
             exit(2);
         }
     }
@@ -49,6 +58,8 @@ int main(int argc, char** argv)
     const Options options = parse(argc, argv);
     const torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
     torch::manual_seed(0);
+    at::globalContext().setBenchmarkCuDNN(options.cudnnBenchmark);
+    torch::autograd::AnomalyMode::set_enabled(options.anomaly);
 
     torch::nn::Sequential model(torch::nn::Linear(128, options.hidden), torch::nn::ReLU(),
         torch::nn::Linear(options.hidden, options.hidden), torch::nn::ReLU(), torch::nn::Linear(options.hidden, 10));

@@ -742,7 +742,8 @@ template <typename Body> bool inChild(Body body)
 TEST(CuptiCapture, StopWhenOffIsHarmless)
 {
     Config none;
-    none.trace = TraceSelection { false, false, false, false, false, false, false };
+    std::string error;
+    ASSERT_TRUE(parseTraceSelection("none", none.trace, error)) << error;
     std::string status;
     EXPECT_FALSE(startCuptiCapture(none, status));
     stopCuptiCapture();

@@ -15,6 +15,7 @@ struct TraceSpec {
     bool endNs = true; // a clean exit writes meta end_ns
     bool walMode = false; // the agent's journal mode
     int kernels = 3, memcpys = 2, memsets = 1, syncs = 1, apiCalls = 4, nvtxRanges = 2, nvtxMarks = 5;
+    bool frameworkFlags = true; // three readings (schema 2 and later)
     int pageSize = 4096;
 };
 
@@ -80,6 +81,14 @@ inline void fillTrace(sqlite3* db, const TraceSpec& spec)
         exec(db,
             "INSERT INTO nvtx_marks (ts_ns, tid, domain_id, name_id) VALUES (" + std::to_string(1020000000 + i)
                 + ", 4242, 0, 3)");
+    // Framework flags (schema 2): the torch probes' readings; a version-1 file has no such table.
+    if (spec.schemaVersion >= 2 && spec.frameworkFlags)
+        exec(db,
+            "INSERT INTO strings VALUES (4, 'cudnn.benchmark'), (5, 'autograd.anomaly'); "
+            "INSERT INTO framework_flags (ts_ns, tid, name_id, value) VALUES (1010000000, 4242, 4, 0), "
+            "(1010000000, 4242, 5, NULL), (1500000000, 4242, 4, 1)");
+    else if (spec.schemaVersion < 2)
+        exec(db, "DROP TABLE framework_flags");
     exec(db, "COMMIT");
 }
 

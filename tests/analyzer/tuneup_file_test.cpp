@@ -1,6 +1,7 @@
 // The trace reader on every kind of bad file a user can hand it, and on good ones.
 
 #include "import/tuneup_file.h"
+#include "import/tuneup_import.h"
 #include "trace_fixture.h"
 
 #include <filesystem>
@@ -178,7 +179,7 @@ TEST_F(TuneupFileTest, QuickCheckFindsDamageThatTheSummaryDoesNotRead)
     writeBytes(path("q.db"), bytes);
 
     auto file = TuneupFile::open(path("q.db"));
-    EXPECT_EQ(file->summary().eventCount(), 18);
+    EXPECT_EQ(file->summary().eventCount(), 21);
     try {
         EXPECT_FALSE(file->quickCheck().empty());
     } catch (const TuneupFileError& e) {
@@ -275,10 +276,10 @@ TEST_F(TuneupFileTest, ValidFileSummary)
         counts[count.table] = count.rows;
     EXPECT_EQ(counts,
         (std::map<std::string, int64_t> { { "kernels", 3 }, { "memcpys", 2 }, { "memsets", 1 }, { "syncs", 1 },
-            { "api_calls", 4 }, { "nvtx_ranges", 2 }, { "nvtx_marks", 5 } }));
+            { "api_calls", 4 }, { "nvtx_ranges", 2 }, { "nvtx_marks", 5 }, { "framework_flags", 3 } }));
     ASSERT_EQ(s.eventCounts.size(), tuneup::analysis::kEventTables.size());
     EXPECT_EQ(s.eventCounts.front().table, "kernels"); // report order
-    EXPECT_EQ(s.eventCount(), 18);
+    EXPECT_EQ(s.eventCount(), 21);
 
     ASSERT_EQ(s.stats.size(), 4u);
     EXPECT_EQ(s.droppedCount(), 9);
@@ -298,6 +299,7 @@ TEST_F(TuneupFileTest, EmptyRecordingHasNoSpanButADuration)
 {
     tuneup::test::TraceSpec spec;
     spec.kernels = spec.memcpys = spec.memsets = spec.syncs = spec.apiCalls = spec.nvtxRanges = spec.nvtxMarks = 0;
+    spec.frameworkFlags = false;
     tuneup::test::writeTrace(path("idle.db"), spec);
     const auto s = TuneupFile::open(path("idle.db"))->summary();
     EXPECT_EQ(s.eventCount(), 0);
@@ -316,7 +318,7 @@ TEST_F(TuneupFileTest, ReadingLeavesTheFileAndItsDirectoryUntouched)
     const auto mtime = fs::last_write_time(path("run.db"));
     {
         auto file = TuneupFile::open(path("run.db"));
-        EXPECT_EQ(file->summary().eventCount(), 18);
+        EXPECT_EQ(file->summary().eventCount(), 21);
         file->quickCheck();
     }
     EXPECT_EQ(readAll(path("run.db")), before);
@@ -361,7 +363,7 @@ TEST_F(TuneupFileTest, KilledRecordingIsValidAndIncomplete)
         const auto s = file->summary();
         EXPECT_FALSE(s.complete);
         EXPECT_GT(s.walBytes, 0u);
-        EXPECT_EQ(s.eventCount(), 19); // the rows in the WAL are read
+        EXPECT_EQ(s.eventCount(), 22); // the rows in the WAL are read
         EXPECT_EQ(s.firstNs, 2);
         EXPECT_EQ(s.durationNs(), 2990000000 - 1000000000); // meta start to the last event
         EXPECT_TRUE(file->quickCheck().empty());
@@ -436,7 +438,37 @@ TEST_F(TuneupFileTest, PathsWithUriCharacters)
 {
     const std::string odd = path("a ?#%b.db");
     tuneup::test::writeTrace(odd);
-    EXPECT_EQ(TuneupFile::open(odd)->summary().eventCount(), 18);
+    EXPECT_EQ(TuneupFile::open(odd)->summary().eventCount(), 21);
+}
+
+} // namespace
+
+namespace {
+
+TEST_F(TuneupFileTest, FrameworkFlagsAreImportedWithUnknownAsMinusOne)
+{
+    tuneup::test::writeTrace(path("flags.db"));
+    const tuneup::analysis::TraceModel m = tuneup::analysis::importTuneupFile(path("flags.db"));
+    ASSERT_EQ(m.frameworkFlags.size(), 3u);
+    std::vector<std::pair<std::string, int64_t>> flags;
+    for (size_t i = 0; i < m.frameworkFlags.size(); ++i)
+        flags.emplace_back(std::string(m.str(m.frameworkFlags.name[i])), m.frameworkFlags.value[i]);
+    EXPECT_EQ(flags[0], (std::pair<std::string, int64_t> { "cudnn.benchmark", 0 }));
+    EXPECT_EQ(flags[1], (std::pair<std::string, int64_t> { "autograd.anomaly", -1 }));
+    EXPECT_EQ(flags[2], (std::pair<std::string, int64_t> { "cudnn.benchmark", 1 }));
+    EXPECT_EQ(m.frameworkFlags.timeNs[2], 1500000000);
+}
+
+TEST_F(TuneupFileTest, SchemaVersionOneStillOpens)
+{
+    tuneup::test::TraceSpec spec;
+    spec.schemaVersion = 1;
+    tuneup::test::writeTrace(path("v1.db"), spec);
+    auto file = TuneupFile::open(path("v1.db"));
+    EXPECT_EQ(file->schemaVersion(), 1);
+    const tuneup::analysis::TraceModel m = tuneup::analysis::importTuneupFile(path("v1.db"));
+    EXPECT_EQ(m.kernels.size(), 3u);
+    EXPECT_EQ(m.frameworkFlags.size(), 0u);
 }
 
 } // namespace

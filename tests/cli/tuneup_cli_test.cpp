@@ -161,7 +161,7 @@ TEST_F(TuneupCliTest, UnknownTraceItem)
     const Result r = record({ "-o", path("x.db"), "--trace", "nvtx,kernels" }, markingCommand());
     EXPECT_EQ(r.code, 2);
     EXPECT_CONTAINS(r.err, "unknown --trace item 'kernels'");
-    EXPECT_CONTAINS(r.err, "known: nvtx, cuda, kernel");
+    EXPECT_CONTAINS(r.err, "known: nvtx, torch, cuda, kernel");
     EXPECT_FALSE(fs::exists(marker()));
 }
 
@@ -376,7 +376,7 @@ TEST_F(TuneupCliTest, InfoOnAValidFile)
     tuneup::test::writeTrace(path("run.db"));
     const Result r = run({ "info", path("run.db") });
     EXPECT_EQ(r.code, 0) << r.err;
-    EXPECT_CONTAINS(r.out, "tuneup-trace, schema 1");
+    EXPECT_CONTAINS(r.out, "tuneup-trace, schema " + std::to_string(tuneup::schema::kSchemaVersion));
     EXPECT_CONTAINS(r.out, "python train.py");
     EXPECT_CONTAINS(r.out, "pid 4242");
     EXPECT_CONTAINS(r.out, "host testhost");

@@ -4,6 +4,7 @@
 
 #include "injection.h"
 #include "sqlite_query.h"
+#include "trace_schema.h"
 
 #include <gtest/gtest.h>
 
@@ -463,8 +464,8 @@ TEST_F(InjectionTest, NoGpuMetadata)
     auto run = runClient({ "ranges", "--threads", "1", "--ranges", "10" });
     auto q = open();
     EXPECT_EQ(q->meta("format"), "tuneup-trace");
-    EXPECT_EQ(q->meta("schema_version"), "1");
-    EXPECT_EQ(q->scalar("PRAGMA user_version"), 1);
+    EXPECT_EQ(q->meta("schema_version"), std::to_string(tuneup::schema::kSchemaVersion));
+    EXPECT_EQ(q->scalar("PRAGMA user_version"), tuneup::schema::kSchemaVersion);
     EXPECT_EQ(q->meta("pid"), std::to_string(run->pid()));
     EXPECT_EQ(q->meta("parent_pid"), std::to_string(getpid()));
     char host[256] = {};

@@ -129,7 +129,7 @@ void writeStats(const TraceModel& model, sqlite3* db) {
     const std::pair<const char*, size_t> notWritten[] = { { "cpu_ops", model.cpuOps.size() },
         { "gpu_annotations", model.gpuAnnotations.size() }, { "collectives", model.collectives.size() },
         { "flows", model.flows.size() }, { "counter_ranges", model.counterRanges.size() },
-        { "python_functions", model.pythonFunctions.size() }, { "framework_flags", model.frameworkFlags.size() } };
+        { "python_functions", model.pythonFunctions.size() } };
     for (const auto& [table, rows] : notWritten)
         if (rows > 0) {
             const std::string name = std::string("export.not_written.") + table;
@@ -278,6 +278,11 @@ void writeRows(const TraceModel& model, sqlite3* db) {
                 .integerOr(n.parent[i] == kNoRow ? -1 : int64_t(n.parent[i]) + 1, -1)
                 .insert();
     }
+    const FrameworkFlagTable& f = model.frameworkFlags;
+    Insert flag(db, "INSERT INTO framework_flags (id, ts_ns, tid, name_id, value) VALUES (?, ?, ?, ?, ?)");
+    for (size_t i = 0; i < f.size(); ++i)
+        flag.integer(int64_t(i) + 1).integer(f.timeNs[i]).integer(mainPid(model)).integer(f.name[i])
+            .integerOr(f.value[i], -1).insert();
 }
 
 } // namespace

@@ -16,7 +16,7 @@
 namespace tuneup::analysis {
 
 const std::vector<std::string> kEventTables
-    = { "kernels", "memcpys", "memsets", "syncs", "api_calls", "nvtx_ranges", "nvtx_marks" };
+    = { "kernels", "memcpys", "memsets", "syncs", "api_calls", "nvtx_ranges", "nvtx_marks", "framework_flags" };
 
 namespace {
 
@@ -443,8 +443,8 @@ TuneupFileSummary TuneupFile::summary(bool eventSpan) const
     for (const std::string& table : kEventTables) {
         if (!tables.count(table)) continue;
         const std::string sql = !eventSpan ? "SELECT count(*), NULL, NULL FROM " + table
-            : table == "nvtx_marks"
-            ? "SELECT count(*), min(ts_ns), max(ts_ns) FROM nvtx_marks"
+            : table == "nvtx_marks" || table == "framework_flags"
+            ? "SELECT count(*), min(ts_ns), max(ts_ns) FROM " + table
             : "SELECT count(*), min(start_ns), max(coalesce(end_ns, start_ns)) FROM " + table;
         Statement s(m_db, m_path, sql);
         if (!s.step()) continue;

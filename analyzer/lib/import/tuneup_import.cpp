@@ -209,6 +209,16 @@ TraceModel importTuneupFile(const std::string& path)
         a.correlation = uint64_t(i64(s, 6));
         builder.addApiCall(a);
     });
+    // Schema 2 added the torch probes' readings; NULL is "could not read" (-1 in the model).
+    if (summary.schemaVersion >= 2)
+        query(*file, "SELECT ts_ns, coalesce(value, -1), name_id FROM framework_flags ORDER BY ts_ns, id",
+            [&](sqlite3_stmt* s) {
+                FrameworkFlag f;
+                f.timeNs = i64(s, 0);
+                f.value = i64(s, 1);
+                f.name = name(s, 2);
+                builder.addFrameworkFlag(f);
+            });
     // NVTX ranges are the tuneup file's user annotations; ranges never closed end with the recording
     // (meta end_ns, or after a kill, the last event: a scan of every table, done only then).
     std::optional<int64_t> endOfRecording = summary.lastNs;

@@ -1,0 +1,124 @@
+#include "torch_probe.h"
+
+#include "log.h"
+
+#include <atomic>
+#include <cstring>
+#include <dlfcn.h>
+#include <link.h>
+#include <mutex>
+#include <string>
+
+namespace tuneup::agent {
+
+namespace {
+
+// Mangled names from libtorch_cpu.so (nm -D), stable from torch 1.13 through 2.x unless noted.
+constexpr const char* kGlobalContext = "_ZN2at13globalContextEv";
+constexpr const char* kBenchmarkCuDNN = "_ZNK2at7Context14benchmarkCuDNNEv";
+constexpr const char* kDeterministicCuDNN = "_ZNK2at7Context18deterministicCuDNNEv";
+constexpr const char* kAllowTF32CuBLAS = "_ZNK2at7Context15allowTF32CuBLASEv";
+constexpr const char* kAllowTF32CuDNN = "_ZNK2at7Context14allowTF32CuDNNEv";
+// Present from the torch that added per-backend float32 precision (2.7+). There the legacy TF32
+// getters throw when the program mixes the old and new APIs: an exception thrown into the agent
+// must never happen, so TF32 then reads as unknown.
+constexpr const char* kFloat32Precision = "_ZNK2at7Context16float32PrecisionENS_14Float32BackendENS_9Float32OpE";
+constexpr const char* kAnomalyEnabled = "_ZN5torch8autograd11AnomalyMode8_enabledE"; // static bool
+constexpr const char* kAutocastEnabled = "_ZN2at8autocast10is_enabledEv";            // torch < 2.4
+constexpr const char* kAutocastEnabledFor = "_ZN2at8autocast19is_autocast_enabledEN3c1010DeviceTypeE";
+constexpr const char* kProfilerEnabled = "_ZN5torch8profiler4impl15profilerEnabledEv";
+constexpr int8_t kDeviceTypeCuda = 1; // c10::DeviceType::CUDA
+
+using ContextGetter = void* (*)();
+using ContextFlag = bool (*)(const void* context);
+using Flag = bool (*)();
+using FlagForDevice = bool (*)(int8_t deviceType);
+
+struct Symbols {
+    ContextGetter globalContext = nullptr;
+    ContextFlag benchmark = nullptr, deterministic = nullptr, tf32Cublas = nullptr, tf32Cudnn = nullptr;
+    const bool* anomaly = nullptr;
+    Flag autocast = nullptr;
+    FlagForDevice autocastFor = nullptr;
+    Flag profiler = nullptr;
+};
+
+enum class State { Searching, Resolved };
+std::atomic<State> s_state { State::Searching };
+std::mutex s_resolveMutex;
+Symbols s_symbols;
+
+int findLibtorch(dl_phdr_info* info, size_t, void* data)
+{
+    const char* name = info->dlpi_name;
+    if (name && strstr(name, "/libtorch_cpu.so")) {
+        *static_cast<std::string*>(data) = name;
+        return 1;
+    }
+    return 0;
+}
+
+template <class T> T resolve(void* library, const char* symbol)
+{
+    return reinterpret_cast<T>(dlsym(library, symbol));
+}
+
+bool tryResolve()
+{
+    std::lock_guard lock(s_resolveMutex);
+    if (s_state.load(std::memory_order_acquire) == State::Resolved)
+        return true;
+    std::string path;
+    dl_iterate_phdr(findLibtorch, &path);
+    if (path.empty())
+        return false;
+    // RTLD_NOLOAD: a handle on the copy already loaded (torch may be RTLD_LOCAL), never a load.
+    void* library = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!library)
+        return false;
+    Symbols& s = s_symbols;
+    s.globalContext = resolve<ContextGetter>(library, kGlobalContext);
+    s.benchmark = resolve<ContextFlag>(library, kBenchmarkCuDNN);
+    s.deterministic = resolve<ContextFlag>(library, kDeterministicCuDNN);
+    if (!dlsym(library, kFloat32Precision)) {
+        s.tf32Cublas = resolve<ContextFlag>(library, kAllowTF32CuBLAS);
+        s.tf32Cudnn = resolve<ContextFlag>(library, kAllowTF32CuDNN);
+    }
+    // A data symbol: a program linked against LibTorch has its own copy of it (a copy relocation) that
+    // every reference, libtorch's included, uses; the global scope finds that copy. Torch loaded
+    // RTLD_LOCAL (Python) has none, and its own definition is the live one.
+    s.anomaly = resolve<const bool*>(RTLD_DEFAULT, kAnomalyEnabled);
+    if (!s.anomaly)
+        s.anomaly = resolve<const bool*>(library, kAnomalyEnabled);
+    s.autocast = resolve<Flag>(library, kAutocastEnabled);
+    if (!s.autocast)
+        s.autocastFor = resolve<FlagForDevice>(library, kAutocastEnabledFor);
+    s.profiler = resolve<Flag>(library, kProfilerEnabled);
+    TUNEUP_LOG(Info, "torch probes: %s (context %s, cuDNN flags %s, TF32 %s, anomaly %s, autocast %s, profiler %s)",
+        path.c_str(), s.globalContext ? "yes" : "no", s.benchmark ? "yes" : "no", s.tf32Cublas ? "yes" : "no",
+        s.anomaly ? "yes" : "no", s.autocast || s.autocastFor ? "yes" : "no", s.profiler ? "yes" : "no");
+    s_state.store(State::Resolved, std::memory_order_release);
+    return true;
+}
+
+int8_t read(ContextFlag flag, const void* context) { return flag && context ? int8_t(flag(context)) : -1; }
+
+} // namespace
+
+bool readTorchFlags(TorchFlags& out)
+{
+    if (s_state.load(std::memory_order_acquire) != State::Resolved && !tryResolve())
+        return false;
+    const Symbols& s = s_symbols;
+    const void* context = s.globalContext ? s.globalContext() : nullptr;
+    out.values[0] = read(s.benchmark, context);
+    out.values[1] = read(s.deterministic, context);
+    out.values[2] = read(s.tf32Cublas, context);
+    out.values[3] = read(s.tf32Cudnn, context);
+    out.values[4] = s.anomaly ? int8_t(*static_cast<const volatile bool*>(s.anomaly)) : -1;
+    out.values[5] = s.autocast ? int8_t(s.autocast()) : s.autocastFor ? int8_t(s.autocastFor(kDeviceTypeCuda)) : -1;
+    out.values[6] = s.profiler ? int8_t(s.profiler()) : -1;
+    return true;
+}
+
+} // namespace tuneup::agent
