@@ -43,6 +43,11 @@ TUNEUP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTab
     return attachNvtx(getExportTable);
 }
 
+// The Python bootstrap's entry points (called through ctypes; see nvtx_source.h).
+TUNEUP_EXPORT int tuneup_range_push(const char* name) { return bootstrapRangePush(name); }
+TUNEUP_EXPORT int tuneup_range_pop(void) { return bootstrapRangePop(); }
+TUNEUP_EXPORT void tuneup_mark(const char* name, int64_t value) { bootstrapMark(name, value); }
+
 // Writes everything recorded so far and commits it. For hosts that want a checkpoint (the Python
 // bootstrap before os._exit in DataLoader workers, benchmarks).
 TUNEUP_EXPORT void tuneup_agent_flush(void) { Writer::flush(); }

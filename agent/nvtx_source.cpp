@@ -337,7 +337,54 @@ template <typename F> void install(NvtxFunctionTable table, unsigned size, unsig
 
 std::atomic<bool> s_announced { false };
 
+// The Python bootstrap's domain: created once, on first use.
+nvtxDomainHandle_t bootstrapDomain()
+{
+    static const nvtxDomainHandle_t domain = domainCreateA("tuneup");
+    return domain;
+}
+
+bool bootstrapRecording()
+{
+    if (!ensureStarted() || !config().trace.nvtx)
+        return false;
+    if (!s_announced.exchange(true))
+        Writer::setMeta("capture.nvtx", "on");
+    return true;
+}
+
 } // namespace
+
+int bootstrapRangePush(const char* name)
+{
+    if (!bootstrapRecording())
+        return -1;
+    nvtxEventAttributes_t a {};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = name ? name : "";
+    return domainRangePushEx(bootstrapDomain(), &a);
+}
+
+int bootstrapRangePop()
+{
+    return bootstrapRecording() ? domainRangePop(bootstrapDomain()) : -1;
+}
+
+void bootstrapMark(const char* name, int64_t value)
+{
+    if (!bootstrapRecording())
+        return;
+    nvtxEventAttributes_t a {};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = name ? name : "";
+    a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+    a.payload.llValue = value;
+    domainMarkEx(bootstrapDomain(), &a);
+}
 
 bool nvtxAttached() { return s_announced.load(); }
 

@@ -14,4 +14,11 @@ int attachNvtx(NvtxGetExportTableFunc_t getExportTable);
 // True once any library's NVTX calls reach the agent (inherited by forked children).
 bool nvtxAttached();
 
+// For the Python bootstrap (agent/python/sitecustomize.py), which has no NVTX of its own in CPU
+// builds of torch: ranges and marks with an int64 payload in the "tuneup" domain, recorded exactly
+// as NVTX calls are. Push and pop return the nesting level as NVTX does (-1 when not recording).
+int bootstrapRangePush(const char* name);
+int bootstrapRangePop();
+void bootstrapMark(const char* name, int64_t value);
+
 } // namespace tuneup::agent

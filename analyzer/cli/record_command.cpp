@@ -366,9 +366,9 @@ ChildResult runChild(
 std::vector<std::string> childEnvironment(const std::string& agent, const std::string& output, const std::string& trace)
 {
     static const std::string kOwned[] = { "LD_PRELOAD", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
-        "TUNEUP_OUTPUT", "TUNEUP_TRACE", "TUNEUP_MAIN_PID" };
+        "TUNEUP_OUTPUT", "TUNEUP_TRACE", "TUNEUP_MAIN_PID", "PYTHONPATH" };
     std::vector<std::string> environment;
-    std::string preload;
+    std::string preload, pythonPath;
     for (char** entry = environ; *entry; ++entry) {
         const std::string_view text(*entry);
         const std::string name(text.substr(0, text.find('=')));
@@ -379,6 +379,8 @@ std::vector<std::string> childEnvironment(const std::string& agent, const std::s
         }
         if (name == "LD_PRELOAD")
             preload = value;
+        else if (name == "PYTHONPATH")
+            pythonPath = value;
         else if ((name == "CUDA_INJECTION64_PATH" || name == "NVTX_INJECTION64_PATH") && !value.empty()
             && value != agent)
             say("note: replacing %s=%s (one injection library at a time)", name.c_str(), value.c_str());
@@ -388,6 +390,16 @@ std::vector<std::string> childEnvironment(const std::string& agent, const std::s
     environment.push_back("NVTX_INJECTION64_PATH=" + agent);
     environment.push_back("TUNEUP_OUTPUT=" + output);
     environment.push_back("TUNEUP_TRACE=" + trace);
+    // The Python bootstrap (a sitecustomize beside the agent, which chains any other): first on the
+    // path of every Python the command starts, unless TUNEUP_PYTHON_BOOTSTRAP=0.
+    const std::string bootstrap = agent.substr(0, agent.rfind('/') + 1) + "python";
+    const char* bootstrapSetting = getenv("TUNEUP_PYTHON_BOOTSTRAP");
+    const bool withBootstrap = !(bootstrapSetting && strcmp(bootstrapSetting, "0") == 0)
+        && access((bootstrap + "/sitecustomize.py").c_str(), R_OK) == 0;
+    if (withBootstrap)
+        environment.push_back("PYTHONPATH=" + bootstrap + (pythonPath.empty() ? "" : ":" + pythonPath));
+    else if (!pythonPath.empty())
+        environment.push_back("PYTHONPATH=" + pythonPath);
     return environment;
 }
 

@@ -1,0 +1,228 @@
+"""tuneup's Python bootstrap, loaded as `sitecustomize` by `tuneup record` (see docs/agent.md).
+
+Once torch is imported it marks, in the NVTX domain "tuneup", what the advisor's rules look for:
+DataLoader iteration, Optimizer.zero_grad and Optimizer.step (named as torch.profiler names them),
+and backward; and it records facts as marks with an integer payload: the DataLoader's num_workers,
+pin_memory and persistent_workers, zero_grad's set_to_none, DataParallel or DistributedDataParallel
+wrapping, gradcheck. It chains any other sitecustomize on the path, is switched off with
+TUNEUP_PYTHON_BOOTSTRAP=0, and never breaks the program: a failure of its own is reported once on
+stderr and the bootstrap steps aside.
+"""
+
+import os
+import sys
+
+
+def _chain_next_sitecustomize():
+    """Runs the sitecustomize this one hides (later on sys.path), as Python would have."""
+    import importlib.machinery
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception:  # site.py reports a failing sitecustomize and goes on: so do we
+        import traceback
+
+        sys.stderr.write("Error in sitecustomize (%s); continuing:\n" % spec.origin)
+        traceback.print_exc()
+
+
+def _warn(what, error):
+    sys.stderr.write("tuneup: Python bootstrap: %s: %s (recording goes on without it)\n" % (what, error))
+
+
+class _Agent:
+    """The agent's bootstrap entry points, through ctypes (the agent is in the global scope)."""
+
+    def __init__(self):
+        import ctypes
+
+        lib = ctypes.CDLL(None)
+        self._push = lib.tuneup_range_push
+        self._push.argtypes = [ctypes.c_char_p]
+        self._push.restype = ctypes.c_int
+        self._pop = lib.tuneup_range_pop
+        self._pop.argtypes = []
+        self._pop.restype = ctypes.c_int
+        self._mark = lib.tuneup_mark
+        self._mark.argtypes = [ctypes.c_char_p, ctypes.c_int64]
+        self._mark.restype = None
+        self._facts = {}
+
+    def push(self, name):
+        self._push(name.encode())
+
+    def pop(self):
+        self._pop()
+
+    def fact(self, name, value):
+        """A mark named `name` with payload `value`, when the value is new."""
+        value = int(value)
+        if self._facts.get(name) != value:
+            self._facts[name] = value
+            self._mark(name.encode(), value)
+
+
+def _ranged(agent, name_of, function):
+    """`function` inside a range named name_of(args); the program's own exceptions pass through."""
+    import functools
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        agent.push(name_of(args))
+        try:
+            return function(*args, **kwargs)
+        finally:
+            agent.pop()
+
+    wrapper._tuneup_wrapped = True
+    return wrapper
+
+
+def _patch_optimizer(agent, module):
+    Optimizer = module.Optimizer
+    import inspect
+
+    zero_grad = Optimizer.zero_grad
+    try:
+        default_set_to_none = inspect.signature(zero_grad).parameters["set_to_none"].default
+    except (KeyError, ValueError, TypeError):
+        default_set_to_none = None
+
+    def zero_grad_with_fact(self, *args, **kwargs):
+        set_to_none = kwargs.get("set_to_none", args[0] if args else default_set_to_none)
+        if isinstance(set_to_none, bool):
+            agent.fact("tuneup.zero_grad.set_to_none", set_to_none)
+        return zero_grad(self, *args, **kwargs)
+
+    Optimizer.zero_grad = _ranged(
+        agent, lambda a: "Optimizer.zero_grad#%s.zero_grad" % type(a[0]).__name__, zero_grad_with_fact
+    )
+
+    # Subclasses define step: wrap each class's step once, from the first optimizer made of it
+    # (after torch's own wrapper, so this range encloses it).
+    init = Optimizer.__init__
+
+    def init_and_wrap_step(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        cls = type(self)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_tuneup_wrapped", False):
+            cls.step = _ranged(agent, lambda a: "Optimizer.step#%s.step" % type(a[0]).__name__, step)
+
+    Optimizer.__init__ = init_and_wrap_step
+
+
+def _patch_dataloader(agent, module):
+    Iter = module._BaseDataLoaderIter
+    init = Iter.__init__
+
+    def init_with_facts(self, loader, *args, **kwargs):
+        init(self, loader, *args, **kwargs)
+        agent.fact("tuneup.dataloader.num_workers", getattr(loader, "num_workers", 0) or 0)
+        agent.fact("tuneup.dataloader.pin_memory", bool(getattr(loader, "pin_memory", False)))
+        agent.fact("tuneup.dataloader.persistent_workers", bool(getattr(loader, "persistent_workers", False)))
+
+    Iter.__init__ = init_with_facts
+    Iter.__next__ = _ranged(
+        agent, lambda a: "enumerate(DataLoader)#%s.__next__" % type(a[0]).__name__, Iter.__next__
+    )
+
+
+def _patch_wrapper_class(agent, cls, fact):
+    init = cls.__init__
+
+    def init_with_fact(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        agent.fact(fact, 1)
+
+    cls.__init__ = init_with_fact
+
+
+def _patch_torch(agent, torch):
+    import functools
+
+    torch.Tensor.backward = _ranged(agent, lambda a: "tuneup.backward", torch.Tensor.backward)
+    gradcheck = getattr(torch.autograd, "gradcheck", None)
+    if callable(gradcheck):
+
+        @functools.wraps(gradcheck)
+        def gradcheck_with_fact(*args, **kwargs):
+            agent.fact("tuneup.gradcheck", 1)
+            return gradcheck(*args, **kwargs)
+
+        torch.autograd.gradcheck = gradcheck_with_fact
+
+
+class _AfterImport:
+    """Runs a hook on a module right after it is first imported (a meta path finder that hands the
+    import on to the others and wraps the loader it gets)."""
+
+    def __init__(self, hooks):
+        self._hooks = dict(hooks)
+
+    def find_spec(self, name, path=None, target=None):
+        hook = self._hooks.pop(name, None)
+        if hook is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        exec_module = getattr(loader, "exec_module", None)
+        if exec_module is None:
+            return spec
+
+        def exec_and_hook(module):
+            exec_module(module)
+            try:
+                hook(module)
+            except Exception as error:  # a torch we do not know: record without this part
+                _warn("patching " + name, error)
+
+        loader.exec_module = exec_and_hook
+        return spec
+
+
+def _install():
+    try:
+        agent = _Agent()
+    except (OSError, AttributeError):
+        return  # not under the agent (e.g. LD_PRELOAD was cleared): nothing to do
+    hooks = {
+        "torch": lambda m: _patch_torch(agent, m),
+        "torch.optim.optimizer": lambda m: _patch_optimizer(agent, m),
+        "torch.utils.data.dataloader": lambda m: _patch_dataloader(agent, m),
+        "torch.nn.parallel.data_parallel": lambda m: _patch_wrapper_class(
+            agent, m.DataParallel, "tuneup.wrap.data_parallel"
+        ),
+        "torch.nn.parallel.distributed": lambda m: _patch_wrapper_class(
+            agent, m.DistributedDataParallel, "tuneup.wrap.distributed_data_parallel"
+        ),
+    }
+    for name in list(hooks):
+        if name in sys.modules:  # already imported (unusual this early): patch now
+            try:
+                hooks.pop(name)(sys.modules[name])
+            except Exception as error:
+                _warn("patching " + name, error)
+    sys.meta_path.insert(0, _AfterImport(hooks))
+
+
+if os.environ.get("TUNEUP_PYTHON_BOOTSTRAP", "1") != "0":
+    try:
+        _install()
+    except Exception as error:
+        _warn("start", error)
+_chain_next_sitecustomize()

@@ -1,0 +1,155 @@
+// The Python bootstrap on real PyTorch (Debian's python3-torch, CPU): `tuneup record` runs
+// samples/python/train_mlp.py; the file must show the DataLoader, zero_grad and step ranges torch's
+// profiler would name, the facts as marks, and torch's settings; the bootstrap must chain a user's
+// sitecustomize, switch off on request and never change what the program does.
+
+#include "sqlite_query.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <gtest/gtest.h>
+#include <string>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class PythonBootstrapTest : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        std::string pattern = (fs::temp_directory_path() / "tuneup_python_bootstrap.XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        m_dir = pattern;
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+
+    // Runs `tuneup record -o DIR/NAME.db -- python3 ARGS` with `env` before it; returns the exit code.
+    int record(const std::string& name, const std::string& args, const std::string& env = "")
+    {
+        const std::string command = env + " " + TUNEUP_BINARY + " record -o " + db(name) + " -- " + TUNEUP_PYTHON
+            + " " + args + " > " + m_dir + "/out.txt 2> " + m_dir + "/err.txt";
+        const int status = std::system(command.c_str());
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    int train(const std::string& name, const std::string& options, const std::string& env = "")
+    {
+        return record(name, std::string(TUNEUP_SAMPLES_DIR) + "/python/train_mlp.py --steps 6 --load-ms 0 " + options,
+            env);
+    }
+    std::string db(const std::string& name) const { return m_dir + "/" + name + ".db"; }
+    std::string err() const
+    {
+        std::ifstream file(m_dir + "/err.txt");
+        std::stringstream text;
+        text << file.rdbuf();
+        return text.str();
+    }
+
+    static int64_t ranges(tuneup::test::SqliteQuery& q, const std::string& name)
+    {
+        return q.scalar("SELECT count(*) FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id WHERE s.value = '"
+            + name + "'");
+    }
+    // The payload of the mark `name` ("" when there is none).
+    static std::string fact(tuneup::test::SqliteQuery& q, const std::string& name)
+    {
+        const auto rows = q.rows("SELECT m.payload FROM nvtx_marks m JOIN strings s ON s.id = m.name_id WHERE "
+                                 "s.value = '"
+            + name + "' ORDER BY m.ts_ns DESC LIMIT 1");
+        return rows.empty() || !rows[0][0] ? "" : *rows[0][0];
+    }
+    static std::string flag(tuneup::test::SqliteQuery& q, const std::string& name)
+    {
+        const auto rows = q.rows("SELECT coalesce(f.value, 'NULL') FROM framework_flags f JOIN strings s ON s.id = "
+                                 "f.name_id WHERE s.value = '"
+            + name + "' ORDER BY f.ts_ns DESC LIMIT 1");
+        return rows.empty() || !rows[0][0] ? "" : *rows[0][0];
+    }
+
+    std::string m_dir;
+};
+
+TEST_F(PythonBootstrapTest, MarksTheTrainingLoopAsTorchProfilerNamesIt)
+{
+    ASSERT_EQ(train("loop", "--set-to-none 0"), 0) << err();
+    tuneup::test::SqliteQuery q(db("loop"));
+    ASSERT_TRUE(q.ok()) << q.error();
+    EXPECT_EQ(ranges(q, "Optimizer.zero_grad#SGD.zero_grad"), 6);
+    EXPECT_EQ(ranges(q, "Optimizer.step#SGD.step"), 6);
+    EXPECT_EQ(ranges(q, "tuneup.backward"), 6);
+    // Six batches, then the call that ends the iteration.
+    EXPECT_EQ(ranges(q, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"), 7);
+    EXPECT_EQ(q.scalar("SELECT count(*) FROM nvtx_ranges r JOIN nvtx_domains d ON d.id = r.domain_id JOIN strings s "
+                       "ON s.id = d.name_id WHERE s.value = 'tuneup'"),
+        6 * 3 + 7);
+    EXPECT_EQ(fact(q, "tuneup.dataloader.num_workers"), "0");
+    EXPECT_EQ(fact(q, "tuneup.dataloader.pin_memory"), "0");
+    EXPECT_EQ(fact(q, "tuneup.zero_grad.set_to_none"), "0");
+    EXPECT_EQ(fact(q, "tuneup.wrap.data_parallel"), "");
+    // The bootstrap's NVTX calls let the torch probes read the settings.
+    EXPECT_EQ(flag(q, "cudnn.benchmark"), "0");
+    EXPECT_EQ(flag(q, "autograd.anomaly"), "0");
+}
+
+TEST_F(PythonBootstrapTest, FactsFollowTheProgram)
+{
+    ASSERT_EQ(train("facts", "--workers 2 --set-to-none 1 --anomaly --cudnn-benchmark --data-parallel"), 0) << err();
+    tuneup::test::SqliteQuery q(db("facts"));
+    ASSERT_TRUE(q.ok()) << q.error();
+    EXPECT_EQ(fact(q, "tuneup.dataloader.num_workers"), "2");
+    EXPECT_EQ(fact(q, "tuneup.zero_grad.set_to_none"), "1");
+    EXPECT_EQ(fact(q, "tuneup.wrap.data_parallel"), "1");
+    EXPECT_EQ(ranges(q, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"), 7);
+    EXPECT_EQ(flag(q, "cudnn.benchmark"), "1");
+    EXPECT_EQ(flag(q, "autograd.anomaly"), "1");
+}
+
+TEST_F(PythonBootstrapTest, AdviseFindsStepsAndAnomalyDetection)
+{
+    ASSERT_EQ(train("advise", "--anomaly"), 0) << err();
+    const std::string out = m_dir + "/advice.json";
+    const std::string command = std::string(TUNEUP_BINARY) + " advise " + db("advise") + " --format json -o " + out;
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    std::ifstream file(out);
+    std::stringstream text;
+    text << file.rdbuf();
+    const std::string json = text.str();
+    EXPECT_NE(json.find("\"rule\": \"debug-api-enabled\""), std::string::npos) << json.substr(0, 3000);
+    EXPECT_NE(json.find("optimizer ranges"), std::string::npos) << json.substr(0, 3000);
+}
+
+TEST_F(PythonBootstrapTest, SwitchedOffLeavesNoTuneupRanges)
+{
+    ASSERT_EQ(train("off", "", "TUNEUP_PYTHON_BOOTSTRAP=0"), 0) << err();
+    tuneup::test::SqliteQuery q(db("off"));
+    ASSERT_TRUE(q.ok()) << q.error();
+    EXPECT_EQ(q.scalar("SELECT count(*) FROM nvtx_ranges"), 0);
+    EXPECT_EQ(q.scalar("SELECT count(*) FROM nvtx_marks"), 0);
+}
+
+TEST_F(PythonBootstrapTest, ChainsTheUsersSitecustomize)
+{
+    fs::create_directory(m_dir + "/user");
+    std::ofstream(m_dir + "/user/sitecustomize.py")
+        << "open(" << '"' << m_dir << "/user/ran" << '"' << ", 'w').write('yes')\n";
+    ASSERT_EQ(record("chain", "-c 'import sys; print(sys.argv)'", "PYTHONPATH=" + m_dir + "/user"), 0) << err();
+    EXPECT_TRUE(fs::exists(m_dir + "/user/ran")) << err();
+}
+
+TEST_F(PythonBootstrapTest, TheProgramsOwnOutcomeIsKept)
+{
+    // Its exit code, its exceptions (raised inside a wrapped call) and its stderr are its own.
+    EXPECT_EQ(record("exit", "-c 'import torch; raise SystemExit(3)'"), 3) << err();
+    const std::string failing
+        = "-c 'import torch\nclass Boom(torch.optim.SGD):\n    def step(self, closure=None):\n        raise "
+          "KeyError(\"mine\")\nopt = Boom([torch.zeros(1, requires_grad=True)], lr=0.1)\nopt.step()'";
+    EXPECT_EQ(record("raise", failing), 1);
+    EXPECT_NE(err().find("KeyError: 'mine'"), std::string::npos) << err();
+    EXPECT_EQ(err().find("tuneup: Python bootstrap"), std::string::npos) << err();
+}
+
+} // namespace
