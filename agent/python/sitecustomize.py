@@ -86,15 +86,17 @@ def _ranged(agent, name_of, function):
 
 
 def _patch_optimizer(agent, module):
-    Optimizer = module.Optimizer
+    import functools
     import inspect
 
+    Optimizer = module.Optimizer
     zero_grad = Optimizer.zero_grad
     try:
         default_set_to_none = inspect.signature(zero_grad).parameters["set_to_none"].default
     except (KeyError, ValueError, TypeError):
         default_set_to_none = None
 
+    @functools.wraps(zero_grad)
     def zero_grad_with_fact(self, *args, **kwargs):
         set_to_none = kwargs.get("set_to_none", args[0] if args else default_set_to_none)
         if isinstance(set_to_none, bool):
