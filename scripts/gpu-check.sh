@@ -68,6 +68,10 @@ check "torch: NVTX step ranges" "select count(*) from nvtx_ranges r join strings
 check "torch: kernels inside the steps" "select count(*) from kernels k where exists (select 1 from nvtx_ranges r join strings s on s.id = r.name_id where s.value = 'step' and k.start_ns >= r.start_ns)" 'v >= 100' "$db"
 check "torch: sync records" "select count(*) from syncs" 'v >= 1' "$db"
 check "torch: nothing dropped" "select coalesce(sum(value), 0) from stats where severity = 'data_loss'" 'v == 0' "$db"
+check "torch: probes read cudnn.benchmark" "select count(*) from framework_flags f join strings s on s.id = f.name_id where s.value = 'cudnn.benchmark' and f.value is not null" 'v >= 1' "$db"
+check "torch: bootstrap zero_grad ranges" "select count(*) from nvtx_ranges r join strings s on s.id = r.name_id where s.value = 'Optimizer.zero_grad#SGD.zero_grad'" 'v == 20' "$db"
+check "torch: bootstrap set_to_none fact (0)" "select m.payload from nvtx_marks m join strings s on s.id = m.name_id where s.value = 'tuneup.zero_grad.set_to_none'" 'v == 0' "$db"
+check "torch: zero_grad fills seen as kernels" "select count(*) from kernels k join nvtx_ranges r on k.start_ns >= r.start_ns join strings s on s.id = r.name_id where s.value like 'Optimizer.zero_grad%' and k.start_ns <= r.end_ns + 1000000" 'v >= 1' "$db"
 
 echo "== files kept in $out"
 ls -l "$out"/*.db 2>/dev/null
