@@ -11,7 +11,7 @@ packages=(
   rapidjson-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev python3-torch
-  qt6-base-dev qt6-charts-dev libgl-dev
+  qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
   clang-14 libclang-rt-14-dev libfuzzer-14-dev
   xvfb xauth time
 )
