@@ -101,7 +101,7 @@ bool tryResolve()
     return true;
 }
 
-int8_t read(ContextFlag flag, const void* context) { return flag && context ? int8_t(flag(context)) : -1; }
+int8_t readFlag(ContextFlag flag, const void* context) { return flag && context ? int8_t(flag(context)) : -1; }
 
 } // namespace
 
@@ -111,10 +111,10 @@ bool readTorchFlags(TorchFlags& out)
         return false;
     const Symbols& s = s_symbols;
     const void* context = s.globalContext ? s.globalContext() : nullptr;
-    out.values[0] = read(s.benchmark, context);
-    out.values[1] = read(s.deterministic, context);
-    out.values[2] = read(s.tf32Cublas, context);
-    out.values[3] = read(s.tf32Cudnn, context);
+    out.values[0] = readFlag(s.benchmark, context);
+    out.values[1] = readFlag(s.deterministic, context);
+    out.values[2] = readFlag(s.tf32Cublas, context);
+    out.values[3] = readFlag(s.tf32Cudnn, context);
     out.values[4] = s.anomaly ? int8_t(*static_cast<const volatile bool*>(s.anomaly)) : -1;
     out.values[5] = s.autocast ? int8_t(s.autocast()) : s.autocastFor ? int8_t(s.autocastFor(kDeviceTypeCuda)) : -1;
     out.values[6] = s.profiler ? int8_t(s.profiler()) : -1;

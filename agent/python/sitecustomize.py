@@ -2,7 +2,7 @@
 
 Once torch is imported it marks, in the NVTX domain "tuneup", what the advisor's rules look for:
 DataLoader iteration, Optimizer.zero_grad and Optimizer.step (named as torch.profiler names them),
-and backward; and it records facts as marks with an integer payload: the DataLoader's num_workers,
+backward, and each batch a DataLoader worker makes (in the worker's own file); and it records facts as marks with an integer payload: the DataLoader's num_workers,
 pin_memory and persistent_workers, zero_grad's set_to_none, DataParallel or DistributedDataParallel
 wrapping, gradcheck. It chains any other sitecustomize on the path, is switched off with
 TUNEUP_PYTHON_BOOTSTRAP=0, and never breaks the program: a failure of its own is reported once on
@@ -137,6 +137,28 @@ def _patch_dataloader(agent, module):
     )
 
 
+def _patch_fetchers(agent, module):
+    """Each batch a DataLoader makes, in the process that makes it: a worker (which then writes its own
+    file, with its worker id as a fact) or, with num_workers=0, the training process itself."""
+    checked_in = [None]  # the pid that looked for its worker id (forked workers inherit this)
+
+    def name_of(args):
+        if checked_in[0] != os.getpid():
+            checked_in[0] = os.getpid()
+            # Imported at the first batch: torch.utils.data is still being imported when this is patched.
+            from torch.utils.data import get_worker_info
+
+            info = get_worker_info()
+            if info is not None:
+                agent.fact("tuneup.dataloader.worker_id", info.id)
+        return "tuneup.dataloader.fetch"
+
+    for name in ("_MapDatasetFetcher", "_IterableDatasetFetcher"):
+        cls = getattr(module, name, None)
+        if cls is not None and "fetch" in cls.__dict__:
+            cls.fetch = _ranged(agent, name_of, cls.fetch)
+
+
 def _patch_wrapper_class(agent, cls, fact):
     init = cls.__init__
 
@@ -206,6 +228,7 @@ def _install():
         "torch": lambda m: _patch_torch(agent, m),
         "torch.optim.optimizer": lambda m: _patch_optimizer(agent, m),
         "torch.utils.data.dataloader": lambda m: _patch_dataloader(agent, m),
+        "torch.utils.data._utils.fetch": lambda m: _patch_fetchers(agent, m),
         "torch.nn.parallel.data_parallel": lambda m: _patch_wrapper_class(
             agent, m.DataParallel, "tuneup.wrap.data_parallel"
         ),

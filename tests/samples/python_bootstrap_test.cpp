@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <gtest/gtest.h>
 #include <string>
@@ -85,11 +86,13 @@ TEST_F(PythonBootstrapTest, MarksTheTrainingLoopAsTorchProfilerNamesIt)
     EXPECT_EQ(ranges(q, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"), 7);
     EXPECT_EQ(q.scalar("SELECT count(*) FROM nvtx_ranges r JOIN nvtx_domains d ON d.id = r.domain_id JOIN strings s "
                        "ON s.id = d.name_id WHERE s.value = 'tuneup'"),
-        6 * 3 + 7);
+        6 * 4 + 7);
     EXPECT_EQ(fact(q, "tuneup.dataloader.num_workers"), "0");
     EXPECT_EQ(fact(q, "tuneup.dataloader.pin_memory"), "0");
     EXPECT_EQ(fact(q, "tuneup.zero_grad.set_to_none"), "0");
     EXPECT_EQ(fact(q, "tuneup.wrap.data_parallel"), "");
+    // With no workers, the training process makes each batch itself, inside __next__.
+    EXPECT_EQ(ranges(q, "tuneup.dataloader.fetch"), 6);
     // The bootstrap's NVTX calls let the torch probes read the settings.
     EXPECT_EQ(flag(q, "cudnn.benchmark"), "0");
     EXPECT_EQ(flag(q, "autograd.anomaly"), "0");
@@ -106,6 +109,32 @@ TEST_F(PythonBootstrapTest, FactsFollowTheProgram)
     EXPECT_EQ(ranges(q, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"), 7);
     EXPECT_EQ(flag(q, "cudnn.benchmark"), "1");
     EXPECT_EQ(flag(q, "autograd.anomaly"), "1");
+}
+
+TEST_F(PythonBootstrapTest, DataLoaderWorkersWriteTheirOwnFilesWithTheBatchesTheyMade)
+{
+    ASSERT_EQ(train("workers", "--workers 2"), 0) << err();
+    std::vector<std::string> workerFiles;
+    for (const auto& entry : fs::directory_iterator(m_dir)) {
+        const std::string name = entry.path().filename().string();
+        if (name.starts_with("workers.pid") && name.ends_with(".db"))
+            workerFiles.push_back(entry.path().string());
+    }
+    ASSERT_EQ(workerFiles.size(), 2u) << err();
+    int64_t batches = 0;
+    std::set<std::string> ids;
+    for (const std::string& file : workerFiles) {
+        tuneup::test::SqliteQuery q(file);
+        ASSERT_TRUE(q.ok()) << q.error();
+        EXPECT_EQ(q.meta("role"), "forked-child");
+        ids.insert(fact(q, "tuneup.dataloader.worker_id"));
+        batches += ranges(q, "tuneup.dataloader.fetch");
+    }
+    EXPECT_EQ(ids, (std::set<std::string> { "0", "1" }));
+    EXPECT_EQ(batches, 6); // every batch, made once, by one of the workers
+    tuneup::test::SqliteQuery main(db("workers"));
+    EXPECT_EQ(ranges(main, "tuneup.dataloader.fetch"), 0);
+    EXPECT_EQ(fact(main, "tuneup.dataloader.worker_id"), "");
 }
 
 TEST_F(PythonBootstrapTest, AdviseFindsStepsAndAnomalyDetection)
