@@ -226,6 +226,8 @@ public:
             evidence.facts.push_back({ "busiest GPU vs others", std::to_string(int(busiestShare * 100 + 0.5)) + "%" });
         if (dpFrames)
             evidence.facts.push_back({ "torch/nn/parallel Python frames", std::to_string(dpFrames) });
+        if (programFact(m, "tuneup.wrap.data_parallel").value_or(0))
+            evidence.facts.push_back({ "model wrapped in torch.nn.DataParallel (recorded)", "yes" });
         evidence.eventsTotal = dpForward + parallelFns;
         f.evidence = std::move(evidence);
         f.gain = std::move(gain);

@@ -123,6 +123,14 @@ public:
                 formatDuration(context.perStep(waitNs)) + " per step (" + formatPercent(shareOf(waitNs)) + ")" },
             { "GPU idle meanwhile",
                 formatDuration(context.perStep(idleNs)) + " per step (" + formatPercent(share) + ")" } };
+        // The DataLoader's settings, when the Python bootstrap recorded them.
+        if (const auto workers = programFact(m, "tuneup.dataloader.num_workers")) {
+            const auto pin = programFact(m, "tuneup.dataloader.pin_memory");
+            const auto persistent = programFact(m, "tuneup.dataloader.persistent_workers");
+            evidence.facts.push_back({ "DataLoader settings (recorded)",
+                "num_workers=" + std::to_string(*workers) + (pin ? *pin ? ", pin_memory=True" : ", pin_memory=False" : "")
+                    + (persistent ? *persistent ? ", persistent_workers=True" : ", persistent_workers=False" : "") });
+        }
         if (commOnly > 0)
             evidence.facts.push_back({ "GPU running only communication meanwhile",
                 formatDuration(context.perStep(commOnly))

@@ -151,6 +151,8 @@ public:
             { "per zero_grad call", std::to_string(perCall) + " (most: " + std::to_string(mostPerCall) + ")" },
             { "GPU time", formatDuration(gpuNs) }, { "launch calls' CPU time", formatDuration(launchNs) } };
         if (!names.empty()) evidence.facts.push_back({ "kernels", names });
+        if (const auto setToNone = programFact(m, "tuneup.zero_grad.set_to_none"))
+            evidence.facts.push_back({ "zero_grad(set_to_none=…) (recorded)", *setToNone ? "True" : "False" });
 
         Finding f;
         f.gain = context.gainOverSteps(gpuNs + launchNs,

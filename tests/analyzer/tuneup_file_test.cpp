@@ -472,3 +472,27 @@ TEST_F(TuneupFileTest, SchemaVersionOneStillOpens)
 }
 
 } // namespace
+
+namespace {
+
+TEST_F(TuneupFileTest, BootstrapFactsAreTheTuneupDomainsMarksWithAPayload)
+{
+    tuneup::test::writeTrace(path("facts.db"));
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("facts.db").c_str(), &db), SQLITE_OK);
+    tuneup::test::exec(db,
+        "INSERT INTO strings VALUES (20, 'tuneup'), (21, 'tuneup.dataloader.num_workers'), (22, 'other'); "
+        "INSERT INTO nvtx_domains VALUES (1, 20); "
+        "INSERT INTO nvtx_marks (ts_ns, tid, domain_id, name_id, payload_type, payload) VALUES "
+        "(1600000000, 4242, 1, 21, 2, 0), (1700000000, 4242, 1, 21, 2, 4), "
+        "(1650000000, 4242, 1, 22, NULL, NULL), (1660000000, 4242, 0, 22, 2, 9)");
+    sqlite3_close(db);
+    const tuneup::analysis::TraceModel m = tuneup::analysis::importTuneupFile(path("facts.db"));
+    ASSERT_EQ(m.programFacts.size(), 2u); // no payload, or another domain: not a fact
+    EXPECT_EQ(m.str(m.programFacts.name[0]), "tuneup.dataloader.num_workers");
+    EXPECT_EQ(m.programFacts.value[0], 0);
+    EXPECT_EQ(m.programFacts.value[1], 4);
+    EXPECT_EQ(m.programFacts.timeNs[1], 1700000000);
+}
+
+} // namespace

@@ -137,6 +137,17 @@ TEST(DataParallel, SyntheticFiresOnOneProcessDrivingFourGpus)
     EXPECT_EQ(f.gain->confidence, "low");
 }
 
+TEST(DataParallel, SyntheticRecordedWrappingIsEvidence)
+{
+    const std::string label = "model wrapped in torch.nn.DataParallel (recorded)";
+    EXPECT_EQ(ruletest::evidenceFact(run(dataParallelTrace(4, true)).outcome.findings.at(0), label), "");
+    TraceModel model = dataParallelTrace(4, true);
+    ruletest::addProgramFact(model, "tuneup.wrap.data_parallel", 1);
+    const auto r = run(std::move(model));
+    ASSERT_EQ(r.findings(), 1u) << r.outcome.reason;
+    EXPECT_EQ(ruletest::evidenceFact(r.outcome.findings[0], label), "yes");
+}
+
 TEST(DataParallel, SyntheticReplicasWithoutMarkersFire)
 {
     // A kernel-only recording: no ranges, but GPU 1 runs a replica of GPU 0's kernels.

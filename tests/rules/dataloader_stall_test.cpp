@@ -135,6 +135,26 @@ TEST(DataloaderStall, SyntheticSingleProcessLoaderFires) {
     EXPECT_NE(f.title.find("num_workers=0"), std::string::npos) << f.title;
 }
 
+TEST(DataloaderStall, SyntheticRecordedSettingsAreEvidence) {
+    const std::string label = "DataLoader settings (recorded)";
+    {
+        std::vector<TraceModel> plain;
+        plain.push_back(syntheticLoader("_SingleProcessDataLoaderIter", 4'000'000, 1'000'000));
+        const auto run = ruletest::runRuleOnModels("dataloader-stall", std::move(plain));
+        ASSERT_EQ(run.findings(), 1u) << run.outcome.reason;
+        EXPECT_EQ(ruletest::evidenceFact(run.outcome.findings[0], label), ""); // nothing recorded: nothing said
+    }
+    std::vector<TraceModel> models;
+    models.push_back(syntheticLoader("_SingleProcessDataLoaderIter", 4'000'000, 1'000'000));
+    ruletest::addProgramFact(models[0], "tuneup.dataloader.num_workers", 0);
+    ruletest::addProgramFact(models[0], "tuneup.dataloader.pin_memory", 0);
+    ruletest::addProgramFact(models[0], "tuneup.dataloader.persistent_workers", 0);
+    const auto run = ruletest::runRuleOnModels("dataloader-stall", std::move(models));
+    ASSERT_EQ(run.findings(), 1u) << run.outcome.reason;
+    EXPECT_EQ(ruletest::evidenceFact(run.outcome.findings[0], label),
+        "num_workers=0, pin_memory=False, persistent_workers=False");
+}
+
 TEST(DataloaderStall, SyntheticMultiProcessLoaderGetsWorkerAdvice) {
     std::vector<TraceModel> models;
     models.push_back(syntheticLoader("_MultiProcessingDataLoaderIter", 2'000'000, 0));

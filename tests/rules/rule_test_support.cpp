@@ -68,4 +68,21 @@ analysis::TraceBuilder syntheticTrace(int steps, int64_t stepNs)
     return builder;
 }
 
+void addProgramFact(analysis::TraceModel& model, std::string_view name, int64_t value)
+{
+    analysis::ProgramFact fact;
+    fact.timeNs = 0;
+    fact.name = model.strings.intern(name);
+    fact.value = value;
+    model.programFacts.append(fact);
+}
+
+std::string evidenceFact(const analysis::Finding& finding, const std::string& label)
+{
+    for (const auto& [key, value] : finding.evidence.facts)
+        if (key == label)
+            return value;
+    return {};
+}
+
 } // namespace tuneup::ruletest

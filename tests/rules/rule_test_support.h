@@ -32,4 +32,10 @@ RuleRun runRuleOnModels(const std::string& ruleId, std::vector<analysis::TraceMo
 // A synthetic trace: steps of `stepNs` marked by ProfilerStep#N annotations on thread 1.
 analysis::TraceBuilder syntheticTrace(int steps, int64_t stepNs);
 
+// Adds a fact as the Python bootstrap records it (ProgramFactTable) to a finished model.
+void addProgramFact(analysis::TraceModel& model, std::string_view name, int64_t value);
+
+// The value of an evidence fact of `finding` by its label, "" when absent.
+std::string evidenceFact(const analysis::Finding& finding, const std::string& label);
+
 } // namespace tuneup::ruletest

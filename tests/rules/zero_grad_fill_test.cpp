@@ -183,6 +183,19 @@ TEST(ZeroGradFill, SyntheticMemsetsInsideZeroGradOnlyCount) {
     EXPECT_EQ(f.gain->perStepNs, 30 * (2'000 + 4'000)); // GPU time + launch call time, per step
 }
 
+TEST(ZeroGradFill, SyntheticRecordedSetToNoneIsEvidence) {
+    std::vector<TraceModel> plain;
+    plain.push_back(syntheticZeroGrad(4, 30));
+    EXPECT_EQ(fact(only(ruletest::runRuleOnModels("zero-grad-fill", std::move(plain))),
+                  "zero_grad(set_to_none=…) (recorded)"),
+        "");
+    std::vector<TraceModel> models;
+    models.push_back(syntheticZeroGrad(4, 30));
+    ruletest::addProgramFact(models[0], "tuneup.zero_grad.set_to_none", 0);
+    const auto run = ruletest::runRuleOnModels("zero-grad-fill", std::move(models));
+    EXPECT_EQ(fact(only(run), "zero_grad(set_to_none=…) (recorded)"), "False");
+}
+
 TEST(ZeroGradFill, SyntheticCleanWhenZeroGradLaunchesNothing) {
     std::vector<TraceModel> models;
     models.push_back(syntheticZeroGrad(3, 0));

@@ -97,6 +97,15 @@ bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input
     return false;
 }
 
+std::optional<int64_t> programFact(const TraceModel& model, std::string_view name)
+{
+    const auto& f = model.programFacts;
+    for (size_t i = f.size(); i-- > 0;)
+        if (model.str(f.name[i]) == name)
+            return f.value[i];
+    return std::nullopt;
+}
+
 FlagSummary frameworkFlag(const TraceModel& model, std::string_view name)
 {
     FlagSummary summary;

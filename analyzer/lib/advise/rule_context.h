@@ -5,6 +5,7 @@
 #include "advise/kernel_class.h"
 #include "advise/rule.h"
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,6 +68,9 @@ struct FlagSummary {
     bool provenOff() const { return everOff && !everOn && !everUnknown; }
 };
 FlagSummary frameworkFlag(const TraceModel& model, std::string_view name);
+
+// The last value of a fact the Python bootstrap recorded ("tuneup.dataloader.num_workers"), if any.
+std::optional<int64_t> programFact(const TraceModel& model, std::string_view name);
 
 // Helpers many rules share.
 std::string formatDuration(int64_t ns); // "61.2 ms", "850 us"

@@ -219,6 +219,17 @@ TraceModel importTuneupFile(const std::string& path)
                 f.name = name(s, 2);
                 builder.addFrameworkFlag(f);
             });
+    // The Python bootstrap's facts: marks with a payload in its "tuneup" domain.
+    query(*file,
+        "SELECT m.ts_ns, m.name_id, m.payload FROM nvtx_marks m JOIN nvtx_domains d ON d.id = m.domain_id "
+        "JOIN strings s ON s.id = d.name_id WHERE s.value = 'tuneup' AND m.payload IS NOT NULL ORDER BY m.ts_ns, m.id",
+        [&](sqlite3_stmt* s) {
+            ProgramFact f;
+            f.timeNs = i64(s, 0);
+            f.name = name(s, 1);
+            f.value = i64(s, 2);
+            builder.addProgramFact(f);
+        });
     // NVTX ranges are the tuneup file's user annotations; ranges never closed end with the recording
     // (meta end_ns, or after a kill, the last event: a scan of every table, done only then).
     std::optional<int64_t> endOfRecording = summary.lastNs;

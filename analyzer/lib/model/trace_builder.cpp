@@ -50,6 +50,19 @@ template <class Table> Permutation sortTable(Table& table)
     return newIndex;
 }
 
+// Sorts a table of observations at one instant (timeNs) by time; stable, so same-time rows keep their
+// arrival order.
+template <class Table> void sortInstants(Table& table)
+{
+    if (std::is_sorted(table.timeNs.begin(), table.timeNs.end()))
+        return;
+    Permutation order(table.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(
+        order.begin(), order.end(), [&t = table.timeNs](uint32_t x, uint32_t y) { return t[x] < t[y]; });
+    table.forEachColumn([&order](auto& column) { applyPermutation(column, order); });
+}
+
 void renumber(std::vector<RowIndex>& links, const Permutation& newIndex)
 {
     if (newIndex.empty())
@@ -229,6 +242,7 @@ void TraceBuilder::shiftTimes(int64_t deltaNs)
     shiftTable(m.counterRanges);
     shiftTable(m.pythonFunctions);
     shift(m.frameworkFlags.timeNs);
+    shift(m.programFacts.timeNs);
     for (auto& w : m.info.profilerWindows) {
         w.startNs += deltaNs;
         w.endNs += deltaNs;
@@ -267,14 +281,8 @@ TraceModel TraceBuilder::finish()
     sortTable(m.gpuAnnotations);
     sortTable(m.flows);
     sortTable(m.pythonFunctions);
-    // Flags are observations at one instant: stable order by time keeps same-time rows in arrival order.
-    if (!std::is_sorted(m.frameworkFlags.timeNs.begin(), m.frameworkFlags.timeNs.end())) {
-        Permutation order(m.frameworkFlags.size());
-        std::iota(order.begin(), order.end(), 0u);
-        std::stable_sort(order.begin(), order.end(),
-            [&t = m.frameworkFlags.timeNs](uint32_t x, uint32_t y) { return t[x] < t[y]; });
-        m.frameworkFlags.forEachColumn([&order](auto& column) { applyPermutation(column, order); });
-    }
+    sortInstants(m.frameworkFlags);
+    sortInstants(m.programFacts);
     const Permutation rangeIndex = sortTable(m.counterRanges);
     renumber(m.counterValues.range, rangeIndex);
 

@@ -45,6 +45,8 @@ public:
     RowIndex addPythonFunction(const PythonFunction& row) { return append(m_model.pythonFunctions, row); }
     // A framework setting observed at row.timeNs (the agent's torch probes); see FrameworkFlagTable.
     RowIndex addFrameworkFlag(const FrameworkFlag& row) { return append(m_model.frameworkFlags, row); }
+    // A fact the Python bootstrap recorded (see ProgramFactTable).
+    RowIndex addProgramFact(const ProgramFact& row) { return append(m_model.programFacts, row); }
 
     // Room for rows about to be added, when the importer knows how many (saves regrowing columns).
     struct RowCounts {

@@ -254,6 +254,16 @@ TUNEUP_TABLE(PythonFunctionTable, PythonFunction, TUNEUP_PYTHON_FUNCTION_COLUMNS
     X(int64_t, value, -1) /* -1 = unknown */
 TUNEUP_TABLE(FrameworkFlagTable, FrameworkFlag, TUNEUP_FRAMEWORK_FLAG_COLUMNS)
 
+// Facts about the program the agent's Python bootstrap recorded (marks with an integer payload in
+// the NVTX domain "tuneup", docs/agent.md): "tuneup.dataloader.num_workers", "….pin_memory",
+// "….persistent_workers", "tuneup.zero_grad.set_to_none", "tuneup.wrap.data_parallel", … One row per
+// change, in time order. Empty for traces without the bootstrap.
+#define TUNEUP_PROGRAM_FACT_COLUMNS(X)                                                                  \
+    X(int64_t, timeNs, 0)                                                                              \
+    X(StringId, name, 0)                                                                               \
+    X(int64_t, value, 0)
+TUNEUP_TABLE(ProgramFactTable, ProgramFact, TUNEUP_PROGRAM_FACT_COLUMNS)
+
 // ---- facts about the recording -------------------------------------------------------------------
 
 enum class SourceFormat : uint8_t { Unknown, KinetoJson, TuneupDb, NsysSqlite };
@@ -362,6 +372,7 @@ public:
     CounterValueTable counterValues;
     PythonFunctionTable pythonFunctions;
     FrameworkFlagTable frameworkFlags;
+    ProgramFactTable programFacts;
 
     std::string_view str(StringId id) const { return strings.get(id); }
     const DeviceInfo* device(int32_t id) const; // nullptr when the trace did not describe it
