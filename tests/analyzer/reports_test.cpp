@@ -9,6 +9,7 @@
 #include "report/report_helpers.h"
 
 #include <filesystem>
+#include <rapidjson/document.h>
 #include <gtest/gtest.h>
 #include <sstream>
 
@@ -302,4 +303,48 @@ TEST(Reports, RealKinetoTrace) {
     EXPECT_NE(r.markdown.find("`pageable-memcpy`"), std::string::npos);
     EXPECT_NE(r.html.find("volta_sgemm"), std::string::npos);
     EXPECT_EQ(count(r.html, "<tr><td class=\"kernel\">"), 15u);
+}
+
+TEST(Reports, RecordedSettingsInTextAndJson) {
+    std::vector<TraceModel> models;
+    models.push_back(syntheticTrace());
+    TraceModel& m = models[0];
+    FrameworkFlag flag;
+    flag.name = m.strings.intern("cudnn.benchmark");
+    flag.value = 0;
+    m.frameworkFlags.append(flag);
+    flag.timeNs = 5;
+    flag.value = 1; // the last reading wins
+    m.frameworkFlags.append(flag);
+    flag.name = m.strings.intern("tf32.cudnn");
+    flag.value = -1;
+    m.frameworkFlags.append(flag);
+    ProgramFact fact;
+    fact.name = m.strings.intern("tuneup.dataloader.num_workers");
+    fact.value = 4;
+    m.programFacts.append(fact);
+    const AdviceReport report = advise(models, testRules(), {});
+    std::ostringstream text, json;
+    writeTextReport(text, report, {});
+    writeJsonReport(json, report, {});
+    EXPECT_NE(text.str().find("recorded settings: cudnn.benchmark on, tf32.cudnn unknown, dataloader.num_workers 4\n"),
+        std::string::npos)
+        << text.str();
+    rapidjson::Document doc;
+    ASSERT_FALSE(doc.Parse(json.str().c_str()).HasParseError());
+    const auto& settings = doc["inputs"][0]["recorded_settings"];
+    ASSERT_TRUE(settings.IsObject()) << json.str().substr(0, 1500);
+    EXPECT_EQ(settings.MemberCount(), 3u);
+    EXPECT_STREQ(settings["cudnn.benchmark"].GetString(), "on");
+    EXPECT_STREQ(settings["tf32.cudnn"].GetString(), "unknown");
+    EXPECT_STREQ(settings["dataloader.num_workers"].GetString(), "4");
+}
+
+TEST(Reports, NoRecordedSettingsWithoutProbesOrBootstrap) {
+    std::vector<TraceModel> models;
+    models.push_back(syntheticTrace());
+    const AdviceReport report = advise(models, testRules(), {});
+    std::ostringstream text;
+    writeTextReport(text, report, {});
+    EXPECT_EQ(text.str().find("recorded settings"), std::string::npos) << text.str();
 }

@@ -158,6 +158,13 @@ void writeJsonReport(std::ostream& out, const AdviceReport& report, const Report
         w.Int(r.steps.device);
         key(w, "median_step");
         breakdown(w, r.steps.median);
+        key(w, "recorded_settings"); // the torch probes' flags and the Python bootstrap's facts
+        w.StartObject();
+        for (const auto& [name, value] : recordedSettings(*r.model)) {
+            key(w, name);
+            string(w, value);
+        }
+        w.EndObject();
         w.EndObject();
     }
     w.EndArray();

@@ -150,4 +150,27 @@ std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleSta
     return out;
 }
 
+std::vector<std::pair<std::string, std::string>> recordedSettings(const TraceModel& model) {
+    std::vector<std::pair<std::string, std::string>> settings;
+    auto set = [&settings](std::string name, std::string value) {
+        for (auto& [n, v] : settings)
+            if (n == name) {
+                v = std::move(value);
+                return;
+            }
+        settings.emplace_back(std::move(name), std::move(value));
+    };
+    const auto& flags = model.frameworkFlags;
+    for (size_t i = 0; i < flags.size(); ++i)
+        set(std::string(model.str(flags.name[i])), flags.value[i] < 0 ? "unknown" : flags.value[i] ? "on" : "off");
+    const auto& facts = model.programFacts;
+    for (size_t i = 0; i < facts.size(); ++i) {
+        std::string_view name = model.str(facts.name[i]);
+        if (name.starts_with("tuneup."))
+            name.remove_prefix(7);
+        set(std::string(name), std::to_string(facts.value[i]));
+    }
+    return settings;
+}
+
 } // namespace tuneup::analysis

@@ -51,4 +51,9 @@ std::string relativeSpan(const TimeSpan& span, int64_t originNs);
 // Rules without findings, each (rule, status) once: per-rank rules repeat their outcome per rank.
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status);
 
+// What the recording says the program ran with, last value of each: the torch probes' flags
+// ("cudnn.benchmark" -> "on", "off" or "unknown") then the Python bootstrap's facts without their
+// "tuneup." prefix ("dataloader.num_workers" -> "0"). Empty for traces that record neither.
+std::vector<std::pair<std::string, std::string>> recordedSettings(const TraceModel& model);
+
 } // namespace tuneup::analysis

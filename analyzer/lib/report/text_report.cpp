@@ -1,4 +1,5 @@
 #include "report/report.h"
+#include "report/report_helpers.h"
 
 #include <set>
 #include <sstream>
@@ -76,6 +77,13 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
             out << " (rank " << rank.rank << ")";
         out << " — " << sourceFormatName(rank.model->info.format) << ", " << rank.model->eventCount() << " events\n";
         writeBreakdown(out, rank, style);
+        const auto settings = recordedSettings(*rank.model);
+        if (!settings.empty()) {
+            out << "  recorded settings:";
+            for (size_t k = 0; k < settings.size(); ++k)
+                out << (k ? ", " : " ") << settings[k].first << " " << settings[k].second;
+            out << "\n";
+        }
     }
 
     const auto findings = report.ranked();
