@@ -170,7 +170,7 @@ TraceDb::~TraceDb()
     if (m_inTransaction)
         commit();
     for (sqlite3_stmt* s : { m_insertString, m_setMeta, m_setStat, m_addThread, m_nameThread, m_addProcess,
-             m_endProcess, m_addDomain, m_nameCategory, m_addRange, m_addMark, m_addFlag, m_kernel, m_memcpy, m_memset, m_sync,
+             m_endProcess, m_addDomain, m_nameCategory, m_addRange, m_addMark, m_addFlag, m_addThreadState, m_kernel, m_memcpy, m_memset, m_sync,
              m_api, m_device })
         sqlite3_finalize(s);
     // Leave the WAL in place only if closing fails; a clean close checkpoints it into the file.
@@ -401,6 +401,21 @@ void TraceDb::addFrameworkFlag(uint64_t tsNs, int tid, int64_t nameId, int64_t v
         sqlite3_bind_int64(s, 4, value);
     if (step(s))
         ++m_eventsWritten;
+}
+
+void TraceDb::addThreadState(uint64_t tsNs, int tid, char state, int64_t syscall)
+{
+    if (!m_addThreadState)
+        m_addThreadState = prepare("INSERT INTO thread_states(ts_ns, tid, state, syscall) VALUES (?, ?, ?, ?)");
+    sqlite3_stmt* s = m_addThreadState;
+    sqlite3_bind_int64(s, 1, int64_t(tsNs));
+    sqlite3_bind_int(s, 2, tid);
+    sqlite3_bind_text(s, 3, &state, 1, SQLITE_TRANSIENT);
+    if (syscall < -1)
+        sqlite3_bind_null(s, 4);
+    else
+        sqlite3_bind_int64(s, 4, syscall);
+    step(s);
 }
 
 void TraceDb::kernel(const KernelRecord& k)

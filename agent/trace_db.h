@@ -77,6 +77,8 @@ public:
     void addMark(const MarkRow&);
     // A framework setting read on thread `tid`; value -1 (unknown) is stored as NULL.
     void addFrameworkFlag(uint64_t tsNs, int tid, int64_t nameId, int64_t value);
+    // A sampled thread state (thread_sampler.h); syscall -2 (unknown) is stored as NULL.
+    void addThreadState(uint64_t tsNs, int tid, char state, int64_t syscall);
 
     // ActivitySink: GPU records from CUPTI.
     void kernel(const KernelRecord&) override;
@@ -121,6 +123,7 @@ private:
     sqlite3_stmt* m_addRange = nullptr;
     sqlite3_stmt* m_addMark = nullptr;
     sqlite3_stmt* m_addFlag = nullptr;
+    sqlite3_stmt* m_addThreadState = nullptr;
     sqlite3_stmt* m_kernel = nullptr;
     sqlite3_stmt* m_memcpy = nullptr;
     sqlite3_stmt* m_memset = nullptr;

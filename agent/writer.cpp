@@ -4,6 +4,7 @@
 #include "host_event_sink.h"
 #include "log.h"
 #include "ring_registry.h"
+#include "thread_sampler.h"
 #include "trace_db.h"
 
 #include <algorithm>
@@ -40,6 +41,10 @@ struct WriterState {
     std::unique_ptr<HostEventSink> sink;
     bool openFailed = false;
     uint64_t flushIntervalNs = 200'000'000;
+    uint64_t samplePeriodNs = 5'000'000; // the main thread's state (TUNEUP_SAMPLE_MS, 0 = off)
+    uint64_t nextSampleNs = 0;
+    ThreadSample lastSample;
+    bool sampled = false;
     int pid = 0;
 };
 
@@ -192,6 +197,20 @@ void finalize(WriterState& state)
     db.commit();
 }
 
+// The main thread's state, when a sample is due: written when it changed.
+void sampleMainThread(WriterState& state, uint64_t now)
+{
+    if (!state.db || state.samplePeriodNs == 0 || now < state.nextSampleNs)
+        return;
+    state.nextSampleNs = now + state.samplePeriodNs;
+    ThreadSample sample;
+    if (!sampleThread(state.pid, state.pid, sample) || (state.sampled && sample == state.lastSample))
+        return;
+    state.db->addThreadState(now, state.pid, sample.state, sample.syscall);
+    state.lastSample = sample;
+    state.sampled = true;
+}
+
 void* writerMain(void*)
 {
     WriterState& state = *s_state;
@@ -201,8 +220,12 @@ void* writerMain(void*)
     bool busy = false;
     for (;;) {
         pollfd wake { s_wakePipe[0], POLLIN, 0 };
-        // Busy: loop again at once so rings never fill while there is data. Idle: a short tick.
-        const int timeoutMs = busy ? 0 : int(std::clamp<uint64_t>(state.flushIntervalNs / 4'000'000, 1, 50));
+        // Busy: loop again at once so rings never fill while there is data. Idle: a short tick, short
+        // enough for the main thread's samples.
+        uint64_t tickNs = state.flushIntervalNs / 4;
+        if (state.samplePeriodNs > 0)
+            tickNs = std::min(tickNs, state.samplePeriodNs);
+        const int timeoutMs = busy ? 0 : int(std::clamp<uint64_t>(tickNs / 1'000'000, 1, 50));
         const int ready = poll(&wake, 1, timeoutMs);
         bool flush = false, signal = false, stop = false;
         if (ready > 0) {
@@ -233,6 +256,7 @@ void* writerMain(void*)
         drainGpu(state, false);
         applyPendingMeta(state);
         const uint64_t now = nowNs();
+        sampleMainThread(state, now);
         if (state.db && (flush || now - lastCommit >= state.flushIntervalNs)) {
             state.db->commit();
             state.db->begin();
@@ -279,8 +303,12 @@ void Writer::start(const std::string& path, bool eager, OnOpen onOpen)
     s_state->eager = eager;
     s_state->onOpen = std::move(onOpen);
     s_state->pid = int(getpid());
+    s_state->sampled = false; // a forked child samples its own main thread afresh
+    s_state->nextSampleNs = 0;
     if (const char* ms = getenv("TUNEUP_FLUSH_MS"))
         s_state->flushIntervalNs = std::clamp<uint64_t>(strtoull(ms, nullptr, 10), 10, 60000) * 1'000'000;
+    if (const char* ms = getenv("TUNEUP_SAMPLE_MS"))
+        s_state->samplePeriodNs = std::min<uint64_t>(strtoull(ms, nullptr, 10), 10000) * 1'000'000;
     s_finished.store(false);
     TraceDb::initializeLibrary();
 

@@ -178,6 +178,17 @@ CREATE TABLE framework_flags (
   value   INTEGER
 );
 
+-- The main thread's scheduler state and system call, sampled by the writer every TUNEUP_SAMPLE_MS
+-- (schema 2); one row per change. state: R running, S sleeping, D uninterruptible wait, ...;
+-- syscall: the Linux x86-64 system call number it is blocked in, -1 running in user space, NULL unknown.
+CREATE TABLE thread_states (
+  id      INTEGER PRIMARY KEY,
+  ts_ns   INTEGER NOT NULL,
+  tid     INTEGER NOT NULL,
+  state   TEXT NOT NULL,
+  syscall INTEGER
+);
+
 -- Counters of what was produced, written, dropped or could not be decoded; severity info, data_loss or error.
 CREATE TABLE stats (
   name        TEXT PRIMARY KEY,

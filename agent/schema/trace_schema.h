@@ -6,7 +6,7 @@
 namespace tuneup::schema {
 
 // Bumped on every change to schema.sql. Readers open every version up to this one.
-// 2: framework_flags.
+// 2: framework_flags, thread_states.
 inline constexpr int kSchemaVersion = 2;
 // Stored in meta('format') and in SQLite's application_id, so a foreign file is recognised.
 inline constexpr std::string_view kFormatName = "tuneup-trace";

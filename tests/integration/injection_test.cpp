@@ -387,6 +387,31 @@ TEST_F(InjectionTest, HarmlessInAShell)
     EXPECT_EQ(q->stat("events.produced"), 0);
 }
 
+TEST_F(InjectionTest, MainThreadStatesAreSampled)
+{
+    // The shell waits for `sleep` (blocked in wait4), counts (running), waits again.
+    const std::string script = "sleep 0.3; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 0.3";
+    InjectedProcess run(m_dir, { "/bin/sh", "-c", script });
+    ASSERT_TRUE(run.wait(kRunTimeout));
+    auto q = open();
+    std::string sequence;
+    for (const auto& row : q->rows("SELECT state, coalesce(syscall, 'unknown') FROM thread_states ORDER BY ts_ns"))
+        sequence += *row[0] + ":" + *row[1] + " ";
+    EXPECT_EQ(q->scalar("SELECT count(DISTINCT tid) FROM thread_states"), 1);
+    EXPECT_EQ(q->scalar("SELECT count(*) FROM thread_states WHERE tid = " + std::to_string(run.pid())),
+        q->scalar("SELECT count(*) FROM thread_states"));
+    // wait4 is system call 61 on x86-64; changes only, so the loop is one row.
+    EXPECT_NE(sequence.find("S:61 R:-1 S:61"), std::string::npos) << sequence;
+}
+
+TEST_F(InjectionTest, ThreadSamplingCanBeSwitchedOff)
+{
+    InjectedProcess run(m_dir, { "/bin/sh", "-c", "sleep 0.2" }, withEnv({ { "TUNEUP_SAMPLE_MS", "0" } }));
+    ASSERT_TRUE(run.wait(kRunTimeout));
+    auto q = open();
+    EXPECT_EQ(q->scalar("SELECT count(*) FROM thread_states"), 0);
+}
+
 TEST_F(InjectionTest, HarmlessInAShellThatRunsPrograms)
 {
     // Child processes the shell starts record nothing and leave no file.

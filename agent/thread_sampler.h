@@ -1,0 +1,19 @@
+#pragma once
+// Samples a thread's scheduler state and the system call it is blocked in, from /proc, so that the
+// analyzer can tell a training thread that waits (for a batch from the DataLoader's queue, a lock, the
+// GPU) from one that is busy (Python, launching work). Read by the writer thread, never the sampled one.
+
+#include <cstdint>
+
+namespace tuneup::agent {
+
+struct ThreadSample {
+    char state = '?';      // /proc/<tid>/stat: R running, S sleeping, D disk wait, ...
+    int64_t syscall = -2;  // the system call it is in; -1 running in user space; -2 unknown
+    bool operator==(const ThreadSample&) const = default;
+};
+
+// False when the thread is gone or /proc cannot be read.
+bool sampleThread(int pid, int tid, ThreadSample& out);
+
+} // namespace tuneup::agent
