@@ -10,14 +10,19 @@ namespace tuneup::agent {
 
 namespace {
 
-// Reads a small /proc file into `buffer` (NUL-terminated); the length, or -1.
-ssize_t readSmallFile(const char* path, char* buffer, size_t size)
+int openProcFile(int pid, int tid, const char* name)
 {
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/%s", pid, tid, name);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+// Reads the whole (small) file again from its start into `buffer`, NUL-terminated: the length, or -1.
+ssize_t reread(int fd, char* buffer, size_t size)
+{
     if (fd < 0)
         return -1;
-    const ssize_t n = read(fd, buffer, size - 1);
-    close(fd);
+    const ssize_t n = pread(fd, buffer, size - 1, 0);
     if (n < 0)
         return -1;
     buffer[n] = '\0';
@@ -26,11 +31,24 @@ ssize_t readSmallFile(const char* path, char* buffer, size_t size)
 
 } // namespace
 
-bool sampleThread(int pid, int tid, ThreadSample& out)
+ThreadSampler::ThreadSampler(int pid, int tid)
+    : m_stat(openProcFile(pid, tid, "stat"))
+    , m_syscall(openProcFile(pid, tid, "syscall"))
 {
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
-    if (readSmallFile(path, text, sizeof text) <= 0)
+}
+
+ThreadSampler::~ThreadSampler()
+{
+    if (m_stat >= 0)
+        close(m_stat);
+    if (m_syscall >= 0)
+        close(m_syscall);
+}
+
+bool ThreadSampler::sample(ThreadSample& out) const
+{
+    char text[512];
+    if (reread(m_stat, text, sizeof text) <= 0)
         return false;
     // "tid (comm) S ...": the command may hold spaces and parentheses, the state follows the last ')'.
     const char* close = strrchr(text, ')');
@@ -38,8 +56,7 @@ bool sampleThread(int pid, int tid, ThreadSample& out)
         return false;
     out.state = close[2];
     out.syscall = -2;
-    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", pid, tid);
-    if (readSmallFile(path, text, sizeof text) > 0) {
+    if (reread(m_syscall, text, sizeof text) > 0) {
         if (strncmp(text, "running", 7) == 0)
             out.syscall = -1;
         else if (text[0] >= '0' && text[0] <= '9')

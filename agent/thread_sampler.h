@@ -1,7 +1,7 @@
 #pragma once
 // Samples a thread's scheduler state and the system call it is blocked in, from /proc, so that the
 // analyzer can tell a training thread that waits (for a batch from the DataLoader's queue, a lock, the
-// GPU) from one that is busy (Python, launching work). Read by the writer thread, never the sampled one.
+// GPU) from one that is busy (Python, launching work). Used by the writer thread, never the sampled one.
 
 #include <cstdint>
 
@@ -13,7 +13,19 @@ struct ThreadSample {
     bool operator==(const ThreadSample&) const = default;
 };
 
-// False when the thread is gone or /proc cannot be read.
-bool sampleThread(int pid, int tid, ThreadSample& out);
+class ThreadSampler {
+public:
+    // Keeps the thread's /proc files open: a sample is then two preads, no path lookups.
+    ThreadSampler(int pid, int tid);
+    ~ThreadSampler();
+    ThreadSampler(const ThreadSampler&) = delete;
+    ThreadSampler& operator=(const ThreadSampler&) = delete;
+
+    // False when the thread is gone or /proc cannot be read.
+    bool sample(ThreadSample& out) const;
+
+private:
+    int m_stat = -1, m_syscall = -1;
+};
 
 } // namespace tuneup::agent

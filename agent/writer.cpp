@@ -41,8 +41,9 @@ struct WriterState {
     std::unique_ptr<HostEventSink> sink;
     bool openFailed = false;
     uint64_t flushIntervalNs = 200'000'000;
-    uint64_t samplePeriodNs = 5'000'000; // the main thread's state (TUNEUP_SAMPLE_MS, 0 = off)
+    uint64_t samplePeriodNs = 10'000'000; // the main thread's state (TUNEUP_SAMPLE_MS, 0 = off)
     uint64_t nextSampleNs = 0;
+    std::unique_ptr<ThreadSampler> sampler; // opened by the writer thread at its first sample
     ThreadSample lastSample;
     bool sampled = false;
     int pid = 0;
@@ -203,8 +204,10 @@ void sampleMainThread(WriterState& state, uint64_t now)
     if (!state.db || state.samplePeriodNs == 0 || now < state.nextSampleNs)
         return;
     state.nextSampleNs = now + state.samplePeriodNs;
+    if (!state.sampler)
+        state.sampler = std::make_unique<ThreadSampler>(state.pid, state.pid);
     ThreadSample sample;
-    if (!sampleThread(state.pid, state.pid, sample) || (state.sampled && sample == state.lastSample))
+    if (!state.sampler->sample(sample) || (state.sampled && sample == state.lastSample))
         return;
     state.db->addThreadState(now, state.pid, sample.state, sample.syscall);
     state.lastSample = sample;
@@ -303,7 +306,9 @@ void Writer::start(const std::string& path, bool eager, OnOpen onOpen)
     s_state->eager = eager;
     s_state->onOpen = std::move(onOpen);
     s_state->pid = int(getpid());
-    s_state->sampled = false; // a forked child samples its own main thread afresh
+    // A forked child samples its own main thread: close its copies of the parent's /proc files.
+    s_state->sampler.reset();
+    s_state->sampled = false;
     s_state->nextSampleNs = 0;
     if (const char* ms = getenv("TUNEUP_FLUSH_MS"))
         s_state->flushIntervalNs = std::clamp<uint64_t>(strtoull(ms, nullptr, 10), 10, 60000) * 1'000'000;
