@@ -23,7 +23,7 @@ public:
     const RuleInfo& info() const override {
         static const RuleInfo info { "dataloader-stall", "The GPU waits for the next batch",
             "The training loop waits for the DataLoader while the GPU has nothing to compute.",
-            { Input::GpuKernels, Input::Steps, Input::DataLoaderRanges } };
+            { Input::Steps, Input::DataLoaderRanges } };
         return info;
     }
 
@@ -42,15 +42,21 @@ public:
         const auto& a = m.annotations;
         for (size_t i = 0; i < a.size(); ++i) {
             const std::string_view name = m.str(a.name[i]);
-            if (name.find("DataLoader") == std::string_view::npos || name.find("__next__") == std::string_view::npos)
+            if (!isDataLoaderWait(name))
                 continue;
             waits.push_back({ i, { a.startNs[i], a.endNs[i] } });
             single += name.find("SingleProcess") != std::string_view::npos;
             multi += name.find("MultiProcessing") != std::string_view::npos;
         }
+        // The iterator's name tells in Python; a recorded num_workers tells in any language.
+        const auto workers = programFact(m, "tuneup.dataloader.num_workers");
         const LoaderKind kind = single > multi ? LoaderKind::SingleProcess
             : multi > 0                        ? LoaderKind::MultiProcess
+            : workers                          ? (*workers == 0 ? LoaderKind::SingleProcess : LoaderKind::MultiProcess)
                                                : LoaderKind::Unknown;
+        // Without GPU activity (CPU training, or GPU capture off) the loop itself is what waits: the
+        // loss is the host's wait, not GPU idle time.
+        const bool gpu = m.hasGpuActivity();
 
         // GPU work that is not communication: during a wait, a GPU that runs only NCCL kernels is
         // waiting for a peer rank. That time is reported, not claimed: it is the other rank's stall
@@ -101,7 +107,9 @@ public:
         }
         const int64_t totalStep = context.totalStepNs();
         auto shareOf = [&](int64_t ns) { return totalStep > 0 ? double(ns) / double(totalStep) : 0.0; };
-        const double share = shareOf(idleNs);
+        // What the wait costs: the GPU's idle time inside it, or without GPU activity the wait itself.
+        const int64_t lossNs = gpu ? idleNs : waitNs;
+        const double share = shareOf(lossNs);
         const std::string kindText = kind == LoaderKind::SingleProcess
             ? "DataLoader runs in the main process (num_workers=0)"
             : kind == LoaderKind::MultiProcess ? "DataLoader workers do not keep up"
@@ -109,8 +117,10 @@ public:
         if (share < kMinShare) {
             outcome.reason = std::to_string(waitsInSteps) + " DataLoader waits in "
                 + std::to_string(context.stepCount()) + " steps (" + formatDuration(context.perStep(waitNs))
-                + " per step): the GPU idles " + formatDuration(context.perStep(idleNs)) + " per step in them ("
-                + formatPercent(share) + " of step time, below the " + formatPercent(kMinShare) + " threshold)";
+                + " per step)"
+                + (gpu ? ": the GPU idles " + formatDuration(context.perStep(idleNs)) + " per step in them" : "")
+                + " (" + formatPercent(share) + " of step time, below the " + formatPercent(kMinShare)
+                + " threshold)";
             return;
         }
 
@@ -120,11 +130,14 @@ public:
                 std::to_string(waitsInSteps) + " (" + std::to_string(longWaits) + " of 1 ms or more, longest "
                     + formatDuration(longest) + ")" },
             { "host waiting for data",
-                formatDuration(context.perStep(waitNs)) + " per step (" + formatPercent(shareOf(waitNs)) + ")" },
-            { "GPU idle meanwhile",
-                formatDuration(context.perStep(idleNs)) + " per step (" + formatPercent(share) + ")" } };
-        // The DataLoader's settings, when the Python bootstrap recorded them.
-        if (const auto workers = programFact(m, "tuneup.dataloader.num_workers")) {
+                formatDuration(context.perStep(waitNs)) + " per step (" + formatPercent(shareOf(waitNs)) + ")" } };
+        if (gpu)
+            evidence.facts.push_back({ "GPU idle meanwhile",
+                formatDuration(context.perStep(idleNs)) + " per step (" + formatPercent(share) + ")" });
+        else
+            evidence.facts.push_back({ "GPU activity", "none recorded (CPU training, or GPU capture off)" });
+        // The DataLoader's settings, when the Python bootstrap (or the program) recorded them.
+        if (workers) {
             const auto pin = programFact(m, "tuneup.dataloader.pin_memory");
             const auto persistent = programFact(m, "tuneup.dataloader.persistent_workers");
             evidence.facts.push_back({ "DataLoader settings (recorded)",
@@ -137,20 +150,35 @@ public:
                     + " per step (waiting for other ranks; see rank-straggler)" });
 
         Finding f;
-        f.gain = context.gainOverSteps(
-            idleNs, "if batches were ready when asked for, the GPU idle inside the DataLoader waits would go", "high");
         f.severity = share >= 0.20 ? Severity::Error : Severity::Warning;
-        f.title = "the GPU waits " + formatDuration(f.gain->perStepNs) + " per step (" + formatPercent(share)
-            + ") for the next batch; " + kindText;
-        f.detail = "Measured from the enumerate(DataLoader)...__next__ ranges: the loop waited "
-            + formatDuration(context.perStep(waitNs)) + " per step (" + formatPercent(shareOf(waitNs))
-            + " of the step time) for data, and the GPU was idle for " + formatDuration(context.perStep(idleNs))
-            + " of it"
-            + (commOnly > 0 ? "; for another " + formatDuration(context.perStep(commOnly))
-                        + " it ran only communication kernels, which wait for other ranks (their own stall, which "
-                          "rank-straggler weighs)"
-                            : std::string())
-            + ". ";
+        if (gpu) {
+            f.gain = context.gainOverSteps(lossNs,
+                "if batches were ready when asked for, the GPU idle inside the DataLoader waits would go", "high");
+            f.title = "the GPU waits " + formatDuration(f.gain->perStepNs) + " per step (" + formatPercent(share)
+                + ") for the next batch; " + kindText;
+            f.detail = "Measured from the DataLoader's __next__ ranges: the loop waited "
+                + formatDuration(context.perStep(waitNs)) + " per step (" + formatPercent(shareOf(waitNs))
+                + " of the step time) for data, and the GPU was idle for " + formatDuration(context.perStep(idleNs))
+                + " of it"
+                + (commOnly > 0 ? "; for another " + formatDuration(context.perStep(commOnly))
+                            + " it ran only communication kernels, which wait for other ranks (their own stall, "
+                              "which rank-straggler weighs)"
+                                : std::string())
+                + ". ";
+        } else {
+            // Loading in parallel competes with the training for CPU cores: less sure than GPU idle time.
+            f.gain = context.gainOverSteps(lossNs,
+                "if batches were ready when asked for, the training loop would not wait for them (no GPU activity "
+                "was recorded, so this is the host's wait; workers need free CPU cores to hide it)",
+                "medium");
+            f.title = "the training loop waits " + formatDuration(f.gain->perStepNs) + " per step ("
+                + formatPercent(share) + ") for the next batch; " + kindText;
+            f.detail = "Measured from the DataLoader's __next__ ranges: the loop waited "
+                + formatDuration(context.perStep(waitNs)) + " per step (" + formatPercent(share)
+                + " of the step time) for data. The recording has no GPU activity (CPU training, or GPU capture "
+                  "was off: `tuneup info` says why), so every millisecond of that wait is a millisecond of the "
+                  "step. ";
+        }
         if (kind == LoaderKind::SingleProcess)
             f.detail += "The DataLoader runs in the training process (_SingleProcessDataLoaderIter, num_workers=0): "
                         "loading and augmenting each batch stops the loop. Worker processes prepare batches while "

@@ -49,7 +49,7 @@ public:
         static const RuleInfo info { "zero-grad-fill", "zero_grad() fills gradients instead of freeing them",
             "optimizer.zero_grad() launches a fill kernel or memset per parameter each step instead of setting "
             "the gradients to None.",
-            { Input::GpuKernels, Input::OptimizerRanges } };
+            { Input::OptimizerRanges } };
         return info;
     }
 
@@ -72,6 +72,10 @@ public:
             outcome.status = RuleStatus::NotEvaluated;
             outcome.reason = "needs Optimizer.zero_grad ranges (the trace has other optimizer ranges only; "
                              "model.zero_grad() and C++ loops leave no range)";
+            return;
+        }
+        if (!m.hasGpuActivity()) {
+            evaluateOnHost(context, calls, outcome);
             return;
         }
         // The zero_grad range a launch at (thread, time) happened in, if any.
@@ -172,11 +176,66 @@ public:
               "gradients instead; backward then writes fresh gradients rather than adding to zeroed ones, which "
               "also saves memory between steps.";
         f.evidence = std::move(evidence);
+        addFixes(f);
+        outcome.findings.push_back(std::move(f));
+    }
+
+private:
+    static void addFixes(Finding& f) {
         f.fixPython = "optimizer.zero_grad(set_to_none=True)  # default since PyTorch 2.0\n"
                       "# or: model.zero_grad(set_to_none=True)";
         f.fixCpp = "optimizer.zero_grad(/*set_to_none=*/true);\n"
                    "// or, for parameters you manage yourself:\n"
                    "for (auto& p : model->parameters()) p.mutable_grad().reset();";
+    }
+
+    // No GPU activity was recorded (CPU training, or GPU capture off): there are no fills to count, but
+    // the program's recorded set_to_none says whether zero_grad fills, and its ranges what that costs.
+    static void evaluateOnHost(const RuleContext& context, const std::vector<ZeroGradCall>& calls,
+        RuleOutcome& outcome) {
+        const TraceModel& m = context.model();
+        const auto setToNone = programFact(m, "tuneup.zero_grad.set_to_none");
+        if (!setToNone) {
+            outcome.status = RuleStatus::NotEvaluated;
+            outcome.reason = "needs " + std::string(inputName(Input::GpuKernels))
+                + ", or the zero_grad set_to_none setting (recorded by tuneup's Python bootstrap)";
+            return;
+        }
+        if (*setToNone) {
+            outcome.reason = std::to_string(calls.size()) + " zero_grad calls with set_to_none=True (recorded)";
+            return;
+        }
+        Evidence evidence;
+        int64_t hostNs = 0;
+        for (const ZeroGradCall& c : calls) {
+            const size_t row = size_t(c.annotation);
+            hostNs += m.annotations.endNs[row] - m.annotations.startNs[row];
+            if (evidence.events.size() < 50) evidence.events.push_back({ EventTable::Annotation, c.annotation });
+            if (evidence.spans.size() < 20) evidence.spans.push_back({ m.annotations.startNs[row], m.annotations.endNs[row] });
+        }
+        evidence.eventsTotal = calls.size();
+        evidence.facts = { { "zero_grad(set_to_none=…) (recorded)", "False" },
+            { "zero_grad calls", std::to_string(calls.size()) },
+            { "time in zero_grad", formatDuration(hostNs) + " (" + formatDuration(context.perStep(hostNs)) + " per step)" },
+            { "GPU activity", "none recorded (CPU training, or GPU capture off): the fills themselves are not seen" } };
+        Finding f;
+        f.gain = context.gainOverSteps(hostNs,
+            "set_to_none=True makes zero_grad drop the gradients instead of filling them: the time the zero_grad "
+            "calls take now, measured on the host",
+            "medium");
+        f.severity = f.gain->stepShare >= 0.20 ? Severity::Error
+            : f.gain->stepShare >= 0.01        ? Severity::Warning
+                                               : Severity::Info;
+        f.title = "zero_grad(set_to_none=False) fills every gradient with zeros (" + formatDuration(f.gain->perStepNs)
+            + " per step) instead of setting them to None";
+        f.detail = "The program called zero_grad with set_to_none=False (recorded), so "
+                   "each call writes zeros into every gradient tensor: on a GPU one fill kernel per parameter. The "
+                   "calls took "
+            + formatDuration(context.perStep(hostNs))
+            + " per step here. With set_to_none=True (PyTorch's default since 2.0) zero_grad frees the gradients "
+              "instead and backward writes fresh ones, which also saves memory between steps.";
+        f.evidence = std::move(evidence);
+        addFixes(f);
         outcome.findings.push_back(std::move(f));
     }
 };

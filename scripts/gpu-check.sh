@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: records a small CUDA program and a small PyTorch training script
 # under the agent and prints PASS/FAIL for what must appear (kernels, memcpy pageable and pinned,
-# memset, sync, API records, with sane times). Keeps the recordings in OUTDIR for test fixtures.
+# memset, sync, API records, with sane times); then records every sample of samples/ and its --fixed
+# twin and prints what each captured (GEMM shapes, conv algorithm choice, probe values, fills per step,
+# copies, Python facts, findings) with PASS/FAIL (scripts/gpu_sample_check.py). Keeps the recordings
+# in OUTDIR for test fixtures.
 #
 #   scripts/gpu-check.sh [OUTDIR]            (default: $OUT, else ./gpu-check-out)
 #
@@ -72,6 +75,21 @@ check "torch: probes read cudnn.benchmark" "select count(*) from framework_flags
 check "torch: bootstrap zero_grad ranges" "select count(*) from nvtx_ranges r join strings s on s.id = r.name_id where s.value = 'Optimizer.zero_grad#SGD.zero_grad'" 'v == 20' "$db"
 check "torch: bootstrap set_to_none fact (0)" "select m.payload from nvtx_marks m join strings s on s.id = m.name_id where s.value = 'tuneup.zero_grad.set_to_none'" 'v == 0' "$db"
 check "torch: zero_grad fills seen as kernels" "select count(*) from kernels k join nvtx_ranges r on k.start_ns >= r.start_ns join strings s on s.id = r.name_id where s.value like 'Optimizer.zero_grad%' and k.start_ns <= r.end_ns + 1000000" 'v >= 1' "$db"
+
+echo "== samples (each anti-pattern and its --fixed twin)"
+# The C++ samples need the machine's CUDA LibTorch (torch's own CMake package); without it only the
+# Python samples run.
+samples_build=${TUNEUP_GPU_SAMPLES_BUILD:-build/gpu-samples}
+torch_dir=$($python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)/Torch
+if [ ! -x "$samples_build/samples/amp" ]; then
+  cmake -S . -B "$samples_build" -DCMAKE_BUILD_TYPE=Release -DTUNEUP_BUILD_TESTS=OFF -DTUNEUP_BUILD_BENCH=OFF \
+    -DTUNEUP_BUILD_GUI=OFF -DTUNEUP_BUILD_SAMPLES=ON -DTorch_DIR="$torch_dir" >"$out/samples-configure.log" 2>&1 \
+    && cmake --build "$samples_build" -j "$(nproc)" --target cudnn_autotuner zero_grad_fill unaligned_linear \
+      dataloader_workers anomaly pageable_copy cpu_tensor_copy conv_bias_bn amp >"$out/samples-build.log" 2>&1 \
+    || echo "NOTE  C++ samples not built (see $out/samples-configure.log, $out/samples-build.log): Python samples only"
+fi
+$python scripts/gpu_sample_check.py --tuneup "$tuneup" --out "$out/samples" --cpp-samples "$samples_build/samples" \
+  --python "$python" || status=1
 
 echo "== files kept in $out"
 ls -l "$out"/*.db 2>/dev/null

@@ -2,7 +2,7 @@
 
 Once torch is imported it marks, in the NVTX domain "tuneup", what the advisor's rules look for:
 DataLoader iteration, Optimizer.zero_grad and Optimizer.step (named as torch.profiler names them),
-backward, and each batch a DataLoader worker makes (in the worker's own file); and it records facts as marks with an integer payload: the DataLoader's num_workers,
+the model's forward pass and backward, and each batch a DataLoader worker makes (in the worker's own file); and it records facts as marks with an integer payload: the DataLoader's num_workers,
 pin_memory and persistent_workers, zero_grad's set_to_none, DataParallel or DistributedDataParallel
 wrapping, gradcheck. It chains any other sitecustomize on the path, is switched off with
 TUNEUP_PYTHON_BOOTSTRAP=0, and never breaks the program: a failure of its own is reported once on
@@ -184,6 +184,31 @@ def _patch_torch(agent, torch):
         torch.autograd.gradcheck = gradcheck_with_fact
 
 
+def _patch_module(agent, module):
+    """The model's forward pass: the outermost nn.Module call on the training thread, as a range named
+    tuneup.forward#<class> (modules called inside it, and DataParallel's replica threads while it runs,
+    pay one counter test each)."""
+    import functools
+
+    Module = module.Module
+    call = Module.__call__
+    depth = [0]
+
+    @functools.wraps(call)
+    def call_marking_outermost(self, *args, **kwargs):
+        if depth[0]:
+            return call(self, *args, **kwargs)
+        depth[0] = 1
+        agent.push("tuneup.forward#" + type(self).__name__)
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            agent.pop()
+            depth[0] = 0
+
+    Module.__call__ = call_marking_outermost
+
+
 class _AfterImport:
     """Runs a hook on a module right after it is first imported (a meta path finder that hands the
     import on to the others and wraps the loader it gets)."""
@@ -227,6 +252,7 @@ def _install():
     hooks = {
         "torch": lambda m: _patch_torch(agent, m),
         "torch.optim.optimizer": lambda m: _patch_optimizer(agent, m),
+        "torch.nn.modules.module": lambda m: _patch_module(agent, m),
         "torch.utils.data.dataloader": lambda m: _patch_dataloader(agent, m),
         "torch.utils.data._utils.fetch": lambda m: _patch_fetchers(agent, m),
         "torch.nn.parallel.data_parallel": lambda m: _patch_wrapper_class(

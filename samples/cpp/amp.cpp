@@ -27,13 +27,13 @@ int main(int argc, char** argv)
             optimizer.zero_grad();
         }
         torch::Tensor loss;
+        at::autocast::set_enabled(options.fixed);
         {
-            sample::Range r("forward");
-            at::autocast::set_enabled(options.fixed);
+            sample::Range r("forward"); // inside the autocast region, where tuneup's probes can see it on
             loss = torch::nn::functional::cross_entropy(model->forward(inputs).to(torch::kFloat), targets);
-            at::autocast::set_enabled(false);
-            at::autocast::clear_cache();
         }
+        at::autocast::set_enabled(false);
+        at::autocast::clear_cache();
         {
             sample::Range r("backward");
             (options.fixed ? loss * kLossScale : loss).backward();

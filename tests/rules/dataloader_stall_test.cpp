@@ -171,3 +171,47 @@ TEST(DataloaderStall, SyntheticShortWaitIsClean) {
     EXPECT_EQ(run.outcome.status, RuleStatus::Clean);
     EXPECT_NE(run.outcome.reason.find("10%"), std::string::npos) << run.outcome.reason;
 }
+
+namespace {
+
+// Synthetic, CPU only (no GPU activity): 4 steps of 10 ms on thread 1, each opening with a wait for the
+// next batch named as a C++ program names it, `DataLoader.next`.
+TraceModel syntheticHostLoader(int64_t waitNs) {
+    auto b = ruletest::syntheticTrace(4, 10'000'000);
+    const ThreadIndex thread = b.thread(1, 1);
+    for (int s = 0; s < 4; ++s) {
+        Annotation next;
+        next.startNs = 1'000'000 + s * 10'000'000;
+        next.endNs = next.startNs + waitNs;
+        next.thread = thread;
+        next.name = b.intern("DataLoader.next");
+        b.addAnnotation(next);
+    }
+    return b.finish();
+}
+
+} // namespace
+
+TEST(DataloaderStall, SyntheticCpuOnlyTraceMeasuresTheHostWait) {
+    std::vector<TraceModel> models;
+    models.push_back(syntheticHostLoader(4'000'000));
+    ruletest::addProgramFact(models[0], "tuneup.dataloader.num_workers", 0);
+    const auto run = ruletest::runRuleOnModels("dataloader-stall", std::move(models));
+    ASSERT_EQ(run.findings(), 1u) << run.outcome.reason;
+    const Finding& f = run.outcome.findings[0];
+    ASSERT_TRUE(f.gain);
+    EXPECT_EQ(f.gain->perStepNs, 4'000'000); // the whole wait: nothing ran meanwhile
+    EXPECT_EQ(f.gain->confidence, "medium");
+    EXPECT_NE(f.title.find("the training loop waits 4.0 ms per step (40%)"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("num_workers=0"), std::string::npos) << f.title; // from the recorded fact
+    EXPECT_EQ(f.severity, Severity::Error);
+}
+
+TEST(DataloaderStall, SyntheticCpuOnlyShortWaitIsClean) {
+    std::vector<TraceModel> models;
+    models.push_back(syntheticHostLoader(500'000)); // 5%
+    const auto run = ruletest::runRuleOnModels("dataloader-stall", std::move(models));
+    EXPECT_EQ(run.findings(), 0u);
+    EXPECT_EQ(run.outcome.status, RuleStatus::Clean);
+    EXPECT_NE(run.outcome.reason.find("below the 15% threshold"), std::string::npos) << run.outcome.reason;
+}

@@ -203,3 +203,52 @@ TEST(ZeroGradFill, SyntheticCleanWhenZeroGradLaunchesNothing) {
     EXPECT_EQ(run.outcome.status, RuleStatus::Clean);
     EXPECT_NE(run.outcome.reason.find("3 zero_grad calls launch no GPU work"), std::string::npos) << run.outcome.reason;
 }
+
+namespace {
+
+// Synthetic, CPU only (no GPU activity): 4 steps of 10 ms, each with a 300 us zero_grad range.
+TraceModel syntheticHostZeroGrad() {
+    auto b = ruletest::syntheticTrace(4, 10'000'000);
+    const ThreadIndex thread = b.thread(1, 1);
+    for (int s = 0; s < 4; ++s) {
+        Annotation zg;
+        zg.startNs = 1'000'000 + s * 10'000'000;
+        zg.endNs = zg.startNs + 300'000;
+        zg.thread = thread;
+        zg.name = b.intern("Optimizer.zero_grad#SGD.zero_grad");
+        b.addAnnotation(zg);
+    }
+    return b.finish();
+}
+
+} // namespace
+
+TEST(ZeroGradFill, SyntheticCpuOnlyTraceUsesTheRecordedSetToNone) {
+    std::vector<TraceModel> models;
+    models.push_back(syntheticHostZeroGrad());
+    ruletest::addProgramFact(models[0], "tuneup.zero_grad.set_to_none", 0);
+    const auto run = ruletest::runRuleOnModels("zero-grad-fill", std::move(models));
+    const Finding& f = only(run);
+    ASSERT_TRUE(f.gain);
+    EXPECT_EQ(f.gain->perStepNs, 300'000);
+    EXPECT_EQ(f.gain->confidence, "medium");
+    EXPECT_EQ(fact(f, "zero_grad(set_to_none=…) (recorded)"), "False");
+    EXPECT_EQ(f.severity, Severity::Warning); // 3% of the step
+}
+
+TEST(ZeroGradFill, SyntheticCpuOnlyTraceCleanWithSetToNone) {
+    std::vector<TraceModel> models;
+    models.push_back(syntheticHostZeroGrad());
+    ruletest::addProgramFact(models[0], "tuneup.zero_grad.set_to_none", 1);
+    const auto run = ruletest::runRuleOnModels("zero-grad-fill", std::move(models));
+    EXPECT_EQ(run.findings(), 0u);
+    EXPECT_EQ(run.outcome.status, RuleStatus::Clean);
+}
+
+TEST(ZeroGradFill, SyntheticCpuOnlyTraceWithoutTheSettingIsNotEvaluated) {
+    std::vector<TraceModel> models;
+    models.push_back(syntheticHostZeroGrad());
+    const auto run = ruletest::runRuleOnModels("zero-grad-fill", std::move(models));
+    EXPECT_EQ(run.outcome.status, RuleStatus::NotEvaluated);
+    EXPECT_NE(run.outcome.reason.find("set_to_none"), std::string::npos) << run.outcome.reason;
+}

@@ -82,11 +82,14 @@ TEST_F(PythonBootstrapTest, MarksTheTrainingLoopAsTorchProfilerNamesIt)
     EXPECT_EQ(ranges(q, "Optimizer.zero_grad#SGD.zero_grad"), 6);
     EXPECT_EQ(ranges(q, "Optimizer.step#SGD.step"), 6);
     EXPECT_EQ(ranges(q, "tuneup.backward"), 6);
+    // The model's outermost call only: the Linear and ReLU layers inside it are not ranges of their own.
+    EXPECT_EQ(ranges(q, "tuneup.forward#Sequential"), 6);
+    EXPECT_EQ(ranges(q, "tuneup.forward#Linear"), 0);
     // Six batches, then the call that ends the iteration.
     EXPECT_EQ(ranges(q, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"), 7);
     EXPECT_EQ(q.scalar("SELECT count(*) FROM nvtx_ranges r JOIN nvtx_domains d ON d.id = r.domain_id JOIN strings s "
                        "ON s.id = d.name_id WHERE s.value = 'tuneup'"),
-        6 * 4 + 7);
+        6 * 5 + 7);
     EXPECT_EQ(fact(q, "tuneup.dataloader.num_workers"), "0");
     EXPECT_EQ(fact(q, "tuneup.dataloader.pin_memory"), "0");
     EXPECT_EQ(fact(q, "tuneup.zero_grad.set_to_none"), "0");

@@ -13,7 +13,7 @@ std::string_view inputName(Input input)
     case Input::InputShapes: return "operator input shapes (record_shapes=True) or recorded GEMM shapes";
     case Input::Steps: return "training steps (ProfilerStep#N, step ranges, optimizer ranges or a repeating kernel pattern)";
     case Input::OptimizerRanges: return "optimizer ranges (Optimizer.zero_grad / Optimizer.step)";
-    case Input::DataLoaderRanges: return "DataLoader ranges (enumerate(DataLoader)...__next__)";
+    case Input::DataLoaderRanges: return "DataLoader ranges (enumerate(DataLoader)...__next__, or DataLoader.next)";
     case Input::DeviceProperties: return "GPU properties (model, compute capability)";
     case Input::TorchFlags: return "torch settings read from the process (tuneup record with the torch probes)";
     case Input::Collectives: return "collective communication (NCCL kernels or record_param_comms)";
@@ -49,13 +49,11 @@ Gain RuleContext::gainOverSteps(int64_t totalNs, std::string model, std::string 
 }
 
 namespace {
-bool anyAnnotation(const TraceModel& model, std::string_view part1, std::string_view part2 = {})
+template <class Predicate> bool anyAnnotation(const TraceModel& model, Predicate matches)
 {
-    for (size_t i = 0; i < model.annotations.size(); ++i) {
-        const std::string_view name = model.str(model.annotations.name[i]);
-        if (name.find(part1) != std::string_view::npos && (part2.empty() || name.find(part2) != std::string_view::npos))
+    for (size_t i = 0; i < model.annotations.size(); ++i)
+        if (matches(model.str(model.annotations.name[i])))
             return true;
-    }
     return false;
 }
 } // namespace
@@ -78,9 +76,9 @@ bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input
     case Input::Steps:
         return !rank.steps.detection.steps.empty();
     case Input::OptimizerRanges:
-        return anyAnnotation(m, "Optimizer.");
+        return anyAnnotation(m, [](std::string_view name) { return name.find("Optimizer.") != std::string_view::npos; });
     case Input::DataLoaderRanges:
-        return anyAnnotation(m, "DataLoader", "__next__");
+        return anyAnnotation(m, isDataLoaderWait);
     case Input::DeviceProperties:
         for (const auto& d : m.devices)
             if (d.computeMajor > 0)

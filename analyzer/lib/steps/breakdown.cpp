@@ -37,13 +37,19 @@ int64_t coveredNs(const std::vector<TimeSpan>& merged, int64_t start, int64_t en
     return total;
 }
 
+bool isDataLoaderWait(std::string_view name)
+{
+    return name == "DataLoader.next"
+        || (name.find("DataLoader") != std::string_view::npos && name.find("__next__") != std::string_view::npos);
+}
+
 std::vector<TimeSpan> dataLoaderWaits(const TraceModel& model)
 {
     std::vector<TimeSpan> spans;
     const auto& a = model.annotations;
     for (size_t i = 0; i < a.size(); ++i) {
         const std::string_view name = model.str(a.name[i]);
-        if (name.find("DataLoader") != std::string_view::npos && name.find("__next__") != std::string_view::npos)
+        if (isDataLoaderWait(name))
             spans.push_back({ a.startNs[i], a.endNs[i] });
     }
     return mergeSpans(std::move(spans));

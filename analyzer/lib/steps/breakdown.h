@@ -43,7 +43,12 @@ struct StepAnalysis {
 
 StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange = {});
 
-// Host intervals: DataLoader waits (`enumerate(DataLoader)...__next__` ranges) and synchronisations
+// A range in which the training loop waits for its next batch: PyTorch's
+// `enumerate(DataLoader)#<Iter>.__next__` (torch.profiler, tuneup's Python bootstrap), or a range named
+// `DataLoader.next` (how C++ programs mark it, docs/agent.md).
+bool isDataLoaderWait(std::string_view annotationName);
+
+// Host intervals: DataLoader waits (isDataLoaderWait ranges) and synchronisations
 // (cuda*Synchronize and synchronous cudaMemcpy calls, and sync records other than those of
 // cudaStreamWaitEvent and cudaEventQuery, which block no host thread), each sorted and merged.
 std::vector<TimeSpan> dataLoaderWaits(const TraceModel& model);

@@ -1,0 +1,178 @@
+"""Records every sample of samples/ (Python, and C++ when built) and its --fixed twin under `tuneup record`
+on a GPU machine, prints a table of what each recording captured and PASS/FAIL against what it must show.
+Called by scripts/gpu-check.sh; usable alone:
+
+    python3 scripts/gpu_sample_check.py --tuneup build/gpu/bin/tuneup --out gpu-check-out \
+        [--cpp-samples build/gpu-samples/samples] [--python python3] [--steps 30]
+
+Exit status 0 when every check passed.
+"""
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+# What a recording must show. `rule`: fires on the sample and not on its twin (None: tuneup files do not
+# hold the rule's input; the checks say what must be there instead). `checks`: (label, SQL giving one
+# number, test on the broken run, test on the fixed run); a test is a Python expression on v, or None.
+SAMPLES = {
+    "cudnn_autotuner": dict(rule="cudnn-autotuner-off", checks=[
+        ("cudnn.benchmark", "FLAG cudnn.benchmark", "v == 0", "v == 1"),
+        ("conv runs", "select count(*) from conv_calls where call_kind = 1 and status = 0", "v > 0", "v > 0"),
+        ("conv algorithm searches (find)", "select count(*) from conv_calls where call_kind = 2", "v == 0", "v > 0"),
+    ]),
+    "zero_grad_fill": dict(rule="zero-grad-fill", checks=[
+        ("fills in zero_grad per step", "FILLS", "v >= 10", "v == 0"),
+    ]),
+    "unaligned_linear": dict(rule="gemm-dims-not-aligned", checks=[
+        ("GEMM calls", "select count(*) from gemm_calls where status = 0", "v > 0", "v > 0"),
+        ("GEMMs with M, N or K not a multiple of 8",
+         "select count(*) from gemm_calls where status = 0 and (m % 8 or n % 8 or k % 8)", "v > 0", "v == 0"),
+    ]),
+    "dataloader_workers": dict(rule="dataloader-stall", checks=[
+        ("dataloader.num_workers", "FACT tuneup.dataloader.num_workers", "v == 0", "v == 4"),
+    ]),
+    "anomaly": dict(rule="debug-api-enabled", checks=[
+        ("autograd.anomaly", "FLAG autograd.anomaly", "v == 1", "v == 0"),
+    ]),
+    "pageable_copy": dict(rule="pageable-memcpy", checks=[
+        ("pageable HtoD copies", "select count(*) from memcpys where copy_kind = 1 and src_kind = 1", "v > 0", None),
+        ("pinned HtoD copies", "select count(*) from memcpys where copy_kind = 1 and src_kind = 2", None, "v > 0"),
+    ]),
+    "cpu_tensor_copy": dict(rule=None, checks=[  # the rule needs torch.profiler's CPU operators
+        ("HtoD copies per step", "COPIES_PER_STEP", "v >= 2", "v < 1"),
+    ]),
+    "conv_bias_bn": dict(rule=None, checks=[  # the rule needs torch.profiler's operators and shapes
+        ("conv runs", "select count(*) from conv_calls where call_kind = 1 and status = 0", "v > 0", "v > 0"),
+    ]),
+    "amp": dict(rule="amp-unused", checks=[
+        ("fp32 GEMMs", "select count(*) from gemm_calls where status = 0 and a_type = 0", "v > 0", "v == 0"),
+        ("fp16/bf16 GEMMs", "select count(*) from gemm_calls where status = 0 and a_type in (2, 14)", "v == 0",
+         "v > 0"),
+    ]),
+    "data_parallel": dict(rule=None, python_only=True, checks=[  # data-parallel needs two GPUs
+        ("wrap.data_parallel", "FACT tuneup.wrap.data_parallel", "v == 1", None),
+        ("wrap.distributed_data_parallel", "FACT tuneup.wrap.distributed_data_parallel", None, "v == 1"),
+    ]),
+}
+
+STEP_NAMES = "('step', 'ProfilerStep')"
+
+
+def number(db, query):
+    """The value a check's query gives: SQL, or one of the named measures below."""
+    kind, _, name = query.partition(" ")
+    if kind == "FLAG":
+        query = ("select f.value from framework_flags f join strings s on s.id = f.name_id where s.value = '%s' "
+                 "order by f.ts_ns desc limit 1" % name)
+    elif kind == "FACT":
+        query = ("select m.payload from nvtx_marks m join strings s on s.id = m.name_id where s.value = '%s' "
+                 "order by m.ts_ns desc limit 1" % name)
+    elif query == "FILLS":
+        query = ("select count(*) * 1.0 / max(1, (select count(*) from nvtx_ranges r join strings s on s.id = "
+                 "r.name_id where s.value like 'Optimizer.zero_grad%')) from kernels k join api_calls a using "
+                 "(correlation_id) join nvtx_ranges r on r.tid = a.tid and a.start_ns between r.start_ns and "
+                 "r.end_ns join strings s on s.id = r.name_id where s.value like 'Optimizer.zero_grad%'")
+    elif query == "COPIES_PER_STEP":
+        query = ("select count(*) * 1.0 / max(1, (select count(*) from nvtx_ranges r join strings s on s.id = "
+                 "r.name_id where s.value = 'step')) from memcpys where copy_kind = 1")
+    row = db.execute(query).fetchone()
+    return None if row is None or row[0] is None else row[0]
+
+
+def summary(db):
+    """One line of what the file holds."""
+    def count(sql):
+        try:
+            return db.execute(sql).fetchone()[0]
+        except sqlite3.Error:
+            return "-"
+    return "kernels %s, GEMM calls %s, conv calls %s, memcpys %s, memsets %s, flags %s, facts %s" % (
+        count("select count(*) from kernels"), count("select count(*) from gemm_calls"),
+        count("select count(*) from conv_calls"), count("select count(*) from memcpys"),
+        count("select count(*) from memsets"), count("select count(*) from framework_flags"),
+        count("select count(*) from nvtx_marks m join nvtx_domains d on d.id = m.domain_id join strings s on "
+              "s.id = d.name_id where s.value = 'tuneup'"))
+
+
+def record(args, name, command, fixed):
+    db = os.path.join(args.out, "%s%s.db" % (name, ".fixed" if fixed else ""))
+    run = subprocess.run([args.tuneup, "record", "-o", db, "--force", "--"] + command + ["--steps", str(args.steps)]
+                         + (["--fixed"] if fixed else []), capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        raise RuntimeError("%s exited %d: %s" % (" ".join(command), run.returncode, run.stderr[-800:]))
+    advice = subprocess.run([args.tuneup, "advise", db, "--format", "json"], capture_output=True, text=True,
+                            timeout=300)
+    if advice.returncode not in (0, 3):
+        raise RuntimeError("advise %s exited %d: %s" % (db, advice.returncode, advice.stderr[-800:]))
+    return db, json.loads(advice.stdout)
+
+
+def check_sample(args, name, command, expect):
+    """Prints the sample's rows; returns the number of failed checks."""
+    failed = 0
+    runs = {}
+    for fixed in (False, True):
+        try:
+            runs[fixed] = record(args, name, command, fixed)
+        except Exception as error:  # one broken sample must not hide the others
+            print("FAIL  %-44s %s" % (name + (" --fixed" if fixed else "") + ": recording", error))
+            return 1
+    for fixed, (db_path, advice) in runs.items():
+        label = name + (" --fixed" if fixed else "")
+        db = sqlite3.connect(db_path)
+        print("      %-44s %s" % (label, summary(db)))
+        raised = sorted({f["rule"] for f in advice.get("findings", [])})
+        print("      %-44s findings: %s" % ("", ", ".join(raised) or "none"))
+        for check_label, query, broken_test, fixed_test in expect["checks"]:
+            test = fixed_test if fixed else broken_test
+            if test is None:
+                continue
+            try:
+                v = number(db, query)
+                ok = v is not None and eval(test, {}, {"v": v})
+            except sqlite3.Error as error:
+                v, ok = "SQL error: %s" % error, False
+            print("%s  %-44s %s (want %s)" % ("PASS" if ok else "FAIL", label + ": " + check_label, v, test))
+            failed += not ok
+        rule = expect.get("rule")
+        if rule:
+            ok = (rule in raised) != fixed
+            print("%s  %-44s %s" % ("PASS" if ok else "FAIL", label + ": " + rule,
+                                    "fires" if rule in raised else "quiet"))
+            failed += not ok
+    return failed
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tuneup", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--cpp-samples", help="folder of the built C++ samples (left out when absent)")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--steps", type=int, default=30)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    python_samples = os.path.join(here, "..", "samples", "python")
+    failed = 0
+    for name, expect in SAMPLES.items():
+        print("== sample %s (Python)" % name)
+        failed += check_sample(args, "py_" + name, [args.python, os.path.join(python_samples, name + ".py")], expect)
+        binary = os.path.join(args.cpp_samples or "", name)
+        if expect.get("python_only"):
+            continue
+        if args.cpp_samples and os.access(binary, os.X_OK):
+            print("== sample %s (C++)" % name)
+            failed += check_sample(args, "cpp_" + name, [binary], expect)
+        else:
+            print("SKIP  %-44s C++ samples not built" % name)
+    print("samples: %s" % ("ALL PASS" if failed == 0 else "%d checks FAILED" % failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

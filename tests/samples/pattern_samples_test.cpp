@@ -1,0 +1,163 @@
+// Every anti-pattern sample in samples/ (LibTorch C++ and Python), recorded for real by `tuneup record`
+// on the CPU, broken and --fixed. The file must show the steps, the settings and facts the sample set,
+// and the main thread's sampled states; where the anti-pattern's signal exists on the CPU, its rule
+// fires on the sample and not on the twin. Signals only a GPU shows (fill kernels, GEMM shapes, copies,
+// conv algorithms) are checked by scripts/gpu-check.sh.
+
+#include "sqlite_query.h"
+
+#include <rapidjson/document.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A setting in `tuneup advise`'s recorded_settings, as the broken and the fixed run must show it.
+struct Setting {
+    std::string name, broken, fixed;
+};
+
+struct SampleCase {
+    std::string name;
+    bool python;
+    std::string args;              // small sizes: the CPU here is slow
+    std::vector<Setting> settings; // recorded by the torch probes or the sample's facts
+    std::string rule;              // fires on the sample and not on --fixed; "" when only a GPU shows it
+};
+
+std::string readFile(const std::string& path)
+{
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
+class PatternSampleTest : public ::testing::TestWithParam<SampleCase> {
+protected:
+    void SetUp() override
+    {
+        std::string pattern = (fs::temp_directory_path() / "tuneup_pattern_sample.XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        m_dir = pattern;
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+
+    // Records the sample (broken or fixed) and returns its file; the run must succeed.
+    std::string record(bool fixed)
+    {
+        const SampleCase& c = GetParam();
+        const std::string db = m_dir + (fixed ? "/fixed.db" : "/broken.db");
+        const std::string program = c.python ? std::string(TUNEUP_PYTHON) + " " + TUNEUP_SAMPLES_DIR + "/python/"
+                + c.name + ".py"
+                                             : std::string(TUNEUP_SAMPLES_BIN) + "/" + c.name;
+        const std::string command = std::string(TUNEUP_BINARY) + " record -o " + db + " -- " + program + " "
+            + c.args + (fixed ? " --fixed" : "") + " > " + m_dir + "/out.txt 2>&1";
+        const int status = std::system(command.c_str());
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command << "\n" << readFile(m_dir + "/out.txt");
+        return db;
+    }
+
+    // `tuneup advise FILE --format json`, parsed.
+    rapidjson::Document advise(const std::string& db)
+    {
+        const std::string out = db + ".json";
+        const std::string command = std::string(TUNEUP_BINARY) + " advise " + db + " --format json -o " + out;
+        EXPECT_EQ(std::system(command.c_str()), 0) << command;
+        rapidjson::Document json;
+        json.Parse(readFile(out).c_str());
+        EXPECT_FALSE(json.HasParseError()) << out;
+        return json;
+    }
+
+    static std::string setting(const rapidjson::Document& advice, const std::string& name)
+    {
+        const auto& settings = advice["inputs"][0]["recorded_settings"];
+        const auto it = settings.FindMember(name.c_str());
+        return it == settings.MemberEnd() ? "(not recorded)" : it->value.GetString();
+    }
+    static bool raised(const rapidjson::Document& advice, const std::string& rule)
+    {
+        for (const auto& f : advice["findings"].GetArray())
+            if (f["rule"].GetString() == rule)
+                return true;
+        return false;
+    }
+
+    // What every run must show: steps, the settings it made, its main thread's states.
+    void checkRun(const std::string& db, const rapidjson::Document& advice, bool fixed)
+    {
+        const SampleCase& c = GetParam();
+        const auto& input = advice["inputs"][0];
+        EXPECT_GE(input["steps"]["count"].GetInt(), 3) << db;
+        for (const Setting& s : c.settings)
+            EXPECT_EQ(setting(advice, s.name), fixed ? s.fixed : s.broken) << s.name << (fixed ? " (--fixed)" : "");
+        tuneup::test::SqliteQuery q(db);
+        EXPECT_GT(q.scalar("SELECT count(*) FROM thread_states"), 0) << "main thread states sampled";
+        EXPECT_EQ(q.scalar("SELECT value FROM stats WHERE name = 'events.dropped'"), 0);
+    }
+
+    std::string m_dir;
+};
+
+TEST_P(PatternSampleTest, RecordsTheSampleAndItsFixedTwin)
+{
+    const SampleCase& c = GetParam();
+    const std::string broken = record(false);
+    const std::string fixed = record(true);
+    const auto brokenAdvice = advise(broken);
+    const auto fixedAdvice = advise(fixed);
+    ASSERT_TRUE(brokenAdvice.IsObject() && fixedAdvice.IsObject());
+    checkRun(broken, brokenAdvice, false);
+    checkRun(fixed, fixedAdvice, true);
+    if (!c.rule.empty()) {
+        EXPECT_TRUE(raised(brokenAdvice, c.rule)) << c.rule << " must fire on " << c.name;
+        EXPECT_FALSE(raised(fixedAdvice, c.rule)) << c.rule << " must not fire on " << c.name << " --fixed";
+    }
+}
+
+// The signals a CPU recording holds. DataLoader waits are made long enough to matter on the CPU
+// (--load-ms), where computing a step takes far longer than on a GPU.
+std::vector<SampleCase> cases(bool python)
+{
+    const Setting benchmark { "cudnn.benchmark", "off", "on" };
+    const Setting anomaly { "autograd.anomaly", "on", "off" };
+    const Setting setToNone { "zero_grad.set_to_none", "0", "1" };
+    const Setting workers { "dataloader.num_workers", "0", "4" };
+    std::vector<SampleCase> list = {
+        { "cudnn_autotuner", python, "--steps 4 --batch 2", { benchmark }, "" },
+        { "zero_grad_fill", python, "--steps 6 --layers 4", { setToNone }, "zero-grad-fill" },
+        { "unaligned_linear", python, "--steps 4", {}, "" },
+        { "dataloader_workers", python, "--steps 12 --load-ms 2", { workers }, "dataloader-stall" },
+        { "anomaly", python, "--steps 4", { anomaly }, "debug-api-enabled" },
+        { "pageable_copy", python, "--steps 4 --batch 16", {}, "" },
+        { "cpu_tensor_copy", python, "--steps 4", {}, "" },
+        { "conv_bias_bn", python, "--steps 4 --batch 2", {}, "" },
+        { "amp", python, "--steps 4 --hidden 128", {}, "" },
+    };
+    if (python)
+        list.push_back({ "data_parallel", true, "--steps 4 --batch 8",
+            { { "wrap.data_parallel", "1", "(not recorded)" } }, "" });
+    return list;
+}
+
+std::string caseName(const ::testing::TestParamInfo<SampleCase>& info)
+{
+    return (info.param.python ? "python_" : "cpp_") + info.param.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpp, PatternSampleTest, ::testing::ValuesIn(cases(false)), caseName);
+#ifdef TUNEUP_PYTHON
+INSTANTIATE_TEST_SUITE_P(Python, PatternSampleTest, ::testing::ValuesIn(cases(true)), caseName);
+#endif
+
+} // namespace
