@@ -100,6 +100,17 @@ public:
     void evaluate(const RuleContext&, RuleOutcome&) const override { }
 };
 
+/** A second rule that needs torch flags: not evaluated for the same reason as NeedsFlagsRule. */
+class AlsoNeedsFlagsRule final : public Rule {
+public:
+    const RuleInfo& info() const override {
+        static const RuleInfo info { "also-needs-flags-test", "Also needs flags", "Needs torch flags.",
+            { Input::TorchFlags } };
+        return info;
+    }
+    void evaluate(const RuleContext&, RuleOutcome&) const override { }
+};
+
 // pageable-memcpy (the built-in rule this trace shows) and the two test rules: other built-in rules
 // come and go without changing what these tests expect.
 std::vector<std::unique_ptr<Rule>> testRules() {
@@ -347,4 +358,19 @@ TEST(Reports, NoRecordedSettingsWithoutProbesOrBootstrap) {
     std::ostringstream text;
     writeTextReport(text, report, {});
     EXPECT_EQ(text.str().find("recorded settings"), std::string::npos) << text.str();
+}
+
+TEST(TextReport, RulesNotEvaluatedForOneReasonShareALine) {
+    std::vector<TraceModel> models;
+    models.push_back(syntheticTrace());
+    auto rules = testRules();
+    rules.push_back(std::make_unique<AlsoNeedsFlagsRule>());
+    const AdviceReport report = advise(models, std::move(rules), {});
+    std::ostringstream text;
+    writeTextReport(text, report, {});
+    const std::string out = text.str();
+    EXPECT_NE(out.find("    needs-flags-test, also-needs-flags-test: needs torch settings read from the process"),
+        std::string::npos)
+        << out;
+    EXPECT_EQ(count(out, "needs torch settings read from the process"), 1u) << out;
 }

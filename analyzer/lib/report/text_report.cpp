@@ -1,6 +1,7 @@
 #include "report/report.h"
 #include "report/report_helpers.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -112,17 +113,32 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
             out << "    " << style.dim("fix:") << "\n" << indent(f.fixPython, "      ");
     }
 
-    // Per-rank rules repeat their outcome for every rank: list each rule once.
-    std::string notEvaluated, notApplicable, clean;
+    // Per-rank rules repeat their outcome for every rank: list each rule once. Rules that could not run
+    // for the same reason share a line ("needs GPU kernel activity: a, b, c"), so the list stays short.
+    std::string clean;
+    std::vector<std::pair<std::string, std::string>> notEvaluatedByReason, notApplicableByReason;
     std::set<std::pair<std::string, RuleStatus>> listed;
     for (const RuleOutcome& o : report.outcomes) {
         if (o.status == RuleStatus::Raised || !listed.emplace(o.ruleId, o.status).second)
             continue;
-        if (o.status == RuleStatus::Clean)
+        if (o.status == RuleStatus::Clean) {
             clean += (clean.empty() ? "" : ", ") + o.ruleId;
+            continue;
+        }
+        auto& byReason = o.status == RuleStatus::NotEvaluated ? notEvaluatedByReason : notApplicableByReason;
+        auto it = std::find_if(byReason.begin(), byReason.end(), [&](const auto& r) { return r.first == o.reason; });
+        if (it == byReason.end())
+            byReason.emplace_back(o.reason, o.ruleId);
         else
-            (o.status == RuleStatus::NotEvaluated ? notEvaluated : notApplicable) += "    " + o.ruleId + ": " + o.reason + "\n";
+            it->second += ", " + o.ruleId;
     }
+    auto lines = [](const std::vector<std::pair<std::string, std::string>>& byReason) {
+        std::string text;
+        for (const auto& [reason, rules] : byReason)
+            text += "    " + rules + ": " + reason + "\n";
+        return text;
+    };
+    const std::string notEvaluated = lines(notEvaluatedByReason), notApplicable = lines(notApplicableByReason);
     if (!notEvaluated.empty())
         out << "\n" << style.bold("Not evaluated") << " (the trace lacks what they need):\n" << notEvaluated;
     if (!notApplicable.empty())
