@@ -1,6 +1,7 @@
 // The `tuneup` command: record a run, say what a trace holds, advise on it.
 
 #include "advise_command.h"
+#include "export_command.h"
 #include "info_command.h"
 #include "record_command.h"
 
@@ -47,7 +48,8 @@ int main(int argc, char** argv)
     CLI::App app("tuneup: why is my training slow, and what do I change?\n\n"
                  "  tuneup record -o run.db -- python train.py --epochs 1\n"
                  "  tuneup info run.db\n"
-                 "  tuneup advise run.db\n",
+                 "  tuneup advise run.db\n"
+                 "  tuneup export run.db --format perfetto\n",
         "tuneup");
     app.set_version_flag("--version", std::string("tuneup ") + TUNEUP_VERSION);
     app.require_subcommand(1);
@@ -111,6 +113,22 @@ int main(int argc, char** argv)
                           "  tuneup advise run.db --rules my-rules/\n\n"
         + std::string(kExitCodes));
 
+    ExportOptions exportOptions;
+    CLI::App* exportCommand = app.add_subcommand("export",
+        "Write a trace of any readable format as Chrome trace JSON for Perfetto UI (ui.perfetto.dev) and "
+        "chrome://tracing, with its steps and the advisor's findings marked");
+    exportCommand->add_option("file", exportOptions.input, "a trace file: run.db, trace.pt.trace.json[.gz]")->required();
+    exportCommand->add_option("--format", exportOptions.format, "perfetto (Chrome trace JSON)")->capture_default_str();
+    exportCommand->add_option("-o,--output", exportOptions.output,
+        "where to write it (default: FILE's name + .perfetto.json in the current folder; - for stdout)");
+    exportCommand->add_flag("-f,--force", exportOptions.force, "Replace an existing output");
+    exportCommand->add_flag("!--no-findings", exportOptions.findings, "Do not run the rules (no findings track)");
+    exportCommand->add_option("--step-range", exportOptions.stepRange, "name of the range that marks one step");
+    exportCommand->footer("Examples:\n"
+                          "  tuneup export run.db                          # -> run.perfetto.json\n"
+                          "  tuneup export run.rank3.db --format perfetto -o rank3.json\n\n"
+        + std::string(kExitCodes));
+
     std::string userRules;
     CLI::App* rulesCommand = app.add_subcommand("rules", "List the advisor's rules: id, what each detects, what it needs");
     rulesCommand->add_option("--rules", userRules, "also list (and check) your own SQL rules: a .sql file or a folder");
@@ -162,5 +180,7 @@ int main(int argc, char** argv)
         return runAdvise(advise);
     if (*rulesCommand)
         return runRules(userRules);
+    if (*exportCommand)
+        return runExport(exportOptions);
     return runInfo(info);
 }

@@ -518,3 +518,39 @@ TEST_F(TuneupCliTest, ShippedExampleRulesLoadAndRun)
 }
 
 } // namespace
+
+// ---- export ----
+
+TEST_F(TuneupCliTest, ExportWritesAChromeTraceBesideNoOtherFile)
+{
+    tuneup::test::writeTrace(path("run.db"));
+    Result r = run({ "export", path("run.db"), "-o", path("run.json") });
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_CONTAINS(r.err, "written to " + path("run.json"));
+    const std::string json = readAll(path("run.json"));
+    EXPECT_CONTAINS(json, "\"traceEvents\":[");
+    EXPECT_CONTAINS(json, "\"cat\":\"kernel\"");
+    EXPECT_FALSE(fs::exists(path("run.json.partial")));
+    // An existing output needs --force; nothing is touched without it.
+    r = run({ "export", path("run.db"), "-o", path("run.json") });
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, "exists; use --force");
+    r = run({ "export", path("run.db"), "-o", path("run.json"), "--force", "--no-findings" });
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_CONTAINS(r.err, "0 findings");
+}
+
+TEST_F(TuneupCliTest, ExportBadUsageAndBadInput)
+{
+    tuneup::test::writeTrace(path("run.db"));
+    Result r = run({ "export", path("run.db"), "--format", "svg", "-o", path("x.json") });
+    EXPECT_EQ(r.code, 2);
+    EXPECT_CONTAINS(r.err, "unknown --format 'svg'");
+    std::ofstream(path("bad.json")) << "{\"traceEvents\": [ {\"ph\": \"X\", ";
+    r = run({ "export", path("bad.json"), "-o", path("y.json") });
+    EXPECT_EQ(r.code, 1);
+    EXPECT_CONTAINS(r.err, path("bad.json"));
+    EXPECT_FALSE(fs::exists(path("y.json")));
+    r = run({ "export" });
+    EXPECT_EQ(r.code, 2);
+}
