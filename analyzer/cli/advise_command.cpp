@@ -2,7 +2,7 @@
 
 #include "advise/sql_rule.h"
 #include "all_rules.h"
-#include "import/importer.h"
+#include "import/import_many.h"
 #include "report/report.h"
 
 #include <chrono>
@@ -26,30 +26,36 @@ constexpr int kFindingsAtFailLevel = 3;
 // A progress line on a terminal for inputs big enough to take a while; nothing otherwise.
 class Progress {
 public:
-    Progress(const std::string& path, size_t index, size_t count)
-        : m_path(path)
-        , m_index(index)
-        , m_count(count)
+    explicit Progress(const std::vector<std::string>& paths)
+        : m_paths(paths)
     {
-        struct stat st {};
-        m_enabled = isatty(STDERR_FILENO) && stat(path.c_str(), &st) == 0 && st.st_size > (32 << 20);
+        uint64_t total = 0;
+        for (const std::string& path : paths) {
+            struct stat st {};
+            if (stat(path.c_str(), &st) == 0)
+                total += uint64_t(st.st_size);
+        }
+        m_enabled = isatty(STDERR_FILENO) && total > (32u << 20);
     }
     ~Progress()
     {
         if (m_shown)
             fprintf(stderr, "\r\033[K");
     }
-    void operator()(uint64_t bytes)
+    void operator()(size_t filesDone, uint64_t bytes)
     {
         if (!m_enabled)
             return;
         m_shown = true;
-        fprintf(stderr, "\rtuneup: reading %s (%zu/%zu): %.0f MB", m_path.c_str(), m_index + 1, m_count, double(bytes) / 1e6);
+        if (m_paths.size() == 1)
+            fprintf(stderr, "\rtuneup: reading %s: %.0f MB", m_paths.front().c_str(), double(bytes) / 1e6);
+        else
+            fprintf(stderr, "\rtuneup: reading %zu files (%zu done): %.0f MB", m_paths.size(), filesDone,
+                double(bytes) / 1e6);
     }
 
 private:
-    std::string m_path;
-    size_t m_index, m_count;
+    const std::vector<std::string>& m_paths;
     bool m_enabled = false, m_shown = false;
 };
 
@@ -90,17 +96,14 @@ int runAdvise(const AdviseOptions& options)
         return kBadInput;
 
     std::vector<TraceModel> models;
-    models.reserve(options.files.size());
-    for (size_t i = 0; i < options.files.size(); ++i) {
-        try {
-            Progress progress(options.files[i], i, options.files.size());
-            ImportOptions importOptions;
-            importOptions.progress = [&progress](uint64_t bytes) { progress(bytes); };
-            models.push_back(importTrace(options.files[i], importOptions));
-        } catch (const std::exception& e) {
-            fprintf(stderr, "tuneup advise: %s\n", e.what());
-            return kBadInput;
-        }
+    try {
+        Progress progress(options.files);
+        ImportManyOptions importOptions;
+        importOptions.progress = [&progress](size_t done, uint64_t bytes) { progress(done, bytes); };
+        models = importTraces(options.files, importOptions);
+    } catch (const std::exception& e) {
+        fprintf(stderr, "tuneup advise: %s\n", e.what());
+        return kBadInput;
     }
 
     analysis::AdviseOptions engineOptions;
