@@ -49,13 +49,18 @@ public:
         static const RuleInfo info { "conv-bias-before-batchnorm", "Convolution bias before BatchNorm",
             "A convolution with a bias feeds BatchNorm, whose mean subtraction cancels the bias: the bias add and its "
             "gradient are wasted work.",
-            { Input::CpuOps, Input::InputShapes } };
+            {} };
         return info;
     }
 
     void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
     {
         const TraceModel& m = context.model();
+        if (!hasInput(context.rank(), context.job(), Input::CpuOps)
+            || !hasInput(context.rank(), context.job(), Input::InputShapes)) {
+            evaluateLayers(context, outcome);
+            return;
+        }
         const auto& ops = m.cpuOps;
 
         // Convolutions with a bias, cheaply, before building anything.
@@ -240,6 +245,48 @@ public:
                    "kernels of the bias add (forward) and of the bias gradient (backward, matched by autograd "
                    "sequence number) give the time.";
         f.evidence = std::move(e);
+        addFixes(f);
+        outcome.findings.push_back(std::move(f));
+    }
+
+private:
+    // Without the operators, the model's layers as tuneup's Python bootstrap recorded them: a
+    // convolution with a bias whose next sibling layer normalises its output channels.
+    static void evaluateLayers(const RuleContext& context, RuleOutcome& outcome)
+    {
+        const TraceModel& m = context.model();
+        const auto wasted = programFact(m, "tuneup.model.conv_bias_before_norm");
+        if (!wasted) {
+            outcome.status = RuleStatus::NotEvaluated;
+            outcome.reason = "needs " + std::string(inputName(Input::CpuOps)) + " with "
+                + std::string(inputName(Input::InputShapes)) + ", or the model's layers (recorded by tuneup's "
+                  "Python bootstrap)";
+            return;
+        }
+        const int64_t convs = programFact(m, "tuneup.model.convolutions").value_or(0);
+        if (*wasted == 0) {
+            outcome.reason = std::to_string(convs) + " convolution layers, none with a bias right before a norm "
+                                                     "(recorded layers)";
+            return;
+        }
+        Finding f;
+        f.severity = Severity::Info;
+        f.title = std::to_string(*wasted) + " of the model's " + std::to_string(convs)
+            + " convolution layers add a bias that the BatchNorm or InstanceNorm right after them cancels";
+        f.detail = "tuneup's Python bootstrap read the model's layers when it was first called: a Conv layer with "
+                   "bias=True whose next layer in the same container is a BatchNorm or InstanceNorm over its "
+                   "output channels. The norm subtracts the per-channel mean, which contains the bias, so the "
+                   "bias add, its gradient and its optimizer update are wasted. The recording has no operator "
+                   "timings, so the time it costs is not measured (record with torch.profiler, or on a GPU, to see "
+                   "the bias kernels).";
+        f.evidence.facts = { { "convolution layers (recorded)", std::to_string(convs) },
+            { "with a bias right before a norm", std::to_string(*wasted) } };
+        addFixes(f);
+        outcome.findings.push_back(std::move(f));
+    }
+
+    static void addFixes(Finding& f)
+    {
         f.fixPython = "# A convolution followed by BatchNorm needs no bias:\n"
                       "nn.Sequential(\n"
                       "    nn.Conv2d(in_ch, out_ch, kernel_size=3, padding=1, bias=False),\n"
@@ -254,7 +301,6 @@ public:
                    "    torch::nn::Conv2d(torch::nn::Conv2dOptions(in_ch, out_ch, 3).padding(1).bias(false)),\n"
                    "    torch::nn::BatchNorm2d(out_ch),\n"
                    "    torch::nn::ReLU(torch::nn::ReLUOptions().inplace(true)));";
-        outcome.findings.push_back(std::move(f));
     }
 };
 

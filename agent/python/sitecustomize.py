@@ -193,12 +193,16 @@ def _patch_module(agent, module):
     Module = module.Module
     call = Module.__call__
     depth = [0]
+    inspected = set()  # ids of the top-level modules whose structure was recorded
 
     @functools.wraps(call)
     def call_marking_outermost(self, *args, **kwargs):
         if depth[0]:
             return call(self, *args, **kwargs)
         depth[0] = 1
+        if id(self) not in inspected:
+            inspected.add(id(self))
+            _record_structure(agent, self)
         agent.push("tuneup.forward#" + type(self).__name__)
         try:
             return call(self, *args, **kwargs)
@@ -207,6 +211,29 @@ def _patch_module(agent, module):
             depth[0] = 0
 
     Module.__call__ = call_marking_outermost
+
+
+def _record_structure(agent, model):
+    """Facts about a model's layers, once per top-level module: convolutions with a bias whose next
+    layer is a BatchNorm or InstanceNorm over their output channels (the norm cancels the bias)."""
+    try:
+        from torch import nn
+
+        conv_types = nn.modules.conv._ConvNd
+        norm_types = (nn.modules.batchnorm._BatchNorm, nn.modules.instancenorm._InstanceNorm)
+        convs = wasted = 0
+        for parent in model.modules():
+            children = list(parent.children())
+            convs += sum(isinstance(c, conv_types) for c in children)
+            for conv, norm in zip(children, children[1:]):
+                if (isinstance(conv, conv_types) and conv.bias is not None and isinstance(norm, norm_types)
+                        and norm.num_features == conv.out_channels):
+                    wasted += 1
+        if convs:
+            agent.fact("tuneup.model.convolutions", convs)
+            agent.fact("tuneup.model.conv_bias_before_norm", wasted)
+    except Exception as error:  # a model this scan does not understand: no facts, no harm
+        _warn("reading the model's layers", error)
 
 
 class _AfterImport:

@@ -137,3 +137,39 @@ TEST(ConvBiasBeforeBatchnorm, NotEvaluatedWithoutInputShapes)
     EXPECT_EQ(run.outcome.status, RuleStatus::NotEvaluated);
     EXPECT_NE(run.outcome.reason.find("input shapes"), std::string::npos);
 }
+
+// Synthetic: a trace without operators (a tuneup recording), whose model layers the Python bootstrap
+// recorded.
+TEST(ConvBiasBeforeBatchnorm, SyntheticRecordedLayersWithBiasBeforeNormFire)
+{
+    std::vector<TraceModel> models;
+    models.push_back(ruletest::syntheticTrace(4, 10'000'000).finish());
+    ruletest::addProgramFact(models[0], "tuneup.model.convolutions", 53);
+    ruletest::addProgramFact(models[0], "tuneup.model.conv_bias_before_norm", 52);
+    const auto run = ruletest::runRuleOnModels("conv-bias-before-batchnorm", std::move(models));
+    ASSERT_EQ(run.findings(), 1u) << run.outcome.reason;
+    const Finding& f = run.outcome.findings[0];
+    EXPECT_NE(f.title.find("52 of the model's 53 convolution layers"), std::string::npos) << f.title;
+    EXPECT_FALSE(f.gain) << "no timings: no gain is claimed";
+    EXPECT_EQ(ruletest::evidenceFact(f, "with a bias right before a norm"), "52");
+}
+
+TEST(ConvBiasBeforeBatchnorm, SyntheticRecordedLayersWithoutBiasAreClean)
+{
+    std::vector<TraceModel> models;
+    models.push_back(ruletest::syntheticTrace(4, 10'000'000).finish());
+    ruletest::addProgramFact(models[0], "tuneup.model.convolutions", 53);
+    ruletest::addProgramFact(models[0], "tuneup.model.conv_bias_before_norm", 0);
+    const auto run = ruletest::runRuleOnModels("conv-bias-before-batchnorm", std::move(models));
+    EXPECT_EQ(run.findings(), 0u);
+    EXPECT_EQ(run.outcome.status, RuleStatus::Clean);
+}
+
+TEST(ConvBiasBeforeBatchnorm, SyntheticTraceWithNeitherOperatorsNorLayersIsNotEvaluated)
+{
+    std::vector<TraceModel> models;
+    models.push_back(ruletest::syntheticTrace(4, 10'000'000).finish());
+    const auto run = ruletest::runRuleOnModels("conv-bias-before-batchnorm", std::move(models));
+    EXPECT_EQ(run.outcome.status, RuleStatus::NotEvaluated);
+    EXPECT_NE(run.outcome.reason.find("model's layers"), std::string::npos) << run.outcome.reason;
+}
