@@ -34,7 +34,7 @@ uint32_t envNumber(const char* name, uint32_t fallback, uint32_t min, uint32_t m
 bool parseTraceSelection(const std::string& text, TraceSelection& out, std::string& error)
 {
     TraceSelection selection;
-    selection.nvtx = selection.torch = selection.kernel = selection.memcpy = selection.memset = selection.sync = selection.runtime
+    selection.nvtx = selection.torch = selection.gemm = selection.conv = selection.kernel = selection.memcpy = selection.memset = selection.sync = selection.runtime
         = selection.driver = false;
     size_t pos = 0;
     while (pos <= text.size()) {
@@ -45,6 +45,10 @@ bool parseTraceSelection(const std::string& text, TraceSelection& out, std::stri
             selection.nvtx = true;
         else if (item == "torch")
             selection.torch = true;
+        else if (item == "gemm")
+            selection.gemm = true;
+        else if (item == "conv")
+            selection.conv = true;
         else if (item == "cuda")
             selection.kernel = selection.memcpy = selection.memset = selection.sync = selection.runtime
                 = selection.driver = true;
@@ -64,7 +68,7 @@ bool parseTraceSelection(const std::string& text, TraceSelection& out, std::stri
             ;
         else {
             error = "unknown trace item '" + item
-                + "' (known: nvtx, torch, cuda, kernel, memcpy, memset, sync, runtime, driver, none)";
+                + "' (known: nvtx, torch, cuda, kernel, memcpy, memset, sync, runtime, driver, gemm, conv, none)";
             return false;
         }
     }

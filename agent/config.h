@@ -11,6 +11,8 @@ namespace tuneup::agent {
 struct TraceSelection {
     bool nvtx = true;
     bool torch = true; // the torch probes (torch_probe.h), read during NVTX calls
+    bool gemm = true;  // cuBLAS / cuBLASLt GEMM calls (blas_interposer, blaslt_interposer)
+    bool conv = true;  // cuDNN convolution calls (cudnn_interposer, cudnn_backend_interposer)
     bool kernel = true, memcpy = true, memset = true, sync = true, runtime = true, driver = true;
     bool anyCuda() const { return kernel || memcpy || memset || sync || runtime || driver; }
 };

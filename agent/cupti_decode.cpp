@@ -25,6 +25,7 @@ using MemsetLayout = CUpti_ActivityMemset;
 using SyncLayout = CUpti_ActivitySynchronization;
 using ApiLayout = CUpti_ActivityAPI;
 using DeviceLayout = CUpti_ActivityDevice2;
+using ExternalCorrelationLayout = CUpti_ActivityExternalCorrelation; // never versioned
 
 #define TUNEUP_SAME_OFFSET(Old, New, field)                                                                            \
     static_assert(offsetof(Old, field) == offsetof(New, field), #New "." #field " moved: update the decoder")
@@ -143,6 +144,9 @@ public:
         case CUPTI_ACTIVITY_KIND_DEVICE:
             device(read<DeviceLayout>(record));
             break;
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+            externalCorrelation(read<ExternalCorrelationLayout>(record));
+            break;
         default:
             ++m_stats.unknownKind;
             break;
@@ -170,6 +174,16 @@ private:
     {
         const int64_t shifted = int64_t(ts) - m_options.clockOffsetNs;
         return shifted > 0 ? uint64_t(shifted) : 0;
+    }
+
+    void externalCorrelation(const ExternalCorrelationLayout& e)
+    {
+        ExternalCorrelationRecord out;
+        out.kind = uint32_t(e.externalKind);
+        out.externalId = e.externalId;
+        out.correlationId = e.correlationId;
+        m_sink.externalCorrelation(out);
+        ++m_stats.externalCorrelations;
     }
 
     void kernel(const KernelLayout& k)
@@ -341,6 +355,7 @@ DecodeStats& DecodeStats::operator+=(const DecodeStats& other)
     runtimeApis += other.runtimeApis;
     driverApis += other.driverApis;
     devices += other.devices;
+    externalCorrelations += other.externalCorrelations;
     unknownKind += other.unknownKind;
     noTimestamp += other.noTimestamp;
     endBeforeStart += other.endBeforeStart;

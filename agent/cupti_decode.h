@@ -52,12 +52,16 @@ struct DecodeStats {
     uint64_t buffers = 0;
     // Records handed to the sink, by kind.
     uint64_t kernels = 0, memcpys = 0, memsets = 0, syncs = 0, runtimeApis = 0, driverApis = 0, devices = 0;
+    uint64_t externalCorrelations = 0;
     uint64_t unknownKind = 0; // kinds the agent does not decode: skipped
     uint64_t noTimestamp = 0; // start == end == 0 (CUPTI had no timing): not written
     uint64_t endBeforeStart = 0; // written with end = start, so durations are never negative
     uint64_t invalidBuffers = 0; // walks stopped by a record CUPTI could not read: the rest is lost
 
-    uint64_t records() const { return kernels + memcpys + memsets + syncs + runtimeApis + driverApis + devices; }
+    uint64_t records() const
+    {
+        return kernels + memcpys + memsets + syncs + runtimeApis + driverApis + devices + externalCorrelations;
+    }
     DecodeStats& operator+=(const DecodeStats& other);
     bool operator==(const DecodeStats&) const = default;
 };

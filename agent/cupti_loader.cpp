@@ -67,6 +67,8 @@ const char* resolveAll(void* handle, CuptiApi& api)
     resolve(handle, "cuptiGetCallbackName", api.getCallbackName);
     resolve(handle, "cuptiActivityRegisterTimestampCallback", api.activityRegisterTimestampCallback);
     resolve(handle, "cuptiSetThreadIdType", api.setThreadIdType);
+    resolve(handle, "cuptiActivityPushExternalCorrelationId", api.pushExternalCorrelationId);
+    resolve(handle, "cuptiActivityPopExternalCorrelationId", api.popExternalCorrelationId);
     return nullptr;
 }
 

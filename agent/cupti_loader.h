@@ -33,6 +33,8 @@ struct CuptiApi {
     decltype(&::cuptiGetCallbackName) getCallbackName = nullptr; // API record names
     decltype(&::cuptiActivityRegisterTimestampCallback) activityRegisterTimestampCallback = nullptr; // 11.6+
     decltype(&::cuptiSetThreadIdType) setThreadIdType = nullptr;
+    decltype(&::cuptiActivityPushExternalCorrelationId) pushExternalCorrelationId = nullptr;
+    decltype(&::cuptiActivityPopExternalCorrelationId) popExternalCorrelationId = nullptr;
 
     bool loaded() const { return handle != nullptr; }
     // "CUPTI_ERROR_UNKNOWN", or "CUPTI error <n>" when the library cannot name it.

@@ -65,6 +65,7 @@ std::atomic<CaptureState*> s_state { nullptr }; // never freed: CUPTI may call b
 std::atomic<bool> s_on { false }; // kinds enabled, CUPTI may be flushed
 std::atomic<bool> s_stopped { false }; // capture ran and was stopped: never again
 std::atomic<bool> s_forked { false };
+std::atomic<bool> s_externalOn { false }; // EXTERNAL_CORRELATION enabled: the interposers push their ids
 
 // A child must never call CUPTI: flushing there hangs (HPCToolkit #195). The pid check also
 // covers a fork whose atfork handler did not run yet.
@@ -394,6 +395,11 @@ bool startLocked(const Config& config, std::string& status)
     if (trace.driver)
         wanted.push_back({ CUPTI_ACTIVITY_KIND_DRIVER, "driver" });
     wanted.push_back({ CUPTI_ACTIVITY_KIND_DEVICE, "device" }); // one record per GPU, at context creation
+    // The ids the GEMM and convolution interposers push around their calls, tied to CUDA calls.
+    const bool wantExternal = (config.trace.gemm || config.trace.conv) && api.pushExternalCorrelationId
+        && api.popExternalCorrelationId;
+    if (wantExternal)
+        wanted.push_back({ CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external_correlation" });
 
     std::string kinds, kindsOff;
     for (const Kind& kind : wanted) {
@@ -412,6 +418,9 @@ bool startLocked(const Config& config, std::string& status)
         TUNEUP_LOG(Warn, "GPU capture without %s: %s", kind.name, api.resultString(rc).c_str());
     }
 
+    s_externalOn.store(wantExternal && std::any_of(state.enabled.begin(), state.enabled.end(), [](const Kind& k) {
+        return k.kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    }));
     s_on.store(true);
     if (!state.registered) {
         state.registered = true;
@@ -443,6 +452,27 @@ bool startCuptiCapture(const Config& config, std::string& status)
         status = "off: internal error while starting CUPTI";
         return false;
     }
+}
+
+bool externalCorrelationOn()
+{
+    return s_externalOn.load(std::memory_order_relaxed) && s_on.load(std::memory_order_relaxed)
+        && !s_forked.load(std::memory_order_relaxed);
+}
+
+bool pushExternalCorrelation(uint64_t id)
+{
+    const CaptureState* state = s_state.load(std::memory_order_acquire);
+    return state && state->api.pushExternalCorrelationId
+        && state->api.pushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) == CUPTI_SUCCESS;
+}
+
+void popExternalCorrelation()
+{
+    const CaptureState* state = s_state.load(std::memory_order_acquire);
+    uint64_t last = 0;
+    if (state && state->api.popExternalCorrelationId)
+        state->api.popExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
 }
 
 bool cuptiCaptureOn()

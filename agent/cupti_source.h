@@ -6,6 +6,7 @@
 
 #include "config.h"
 
+#include <cstdint>
 #include <string>
 
 namespace tuneup::agent {
@@ -18,6 +19,13 @@ bool startCuptiCapture(const Config& config, std::string& status);
 
 // Whether capture is on in this process.
 bool cuptiCaptureOn();
+
+// External correlation around an interposed library call (interpose_record.h): the kernels launched
+// between push and pop carry `id` in CUPTI's EXTERNAL_CORRELATION records (kind CUSTOM2). On only
+// while capture is on and records them; cheap to ask (two relaxed loads).
+bool externalCorrelationOn();
+bool pushExternalCorrelation(uint64_t id);
+void popExternalCorrelation();
 
 // Disables the kinds, flushes CUPTI (forced) and unsubscribes; capture does not start again.
 // Idempotent, harmless when off. Call before Writer::stop(), whose final pass decodes the flush.

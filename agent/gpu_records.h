@@ -55,6 +55,13 @@ struct DeviceRecord {
     std::string_view uuid; // hex, may be empty
 };
 
+// An id pushed around a library call (interpose_record.h) and a CUDA API call made inside it.
+struct ExternalCorrelationRecord {
+    uint32_t kind = 0; // CUpti_ExternalCorrelationKind
+    uint64_t externalId = 0;
+    uint32_t correlationId = 0;
+};
+
 // Receives decoded records. Implemented by the trace writer and, in tests, by a collecting sink.
 class ActivitySink {
 public:
@@ -65,6 +72,7 @@ public:
     virtual void sync(const SyncRecord&) = 0;
     virtual void api(const ApiRecord&) = 0;
     virtual void device(const DeviceRecord&) = 0;
+    virtual void externalCorrelation(const ExternalCorrelationRecord&) { }
 };
 
 } // namespace tuneup::agent

@@ -1,5 +1,9 @@
 #include "host_event_sink.h"
 
+#include "nvtx_source.h"
+
+#include "library_functions.h"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -49,12 +53,28 @@ void HostEventSink::noteThread(int tid)
     }
 }
 
+int64_t HostEventSink::functionName(uint16_t function)
+{
+    if (function >= m_functionNames.size())
+        m_functionNames.resize(size_t(function) + 1, -1);
+    int64_t& id = m_functionNames[function];
+    if (id < 0)
+        id = m_db.intern(libraryFunctionName(function));
+    return id;
+}
+
 int64_t HostEventSink::domainId(uint64_t handle)
 {
     // Domains made by nvtxDomainCreate carry the agent's id as handle; an unknown handle (made
     // before the agent attached) still gets a row so its events keep their domain apart.
-    if (m_knownDomains.emplace(handle, true).second)
-        m_db.addDomain(int64_t(handle), std::nullopt);
+    if (m_knownDomains.emplace(handle, true).second) {
+        // A forked child's domains were created in its parent: their names come from the table the
+        // child inherited.
+        const auto name = nvtxDomainName(handle);
+        m_db.addDomain(int64_t(handle), name ? std::optional(m_db.intern(*name)) : std::nullopt);
+        if (name && *name == kBootstrapDomain)
+            m_bootstrapDomain = handle;
+    }
     return int64_t(handle);
 }
 
@@ -146,12 +166,21 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
         mark.payloadType = event.payloadType;
         mark.payloadBits = event.payload;
         m_db.addMark(mark);
+        // The Python bootstrap says so in a DataLoader worker (it inherited the domain from its parent).
+        if (!m_workerNoted && m_bootstrapDomain != 0 && event.domain == m_bootstrapDomain
+            && event.messageKind == MessageKind::Text
+            && textAfter<NvtxEventFixed>(header, body) == "tuneup.dataloader.worker_id") {
+            m_db.setProcessRole(m_pid, "dataloader-worker");
+            m_workerNoted = true;
+        }
         break;
     }
     case HostEventKind::NvtxDomainCreate: {
         const auto name = readFixed<NvtxNameFixed>(body);
         m_knownDomains[name.domain] = true;
         m_db.addDomain(int64_t(name.domain), m_db.intern(textAfter<NvtxNameFixed>(header, body)));
+        if (textAfter<NvtxNameFixed>(header, body) == kBootstrapDomain)
+            m_bootstrapDomain = name.domain;
         break;
     }
     case HostEventKind::NvtxStringRegister: {
@@ -174,6 +203,16 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
         const auto flag = readFixed<FrameworkFlagFixed>(body);
         m_db.addFrameworkFlag(
             header.timeNs, tid, m_db.intern(textAfter<FrameworkFlagFixed>(header, body)), flag.value);
+        break;
+    }
+    case HostEventKind::GemmCall: {
+        const auto call = readFixed<GemmCallFixed>(body);
+        m_db.addGemmCall(header.timeNs, tid, functionName(call.function), call);
+        break;
+    }
+    case HostEventKind::ConvCall: {
+        const auto call = readFixed<ConvCallFixed>(body);
+        m_db.addConvCall(header.timeNs, tid, functionName(call.function), call);
         break;
     }
     case HostEventKind::Padding:

@@ -1,7 +1,7 @@
 #pragma once
 // Turns the records that threads put in their rings into trace rows: pairs NVTX push/pop per
 // thread and domain (with depth and parent), start/end by range id, resolves registered strings
-// and domains. Runs on the writer thread only.
+// and domains, writes the interposers' GEMM and convolution calls. Runs on the writer thread only.
 
 #include "host_events.h"
 #include "trace_schema.h"
@@ -31,6 +31,7 @@ private:
     };
 
     int64_t domainId(uint64_t handle);
+    int64_t functionName(uint16_t function); // strings.id of an interposed function's name
     std::optional<int64_t> messageId(const NvtxEventFixed& event, std::string_view text);
     void noteThread(int tid);
 
@@ -39,8 +40,12 @@ private:
     int64_t m_nextRangeId;
     uint64_t m_consumed = 0;
     uint64_t m_unmatchedEnds = 0;
+    std::vector<int64_t> m_functionNames; // LibraryFunction -> strings.id, -1 until interned
     std::unordered_map<uint64_t, int64_t> m_registeredStrings; // handle id -> strings.id
     std::unordered_map<uint64_t, bool> m_knownDomains;
+    static constexpr std::string_view kBootstrapDomain = "tuneup"; // the Python bootstrap's NVTX domain
+    uint64_t m_bootstrapDomain = 0; // its handle, once seen (0 is the default domain, never it)
+    bool m_workerNoted = false;     // the process was recorded as a DataLoader worker
     std::unordered_map<int, bool> m_knownThreads;
     std::map<std::pair<int, uint64_t>, std::vector<OpenRange>> m_pushStacks; // (tid, domain) -> stack
     std::unordered_map<uint64_t, OpenRange> m_startedRanges;                 // range id -> open range

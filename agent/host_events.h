@@ -19,6 +19,8 @@ enum class HostEventKind : uint16_t {
     NvtxCategoryName = 8,   // NvtxNameFixed(id = category) + name
     NvtxThreadName = 9,     // NvtxNameFixed(id = tid) + name
     FrameworkFlag = 10,     // FrameworkFlagFixed + flag name (torch_probe.h)
+    GemmCall = 11,          // GemmCallFixed; header time = the call's start
+    ConvCall = 12,          // ConvCallFixed; header time = the call's start
 };
 
 struct RecordHeader {
@@ -59,5 +61,51 @@ struct NvtxNameFixed {
 struct FrameworkFlagFixed {
     int64_t value; // 1 on, 0 off, -1 unknown
 };
+
+// A cuBLAS / cuBLASLt GEMM call (blas_interposer.cpp, blaslt_interposer.cpp). Unknown values are
+// kUnknown (written as NULL); codes are the libraries' own (cudaDataType, cublasComputeType_t, ...).
+inline constexpr int64_t kUnknown = INT64_MIN;
+struct GemmCallFixed {
+    uint64_t endNs;
+    int64_t m, n, k, batch;
+    int64_t lda, ldb, ldc;
+    int64_t strideA, strideB, strideC;
+    uint64_t externalId; // 0: none pushed
+    int32_t status;
+    int32_t aType, bType, cType, computeType, epilogue; // -1 unknown
+    uint16_t function;   // LibraryFunction (library_functions.h)
+    int8_t transa, transb; // cublasOperation_t, -1 unknown
+    uint8_t api;         // schema::GemmApi
+    uint8_t reserved[3];
+};
+static_assert(sizeof(GemmCallFixed) % 8 == 0);
+
+// A cuDNN convolution call (cudnn_interposer.cpp, cudnn_backend_interposer.cpp). -1: unknown.
+struct ConvShape {
+    int32_t n = -1, c = -1, d = -1, h = -1, w = -1; // input (d: 3-D only)
+    int32_t k = -1, filterC = -1, t = -1, r = -1, s = -1; // filter
+    int32_t pad[3] = { -1, -1, -1 }, stride[3] = { -1, -1, -1 }, dilation[3] = { -1, -1, -1 }; // d, h, w
+    int32_t groups = -1;
+    int32_t dataType = -1, computeType = -1, mathType = -1;
+    int8_t direction = -1; // schema::ConvDirection
+    int8_t layout = -1;    // schema::TensorLayout
+    uint8_t reserved[2] = {};
+};
+static_assert(sizeof(ConvShape) % 4 == 0);
+
+struct ConvCallFixed {
+    uint64_t endNs;
+    uint64_t externalId; // 0: none pushed
+    uint64_t planId;     // backend plans, numbered by the agent; 0: none
+    int64_t algo;        // kUnknown when not known
+    ConvShape shape;
+    int32_t status;
+    uint16_t function;   // LibraryFunction
+    uint8_t api;         // schema::ConvApi
+    uint8_t callKind;    // schema::ConvCallKind
+    uint8_t algoSource;  // schema::AlgoSource
+    uint8_t reserved[7];
+};
+static_assert(sizeof(ConvCallFixed) % 8 == 0);
 
 } // namespace tuneup::agent

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <cwchar>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -307,9 +308,16 @@ std::mutex& domainMutex()
     return *mutex;
 }
 
-nvtxDomainHandle_t NVTX_API domainCreateA(const char* name)
+// Domain name -> handle, under domainMutex(). Forked children inherit it (nvtxDomainName).
+std::unordered_map<std::string, uint64_t>& domainIds()
 {
     static auto* ids = new std::unordered_map<std::string, uint64_t>;
+    return *ids;
+}
+
+nvtxDomainHandle_t NVTX_API domainCreateA(const char* name)
+{
+    auto* ids = &domainIds();
     const std::string key = name ? name : "";
     uint64_t id;
     bool created = false;
@@ -387,6 +395,21 @@ void bootstrapMark(const char* name, int64_t value)
 }
 
 bool nvtxAttached() { return s_announced.load(); }
+
+std::optional<std::string> nvtxDomainName(uint64_t handle)
+{
+    // try_lock: in a forked child the lock may have been held by a parent thread that is gone; the
+    // name is then unknown, which beats hanging the child's writer.
+    std::unique_lock lock(domainMutex(), std::try_to_lock);
+    if (!lock.owns_lock())
+        return std::nullopt;
+    for (const auto& [name, id] : domainIds())
+        if (id == handle)
+            return name;
+    return std::nullopt;
+}
+
+size_t openRangeReserveBytes() { return size_t(t_openWritten) * kPopReserveBytes; }
 
 int attachNvtx(NvtxGetExportTableFunc_t getExportTable)
 {

@@ -3,6 +3,10 @@
 // InitializeInjectionNvtx2 once; we fill its function tables with our handlers, which write
 // events to the calling thread's ring. No lock and no string interning on the hot path.
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <nvtx3/nvToolsExt.h>
 
 namespace tuneup::agent {
@@ -13,6 +17,14 @@ int attachNvtx(NvtxGetExportTableFunc_t getExportTable);
 
 // True once any library's NVTX calls reach the agent (inherited by forked children).
 bool nvtxAttached();
+
+// The name of a domain this process created with nvtxDomainCreate, if any: a forked child's writer
+// names the domains it inherited (their creation was recorded in the parent's file).
+std::optional<std::string> nvtxDomainName(uint64_t handle);
+
+// Bytes another source's event must leave free in this thread's ring: the room kept for the pops of
+// the NVTX ranges open on it (see nvtx_source.cpp), so no record of ours can make a pop drop.
+size_t openRangeReserveBytes();
 
 // For the Python bootstrap (agent/python/sitecustomize.py), which has no NVTX of its own in CPU
 // builds of torch: ranges and marks with an int64 payload in the "tuneup" domain, recorded exactly

@@ -1,11 +1,11 @@
 #include "torch_probe.h"
 
+#include "interpose_resolve.h"
 #include "log.h"
 
 #include <atomic>
 #include <cstring>
 #include <dlfcn.h>
-#include <link.h>
 #include <mutex>
 #include <string>
 
@@ -48,16 +48,6 @@ std::atomic<State> s_state { State::Searching };
 std::mutex s_resolveMutex;
 Symbols s_symbols;
 
-int findLibtorch(dl_phdr_info* info, size_t, void* data)
-{
-    const char* name = info->dlpi_name;
-    if (name && strstr(name, "/libtorch_cpu.so")) {
-        *static_cast<std::string*>(data) = name;
-        return 1;
-    }
-    return 0;
-}
-
 template <class T> T resolve(void* library, const char* symbol)
 {
     return reinterpret_cast<T>(dlsym(library, symbol));
@@ -68,8 +58,7 @@ bool tryResolve()
     std::lock_guard lock(s_resolveMutex);
     if (s_state.load(std::memory_order_acquire) == State::Resolved)
         return true;
-    std::string path;
-    dl_iterate_phdr(findLibtorch, &path);
+    const std::string path = findLoadedLibrary({ "libtorch_cpu.so" });
     if (path.empty())
         return false;
     // RTLD_NOLOAD: a handle on the copy already loaded (torch may be RTLD_LOCAL), never a load.

@@ -3,6 +3,7 @@
 #include "log.h"
 #include "trace_schema.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -67,6 +68,15 @@ void bindPayload(sqlite3_stmt* s, int typeIndex, int valueIndex, uint8_t type, u
     default: // extended payloads (schema-described binary) are not decoded in v1
         sqlite3_bind_null(s, valueIndex);
     }
+}
+
+// A value the agent may not know: NULL when it is the `unknown` marker.
+void bindKnown(sqlite3_stmt* s, int index, int64_t value, int64_t unknown)
+{
+    if (value == unknown)
+        sqlite3_bind_null(s, index);
+    else
+        sqlite3_bind_int64(s, index, value);
 }
 
 } // namespace
@@ -171,7 +181,7 @@ TraceDb::~TraceDb()
         commit();
     for (sqlite3_stmt* s : { m_insertString, m_setMeta, m_setStat, m_addThread, m_nameThread, m_addProcess,
              m_endProcess, m_addDomain, m_nameCategory, m_addRange, m_addMark, m_addFlag, m_addThreadState, m_kernel, m_memcpy, m_memset, m_sync,
-             m_api, m_device })
+             m_api, m_device, m_gemmCall, m_convCall, m_externalCorrelation })
         sqlite3_finalize(s);
     // Leave the WAL in place only if closing fails; a clean close checkpoints it into the file.
     sqlite3_close(m_db);
@@ -308,6 +318,19 @@ void TraceDb::addProcess(int pid, int parentPid, std::string_view role, std::str
     bindText(m_addProcess, 4, commandLine);
     sqlite3_bind_int64(m_addProcess, 5, int64_t(startNs));
     step(m_addProcess);
+}
+
+void TraceDb::setProcessRole(int pid, std::string_view role)
+{
+    // Rare (once per process at most): no statement kept.
+    sqlite3_stmt* s = prepare("UPDATE processes SET role = ? WHERE pid = ?");
+    if (s) {
+        bindText(s, 1, role);
+        sqlite3_bind_int(s, 2, pid);
+        step(s);
+        sqlite3_finalize(s);
+    }
+    setMeta("role", role);
 }
 
 void TraceDb::endProcess(int pid, uint64_t endNs)
@@ -541,6 +564,83 @@ void TraceDb::device(const DeviceRecord& d)
     else
         bindText(s, 9, d.uuid);
     step(s);
+}
+
+void TraceDb::addGemmCall(uint64_t startNs, int tid, int64_t nameId, const GemmCallFixed& c)
+{
+    if (!m_gemmCall)
+        m_gemmCall = prepare("INSERT INTO gemm_calls(start_ns, end_ns, tid, api, name_id, transa, transb, m, n, k, batch, "
+                             "a_type, b_type, c_type, compute_type, lda, ldb, ldc, stride_a, stride_b, stride_c, "
+                             "epilogue, external_id, status) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_gemmCall;
+    sqlite3_bind_int64(s, 1, int64_t(startNs));
+    sqlite3_bind_int64(s, 2, int64_t(std::max(c.endNs, startNs)));
+    sqlite3_bind_int(s, 3, tid);
+    sqlite3_bind_int(s, 4, c.api);
+    sqlite3_bind_int64(s, 5, nameId);
+    bindKnown(s, 6, c.transa, -1);
+    bindKnown(s, 7, c.transb, -1);
+    const int64_t sizes[] = { c.m, c.n, c.k };
+    for (int i = 0; i < 3; ++i)
+        bindKnown(s, 8 + i, sizes[i], kUnknown);
+    sqlite3_bind_int64(s, 11, c.batch == kUnknown ? 1 : c.batch);
+    const int32_t types[] = { c.aType, c.bType, c.cType, c.computeType };
+    for (int i = 0; i < 4; ++i)
+        bindKnown(s, 12 + i, types[i], -1);
+    const int64_t lds[] = { c.lda, c.ldb, c.ldc, c.strideA, c.strideB, c.strideC };
+    for (int i = 0; i < 6; ++i)
+        bindKnown(s, 16 + i, lds[i], kUnknown);
+    bindKnown(s, 22, c.epilogue, -1);
+    bindKnown(s, 23, int64_t(c.externalId), 0);
+    sqlite3_bind_int(s, 24, c.status);
+    if (step(s))
+        ++m_eventsWritten;
+}
+
+void TraceDb::addConvCall(uint64_t startNs, int tid, int64_t nameId, const ConvCallFixed& c)
+{
+    if (!m_convCall)
+        m_convCall = prepare("INSERT INTO conv_calls(start_ns, end_ns, tid, api, name_id, call_kind, direction, n, c, d, h, "
+                             "w, k, t, r, s, filter_c, pad_d, pad_h, pad_w, stride_d, stride_h, stride_w, dilation_d, "
+                             "dilation_h, dilation_w, groups, data_type, compute_type, math_type, layout, algo, "
+                             "algo_source, plan_id, external_id, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                             "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_convCall;
+    const ConvShape& x = c.shape;
+    sqlite3_bind_int64(s, 1, int64_t(startNs));
+    sqlite3_bind_int64(s, 2, int64_t(std::max(c.endNs, startNs)));
+    sqlite3_bind_int(s, 3, tid);
+    sqlite3_bind_int(s, 4, c.api);
+    sqlite3_bind_int64(s, 5, nameId);
+    sqlite3_bind_int(s, 6, c.callKind);
+    bindKnown(s, 7, x.direction, -1);
+    const int32_t dims[] = { x.n, x.c, x.d, x.h, x.w, x.k, x.t, x.r, x.s, x.filterC, x.pad[0], x.pad[1], x.pad[2],
+        x.stride[0], x.stride[1], x.stride[2], x.dilation[0], x.dilation[1], x.dilation[2], x.groups, x.dataType,
+        x.computeType, x.mathType };
+    for (int i = 0; i < int(sizeof dims / sizeof dims[0]); ++i)
+        bindKnown(s, 8 + i, dims[i], -1);
+    bindKnown(s, 31, x.layout, -1);
+    bindKnown(s, 32, c.algo, kUnknown);
+    sqlite3_bind_int(s, 33, c.algoSource);
+    bindKnown(s, 34, int64_t(c.planId), 0);
+    bindKnown(s, 35, int64_t(c.externalId), 0);
+    sqlite3_bind_int(s, 36, c.status);
+    if (step(s))
+        ++m_eventsWritten;
+}
+
+void TraceDb::externalCorrelation(const ExternalCorrelationRecord& r)
+{
+    if (!m_externalCorrelation)
+        m_externalCorrelation
+            = prepare("INSERT INTO external_correlations(correlation_id, kind, external_id) VALUES (?, ?, ?)");
+    sqlite3_stmt* s = m_externalCorrelation;
+    sqlite3_bind_int64(s, 1, r.correlationId);
+    sqlite3_bind_int64(s, 2, r.kind);
+    sqlite3_bind_int64(s, 3, int64_t(r.externalId));
+    if (step(s))
+        ++m_gpuRecordsWritten;
 }
 
 } // namespace tuneup::agent

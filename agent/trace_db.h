@@ -4,6 +4,7 @@
 // writer thread.
 
 #include "gpu_records.h"
+#include "host_events.h"
 
 #include <memory>
 #include <optional>
@@ -70,6 +71,8 @@ public:
     void nameThread(int tid, int pid, int64_t nameId);
     void addProcess(int pid, int parentPid, std::string_view role, std::string_view commandLine, uint64_t startNs);
     void endProcess(int pid, uint64_t endNs);
+    // What the process turned out to be (a forked child that is a DataLoader worker); also meta `role`.
+    void setProcessRole(int pid, std::string_view role);
     void addDomain(int64_t id, std::optional<int64_t> nameId);
     void nameCategory(int64_t domainId, uint32_t category, int64_t nameId);
     void addRange(const RangeRow&);
@@ -80,6 +83,10 @@ public:
     // A sampled thread state (thread_sampler.h); syscall -2 (unknown) is stored as NULL.
     void addThreadState(uint64_t tsNs, int tid, char state, int64_t syscall);
 
+    // A recorded GEMM / convolution call (interpose_record.h) on thread `tid`; `nameId` is its function.
+    void addGemmCall(uint64_t startNs, int tid, int64_t nameId, const GemmCallFixed& call);
+    void addConvCall(uint64_t startNs, int tid, int64_t nameId, const ConvCallFixed& call);
+
     // ActivitySink: GPU records from CUPTI.
     void kernel(const KernelRecord&) override;
     void memcpy(const MemcpyRecord&) override;
@@ -87,6 +94,7 @@ public:
     void sync(const SyncRecord&) override;
     void api(const ApiRecord&) override;
     void device(const DeviceRecord&) override;
+    void externalCorrelation(const ExternalCorrelationRecord&) override;
 
     // Rows written by the insert functions above (events, not strings or metadata).
     uint64_t eventsWritten() const { return m_eventsWritten; }
@@ -130,6 +138,9 @@ private:
     sqlite3_stmt* m_sync = nullptr;
     sqlite3_stmt* m_api = nullptr;
     sqlite3_stmt* m_device = nullptr;
+    sqlite3_stmt* m_gemmCall = nullptr;
+    sqlite3_stmt* m_convCall = nullptr;
+    sqlite3_stmt* m_externalCorrelation = nullptr;
 };
 
 } // namespace tuneup::agent

@@ -1,6 +1,7 @@
 // gemm-dims-not-aligned: matrix multiplies whose M, N or K is not a multiple of 16 bytes' worth of
 // elements (8 for fp16/bf16, 4 for fp32/tf32, 16 for int8/fp8). See gemm-dims-not-aligned.md.
 
+#include "advise/library_kernels.h"
 #include "advise/rule_context.h"
 #include "all_rules.h"
 
@@ -142,6 +143,77 @@ struct ShapeGroup {
     bool weighed = false;
 };
 
+// "3137 -> 3144 (16-bit: multiples of 8)" for the costliest unaligned dims of the weighed groups.
+std::string paddingText(const std::vector<const ShapeGroup*>& sorted)
+{
+    std::string padding;
+    std::vector<int64_t> seen;
+    for (const ShapeGroup* g : sorted) {
+        if (!g->weighed)
+            continue;
+        for (int64_t v : g->values) {
+            if (seen.size() >= 4 || std::find(seen.begin(), seen.end(), v) != seen.end())
+                continue;
+            seen.push_back(v);
+            const int64_t align = std::max<int64_t>(1, 16 / std::max(1, g->bytes));
+            const int64_t to = (v + align - 1) / align * align;
+            padding += (padding.empty() ? "" : ", ") + std::to_string(v) + " -> " + std::to_string(to) + " ("
+                + std::to_string(g->bytes * 8) + "-bit: multiples of " + std::to_string(align) + ")";
+        }
+    }
+    return padding;
+}
+
+void setFixes(Finding& f, const std::string& padding)
+{
+    f.fixPython = "# Unaligned here: " + padding + "\n"
+                  "# Pad feature sizes to multiples of 8 (fp16/bf16; 4 suffice for fp32/tf32, 16 for int8/fp8):\n"
+                  "fc = nn.Linear(1001, 30)  # before\n"
+                  "fc = nn.Linear(1008, 32)  # after: zero-pad the inputs, slice the outputs [..., :30]\n"
+                  "# Vocabulary / embedding heads: round up to a multiple of 64\n"
+                  "vocab = (vocab_size + 63) // 64 * 64\n"
+                  "# Token counts: pick batch sizes and (padded) sequence lengths that are multiples of 8\n"
+                  "tok = tokenizer(texts, padding=True, pad_to_multiple_of=8, return_tensors=\"pt\")";
+    f.fixCpp = "// Unaligned here: " + padding + "\n"
+               "// Pad feature sizes to multiples of 8 (fp16/bf16):\n"
+               "auto fc = torch::nn::Linear(1008, 32);  // was Linear(1001, 30)\n"
+               "namespace F = torch::nn::functional;\n"
+               "auto y = fc(F::pad(x, F::PadFuncOptions({0, 1008 - 1001}))).slice(/*dim=*/-1, 0, 30);\n"
+               "int64_t vocab = (vocab_size + 63) / 64 * 64;  // vocabulary heads: multiple of 64";
+}
+
+// Bytes per element of a cudaDataType (library_types.h), 0 when the rule cannot tell.
+int cudaTypeBytes(int32_t type)
+{
+    switch (type) {
+    case 0: case 10: case 12: return 4;  // fp32, int32, uint32
+    case 1: case 24: case 26: return 8;  // fp64, int64, uint64
+    case 2: case 14: case 20: case 22: return 2; // fp16, bf16, int16, uint16
+    case 3: case 8: case 28: case 29: case 30: return 1; // int8, uint8, fp8
+    case 4: return 8;   // complex fp32
+    case 5: return 16;  // complex fp64
+    case 6: case 15: return 4; // complex fp16 / bf16
+    default: return 0;
+    }
+}
+
+std::string cudaTypeName(int32_t type)
+{
+    switch (type) {
+    case 0: return "fp32";
+    case 1: return "fp64";
+    case 2: return "fp16";
+    case 14: return "bf16";
+    case 3: return "int8";
+    case 28: return "fp8 e4m3";
+    case 29: return "fp8 e5m2";
+    default: return "type " + std::to_string(type);
+    }
+}
+
+// cublasComputeType_t values that let fp32 data run on tensor cores (FAST_16F, FAST_16BF, FAST_TF32).
+bool fastCompute(int32_t computeType) { return computeType == 74 || computeType == 75 || computeType == 77; }
+
 class GemmDimsNotAligned final : public Rule {
 public:
     const RuleInfo& info() const override
@@ -149,14 +221,24 @@ public:
         static const RuleInfo info { "gemm-dims-not-aligned", "GEMM dimensions not aligned",
             "Matrix multiplies whose M, N or K is not a multiple of 16 bytes (8 fp16/bf16, 4 fp32/tf32, 16 int8/fp8 "
             "elements) run slower kernels.",
-            { Input::CpuOps, Input::InputShapes, Input::GpuKernels } };
+            { Input::InputShapes, Input::GpuKernels } };
         return info;
     }
 
     void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
     {
+        // The calls the agent recorded are exact (the library's own M, N, K and leading dimensions); the
+        // framework ops' input shapes are the fallback.
+        if (evaluateRecordedCalls(context, outcome))
+            return;
         const TraceModel& m = context.model();
         const auto& ops = m.cpuOps;
+        if (ops.empty()) {
+            outcome.status = RuleStatus::NotEvaluated;
+            outcome.reason = "needs " + std::string(inputName(Input::CpuOps)) + " with their input shapes, or GEMM "
+                                                                                "calls tied to their kernels";
+            return;
+        }
 
         // GEMM ops, and the innermost ones (aten::linear -> aten::addmm: the addmm is the GEMM).
         std::vector<char> isGemm(ops.size(), 0), hasGemmInside(ops.size(), 0);
@@ -392,24 +474,7 @@ public:
         }
         evidence.eventsTotal = size_t(weighedOps) * 2; // each op and its GEMM kernel
 
-        // "3137 -> 3144 (16-bit: multiples of 8)" for the costliest unaligned dims.
-        std::string padding;
-        {
-            std::vector<int64_t> seen;
-            for (const ShapeGroup* g : sorted) {
-                if (!g->weighed)
-                    continue;
-                for (int64_t v : g->values) {
-                    if (seen.size() >= 4 || std::find(seen.begin(), seen.end(), v) != seen.end())
-                        continue;
-                    seen.push_back(v);
-                    const int64_t align = std::max<int64_t>(1, 16 / std::max(1, g->bytes));
-                    const int64_t to = (v + align - 1) / align * align;
-                    padding += (padding.empty() ? "" : ", ") + std::to_string(v) + " -> " + std::to_string(to) + " ("
-                        + std::to_string(g->bytes * 8) + "-bit: multiples of " + std::to_string(align) + ")";
-                }
-            }
-        }
+        const std::string padding = paddingText(sorted);
         Finding f;
         f.severity = share >= 0.20 ? Severity::Error : share >= 0.015 ? Severity::Warning : Severity::Info;
         f.title = std::to_string(weighedOps) + " GEMM calls have dimensions that are not multiples of 16 bytes (" + dims
@@ -426,21 +491,213 @@ public:
             f.detail += " Measure with `tuneup bench`, which times the recorded shapes against their padded twins.";
         f.gain = std::move(gain);
         f.evidence = std::move(evidence);
-        f.fixPython = "# Unaligned here: " + padding + "\n"
-                      "# Pad feature sizes to multiples of 8 (fp16/bf16; 4 suffice for fp32/tf32, 16 for int8/fp8):\n"
-                      "fc = nn.Linear(1001, 30)  # before\n"
-                      "fc = nn.Linear(1008, 32)  # after: zero-pad the inputs, slice the outputs [..., :30]\n"
-                      "# Vocabulary / embedding heads: round up to a multiple of 64\n"
-                      "vocab = (vocab_size + 63) // 64 * 64\n"
-                      "# Token counts: pick batch sizes and (padded) sequence lengths that are multiples of 8\n"
-                      "tok = tokenizer(texts, padding=True, pad_to_multiple_of=8, return_tensors=\"pt\")";
-        f.fixCpp = "// Unaligned here: " + padding + "\n"
-                   "// Pad feature sizes to multiples of 8 (fp16/bf16):\n"
-                   "auto fc = torch::nn::Linear(1008, 32);  // was Linear(1001, 30)\n"
-                   "namespace F = torch::nn::functional;\n"
-                   "auto y = fc(F::pad(x, F::PadFuncOptions({0, 1008 - 1001}))).slice(/*dim=*/-1, 0, 30);\n"
-                   "int64_t vocab = (vocab_size + 63) / 64 * 64;  // vocabulary heads: multiple of 64";
+        setFixes(f, padding);
         outcome.findings.push_back(std::move(f));
+    }
+
+private:
+    // The GEMM calls the agent's interposers recorded (cuBLAS / cuBLASLt, column-major: op(A) m x k, op(B)
+    // k x n, C m x n), weighed by the kernels each launched. False when there are none tied to kernels:
+    // the framework ops' shapes are then used.
+    bool evaluateRecordedCalls(const RuleContext& context, RuleOutcome& outcome) const
+    {
+        const TraceModel& m = context.model();
+        const GemmCallTable& g = m.gemmCalls;
+        if (g.empty())
+            return false;
+        const CallKernels linked = gemmCallKernels(m);
+        const auto& k = m.kernels;
+        std::map<std::string, ShapeGroup> groups;
+        struct Weighed {
+            int64_t ns;
+            size_t call;
+            RowIndex firstKernel;
+        };
+        std::vector<Weighed> weighedCalls;
+        int64_t allNs = 0, alignedNs = 0, weighedNs = 0, gainNs = 0, narrowNs = 0, notLeadingNs = 0;
+        size_t withKernels = 0, unknownType = 0, notLeadingCalls = 0;
+        bool anyTensorCore = false, anyNarrow = false;
+        for (size_t i = 0; i < g.size(); ++i) {
+            const auto kernels = linked.of(i);
+            if (kernels.empty())
+                continue;
+            ++withKernels;
+            int64_t ns = 0, longest = 0;
+            Precision precision = Precision::Unknown;
+            bool narrow = false;
+            for (RowIndex r : kernels) {
+                const int64_t d = k.endNs[size_t(r)] - k.startNs[size_t(r)];
+                ns += d;
+                const std::string_view name = m.str(k.name[size_t(r)]);
+                if (d > longest) {
+                    longest = d;
+                    precision = kernelPrecision(name);
+                }
+                narrow = narrow || name.find("_align1") != std::string_view::npos
+                    || name.find("_align2") != std::string_view::npos;
+            }
+            allNs += ns;
+            int bytes = cudaTypeBytes(g.aType[i]);
+            if (bytes == 0)
+                bytes = bytesOfPrecision(precision);
+            if (bytes == 0) {
+                ++unknownType;
+                continue;
+            }
+            const int64_t align = std::max(1, 16 / bytes);
+            auto off = [align](int64_t v) { return v > 1 && v % align != 0; };
+            // Leading dimensions decide the loads; K also the inner loop. An unaligned M or N that is no
+            // leading dimension (the token count of a forward Linear) only fills the last tile less.
+            std::string unaligned;
+            std::vector<int64_t> values;
+            bool weighed = false;
+            auto note = [&](const char* label, int64_t v, bool counts) {
+                if (!off(v))
+                    return;
+                unaligned += (unaligned.empty() ? "" : ", ") + std::string(label) + "=" + std::to_string(v);
+                if (std::find(values.begin(), values.end(), v) == values.end())
+                    values.push_back(v);
+                weighed = weighed || counts;
+            };
+            note("M", g.m[i], false);
+            note("N", g.n[i], false);
+            note("K", g.k[i], true);
+            note("lda", g.lda[i], true);
+            note("ldb", g.ldb[i], true);
+            note("ldc", g.ldc[i], true);
+            if (unaligned.empty()) {
+                alignedNs += ns;
+                continue;
+            }
+            std::string shape = std::string(m.str(g.name[i])) + " " + (g.transa[i] == 0 ? "N" : "T")
+                + (g.transb[i] == 0 ? "N" : "T") + " M=" + std::to_string(g.m[i]) + " N=" + std::to_string(g.n[i])
+                + " K=" + std::to_string(g.k[i]) + " lda=" + std::to_string(g.lda[i])
+                + " ldb=" + std::to_string(g.ldb[i]) + " ldc=" + std::to_string(g.ldc[i]);
+            if (g.batch[i] > 1)
+                shape += " batch=" + std::to_string(g.batch[i]);
+            shape += " (" + cudaTypeName(g.aType[i]) + ")";
+            ShapeGroup& group = groups[shape];
+            group.shape = shape;
+            group.unaligned = unaligned;
+            group.values = values;
+            group.bytes = bytes;
+            ++group.ops;
+            group.kernelNs += ns;
+            group.weighed = weighed;
+            if (!weighed) {
+                notLeadingNs += ns;
+                ++notLeadingCalls;
+                continue;
+            }
+            const bool tensorCore = bytes <= 2 || fastCompute(g.computeType[i]) || usesTensorCores(precision);
+            anyTensorCore = anyTensorCore || tensorCore;
+            weighedNs += ns;
+            gainNs += int64_t(double(ns) * (tensorCore ? kTensorCoreLoss : kCudaCoreLoss));
+            if (narrow) {
+                anyNarrow = true;
+                narrowNs += ns;
+            }
+            weighedCalls.push_back({ ns, i, kernels.front() });
+        }
+        if (withKernels == 0)
+            return false; // no call tied to a kernel (no GPU capture): nothing to weigh with
+        const std::string checked = std::to_string(withKernels) + " recorded GEMM calls with kernels ("
+            + formatDuration(allNs) + " of GEMM time)";
+        std::vector<const ShapeGroup*> sorted;
+        for (const auto& [key, group] : groups)
+            sorted.push_back(&group);
+        std::sort(sorted.begin(), sorted.end(), [](const ShapeGroup* a, const ShapeGroup* b) {
+            return a->weighed != b->weighed ? a->weighed : a->kernelNs > b->kernelNs;
+        });
+        std::string dims;
+        {
+            std::vector<int64_t> seen;
+            for (const ShapeGroup* group : sorted)
+                for (int64_t v : group->values)
+                    if (group->weighed && std::find(seen.begin(), seen.end(), v) == seen.end()) {
+                        seen.push_back(v);
+                        if (seen.size() <= 5)
+                            dims += (dims.empty() ? "" : ", ") + std::to_string(v);
+                        else if (seen.size() == 6)
+                            dims += ", ...";
+                    }
+        }
+        if (weighedCalls.empty()) {
+            outcome.reason = checked + ": "
+                + (notLeadingCalls ? std::to_string(notLeadingCalls)
+                            + " have only an unaligned M or N that is no leading dimension (padding it gains nothing), "
+                              "the rest are aligned"
+                                   : std::string("all dimensions and leading dimensions aligned to 16 bytes"));
+            if (unknownType)
+                outcome.reason += "; " + std::to_string(unknownType) + " of unknown data type skipped";
+            return true;
+        }
+        const int64_t perStepGain = context.perStep(gainNs);
+        Gain gain = context.gain(perStepGain,
+            "unaligned GEMMs cost about " + formatPercent(kTensorCoreLoss) + " of their kernel time on tensor cores ("
+                + formatPercent(kCudaCoreLoss) + " for fp32 CUDA-core kernels) against their padded twins: "
+                + "that share of the time of the " + std::to_string(weighedCalls.size()) + " unaligned GEMM calls",
+            anyNarrow ? "medium" : "low");
+        double share = gain.stepShare;
+        if (context.stepNs() == 0) {
+            int64_t busy = 0;
+            for (size_t i = 0; i < k.size(); ++i)
+                busy += k.endNs[i] - k.startNs[i];
+            share = busy > 0 ? double(gainNs) / double(busy) : 0;
+        }
+        if (share < kQuietShare) {
+            outcome.reason = checked + ": " + std::to_string(weighedCalls.size()) + " have unaligned dimensions ("
+                + dims + ") but take " + formatDuration(context.perStep(weighedNs)) + " per step; padding would save "
+                + formatDuration(perStepGain) + " (" + formatPercent(share) + "): negligible";
+            return true;
+        }
+        Evidence evidence;
+        evidence.facts = { { "source", "GEMM calls recorded from cuBLAS/cuBLASLt (" + std::to_string(withKernels)
+                                     + " tied to their kernels)" },
+            { "unaligned GEMM calls (weighed)", std::to_string(weighedCalls.size()) },
+            { "their kernel time",
+                formatDuration(weighedNs) + " (" + formatDuration(context.perStep(weighedNs)) + " per step)" },
+            { "aligned GEMM kernel time", formatDuration(alignedNs) } };
+        if (notLeadingCalls)
+            evidence.facts.push_back({ "GEMMs with only an unaligned M or N that is no leading dimension",
+                std::to_string(notLeadingCalls) + ", " + formatDuration(notLeadingNs) + " (not weighed)" });
+        int shown = 0;
+        for (const ShapeGroup* group : sorted)
+            if (shown++ < 8)
+                evidence.facts.emplace_back(group->shape,
+                    group->unaligned + " unaligned; " + std::to_string(group->ops) + " calls, "
+                        + formatDuration(group->kernelNs) + " of kernels" + (group->weighed ? "" : " (not weighed)"));
+        if (anyNarrow)
+            evidence.facts.emplace_back("cuBLAS chose narrow-load kernels (_align1/_align2)",
+                formatDuration(narrowNs) + " of the unaligned GEMMs' time");
+        std::sort(weighedCalls.begin(), weighedCalls.end(),
+            [](const Weighed& a, const Weighed& b) { return a.ns != b.ns ? a.ns > b.ns : a.call < b.call; });
+        for (const Weighed& w : weighedCalls) {
+            if (evidence.events.size() >= 50)
+                break;
+            evidence.events.push_back({ EventTable::GemmCall, RowIndex(w.call) });
+            evidence.events.push_back({ EventTable::Kernel, w.firstKernel });
+        }
+        evidence.eventsTotal = weighedCalls.size() * 2; // each call and its first kernel
+
+        Finding f;
+        f.severity = share >= 0.20 ? Severity::Error : share >= 0.015 ? Severity::Warning : Severity::Info;
+        f.title = std::to_string(weighedCalls.size()) + " GEMM calls have dimensions that are not multiples of 16 bytes ("
+            + dims + "); they take " + formatDuration(context.perStep(weighedNs)) + " per step";
+        f.detail = "The agent recorded every cuBLAS/cuBLASLt GEMM call with M, N, K and the leading dimensions as the "
+                   "library saw them (column-major: op(A) is M x K, op(B) K x N, C M x N), and the kernels each call "
+                   "launched give its cost. Dimensions were checked against 16 bytes: 8 elements for fp16/bf16, 4 for "
+                   "fp32/tf32, 16 for int8/fp8. A leading dimension or K that is not a multiple forces narrower loads "
+                   "and less efficient kernels (tensor cores are still used since cuBLAS 11). An M or N that is no "
+                   "leading dimension -- the token count of a forward Linear -- only fills the last tile less: listed, "
+                   "not weighed. In PyTorch terms a Linear(in, out) on T tokens is M = out, N = T, K = in.";
+        if (anyTensorCore && !anyNarrow)
+            f.detail += " Measure with `tuneup bench`, which times the recorded shapes against their padded twins.";
+        f.gain = std::move(gain);
+        f.evidence = std::move(evidence);
+        setFixes(f, paddingText(sorted));
+        outcome.findings.push_back(std::move(f));
+        return true;
     }
 };
 

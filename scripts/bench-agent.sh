@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The agent's benchmarks (docs/performance.md): NVTX range cost with and without the agent, the
-# writer's sustained throughput, and the agent's memory at defaults.
+# The agent's benchmarks (docs/performance.md): NVTX range cost with and without the agent, the cost
+# of an interposed GEMM call, the writer's sustained throughput, and the agent's memory at defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset release >/dev/null
-cmake --build --preset release --target bench_nvtx bench_writer tuneup-agent nvtx_client >/dev/null
+cmake --build --preset release --target bench_nvtx bench_writer bench_interpose tuneup-agent nvtx_client >/dev/null
 b=build/release
 agent=$PWD/$b/lib/libtuneup-agent.so
 tmp=$(mktemp -d)
@@ -15,6 +15,11 @@ $b/bench/bench_nvtx
 echo "== NVTX push+pop with the agent (NVTX_INJECTION64_PATH)"
 NVTX_INJECTION64_PATH=$agent TUNEUP_OUTPUT=$tmp/nvtx.db $b/bench/bench_nvtx
 sqlite3 "$tmp/nvtx.db" "select name, value from stats where name like 'events.%'" | sed 's/^/   /'
+
+echo "== GEMM calls without the agent, with it, and with it disabled (interposers)"
+$b/bench/bench_interpose
+LD_PRELOAD=$agent TUNEUP_OUTPUT=$tmp/gemm.db $b/bench/bench_interpose
+LD_PRELOAD=$agent TUNEUP_DISABLE=1 $b/bench/bench_interpose
 
 echo "== writer throughput"
 $b/bench/bench_writer --events 4000000 --kind marks --out "$tmp/w1.db"

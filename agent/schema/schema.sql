@@ -1,4 +1,4 @@
--- tuneup trace schema, version 1: the contract between the agent (writer), the analyzer and the GUI.
+-- tuneup trace schema (version: kSchemaVersion in trace_schema.h): the contract between the agent (writer), the analyzer and the GUI.
 -- One file holds one process. Times are integer nanoseconds on the recording host's CLOCK_MONOTONIC;
 -- meta rows clock.realtime_ns and clock.monotonic_ns are one pair read together, to convert to wall time.
 -- Ids (kernels.id, nvtx_ranges.id, ...) are stable within a file: reports and the GUI refer to events by (table, id).
@@ -189,6 +189,82 @@ CREATE TABLE thread_states (
   syscall INTEGER
 );
 
+-- GEMM calls seen by the agent's cuBLAS and cuBLASLt interposers (schema 3): the outermost call on its thread
+-- only (cuBLAS runs cuBLASLt inside). Dimensions as the library sees them, column-major: op(A) is m x k, op(B)
+-- k x n, C m x n (cuBLASLt: m = rows(D), n = cols(D), k from A and transa; C columns describe D).
+-- Types are cudaDataType codes (data_types), compute_type cublasComputeType_t (compute_types); NULL when the
+-- agent could not tell. status is the cublasStatus_t the call returned (0 = success: failed calls launch nothing).
+CREATE TABLE gemm_calls (
+  id           INTEGER PRIMARY KEY,
+  start_ns     INTEGER NOT NULL,
+  end_ns       INTEGER NOT NULL,
+  tid          INTEGER NOT NULL,
+  api          INTEGER NOT NULL REFERENCES gemm_apis(code), -- 1 cuBLAS, 2 cuBLASLt
+  name_id      INTEGER NOT NULL REFERENCES strings(id),     -- the function: cublasGemmEx, cublasLtMatmul, ...
+  transa       INTEGER REFERENCES blas_operations(code),    -- 0 N, 1 T, 2 C
+  transb       INTEGER REFERENCES blas_operations(code),
+  m            INTEGER,
+  n            INTEGER,
+  k            INTEGER,
+  batch        INTEGER NOT NULL, -- 1 when not batched
+  a_type       INTEGER REFERENCES data_types(code),
+  b_type       INTEGER REFERENCES data_types(code),
+  c_type       INTEGER REFERENCES data_types(code),
+  compute_type INTEGER REFERENCES compute_types(code),
+  lda          INTEGER,
+  ldb          INTEGER,
+  ldc          INTEGER,
+  stride_a     INTEGER, -- elements between the batch's matrices (strided batched calls), else NULL
+  stride_b     INTEGER,
+  stride_c     INTEGER,
+  epilogue     INTEGER REFERENCES epilogues(code), -- cuBLASLt only (cublasLtEpilogue_t)
+  external_id  INTEGER, -- pushed to CUPTI around the call (external_correlations); NULL when GPU capture was off
+  status       INTEGER NOT NULL
+);
+
+-- Convolution calls seen by the agent's cuDNN interposers (schema 3), outermost on their thread. call_kind says
+-- what the call did: 1 run (a convolution executed: cudnnConvolution*, cudnnBackendExecute), 2 find (cuDNN timed
+-- the algorithms: cudnnFind*), 3 heuristic (cuDNN's heuristics were asked: cudnnGet*_v7, an engine-heuristics
+-- descriptor finalized). algo_source: how the run's algorithm was chosen as far as this call tells (runs of the
+-- legacy API pass theirs: 3 given; backend plans built from heuristics results: 2 heuristic); find and heuristic
+-- rows carry their own kind and their best algorithm. Shapes: input x (dx for backward data), filter
+-- (k = output channels, c = input channels per group); d, t and the _d columns are NULL for 2-D convolutions.
+CREATE TABLE conv_calls (
+  id           INTEGER PRIMARY KEY,
+  start_ns     INTEGER NOT NULL,
+  end_ns       INTEGER NOT NULL,
+  tid          INTEGER NOT NULL,
+  api          INTEGER NOT NULL REFERENCES conv_apis(code),      -- 1 legacy, 2 backend (graph) API
+  name_id      INTEGER NOT NULL REFERENCES strings(id),
+  call_kind    INTEGER NOT NULL REFERENCES conv_call_kinds(code), -- 1 run, 2 find, 3 heuristic
+  direction    INTEGER REFERENCES conv_directions(code),          -- 1 forward, 2 backward data, 3 backward filter
+  n INTEGER, c INTEGER, d INTEGER, h INTEGER, w INTEGER,            -- input
+  k INTEGER, t INTEGER, r INTEGER, s INTEGER,                       -- filter (c per group is filter_c)
+  filter_c     INTEGER,
+  pad_d INTEGER, pad_h INTEGER, pad_w INTEGER,
+  stride_d INTEGER, stride_h INTEGER, stride_w INTEGER,
+  dilation_d INTEGER, dilation_h INTEGER, dilation_w INTEGER,
+  groups       INTEGER,
+  data_type    INTEGER REFERENCES cudnn_data_types(code), -- the input's
+  compute_type INTEGER REFERENCES cudnn_data_types(code), -- the convolution's accumulation
+  math_type    INTEGER, -- legacy cudnnMathType_t: 0 default, 1 tensor op, 2 tensor op allowing conversion, 3 FMA
+  layout       INTEGER REFERENCES tensor_layouts(code),   -- 1 NCHW, 2 NHWC (channels last), 0 other
+  algo         INTEGER, -- legacy: cudnnConvolution*Algo_t; backend: the engine's global index; NULL unknown
+  algo_source  INTEGER NOT NULL REFERENCES algo_sources(code), -- 0 unknown, 1 find, 2 heuristic, 3 given
+  plan_id      INTEGER, -- backend: the execution plan (numbered per file), NULL for the legacy API
+  external_id  INTEGER,
+  status       INTEGER NOT NULL -- cudnnStatus_t, 0 = success
+);
+
+-- CUPTI's external correlation records (schema 3): the id the agent pushed around a library call
+-- (gemm_calls.external_id, conv_calls.external_id; kind 5 = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2) and the
+-- CUDA API call made inside it (correlation_id = api_calls.correlation_id = kernels.correlation_id).
+CREATE TABLE external_correlations (
+  correlation_id INTEGER NOT NULL,
+  kind           INTEGER NOT NULL,
+  external_id    INTEGER NOT NULL
+);
+
 -- Counters of what was produced, written, dropped or could not be decoded; severity info, data_loss or error.
 CREATE TABLE stats (
   name        TEXT PRIMARY KEY,
@@ -209,3 +285,39 @@ INSERT INTO sync_types VALUES (0,'unknown'),(1,'event_synchronize'),(2,'stream_w
   (4,'context_synchronize');
 CREATE TABLE api_kinds (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT INTO api_kinds VALUES (1,'runtime'),(2,'driver');
+CREATE TABLE gemm_apis (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO gemm_apis VALUES (1,'cublas'),(2,'cublaslt');
+CREATE TABLE blas_operations (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO blas_operations VALUES (0,'N'),(1,'T'),(2,'C');
+-- cudaDataType (library_types.h)
+CREATE TABLE data_types (code INTEGER PRIMARY KEY, name TEXT NOT NULL, bits INTEGER NOT NULL);
+INSERT INTO data_types VALUES (0,'fp32',32),(1,'fp64',64),(2,'fp16',16),(3,'int8',8),(4,'complex fp32',64),
+  (5,'complex fp64',128),(6,'complex fp16',32),(7,'complex int8',16),(8,'uint8',8),(10,'int32',32),(14,'bf16',16),
+  (15,'complex bf16',32),(20,'int16',16),(24,'int64',64),(28,'fp8 e4m3',8),(29,'fp8 e5m2',8),(30,'fp8 ue8m0',8),
+  (31,'fp6 e2m3',6),(32,'fp6 e3m2',6),(33,'fp4 e2m1',4);
+-- cublasComputeType_t (cublas_api.h)
+CREATE TABLE compute_types (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO compute_types VALUES (64,'16F'),(65,'16F_PEDANTIC'),(68,'32F'),(69,'32F_PEDANTIC'),(74,'32F_FAST_16F'),
+  (75,'32F_FAST_16BF'),(77,'32F_FAST_TF32'),(78,'32F_EMULATED_16BFX9'),(70,'64F'),(71,'64F_PEDANTIC'),(72,'32I'),
+  (73,'32I_PEDANTIC'),(79,'64F_EMULATED_FIXEDPOINT');
+-- cublasLtEpilogue_t (cublasLt.h), the common ones
+CREATE TABLE epilogues (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO epilogues VALUES (1,'default'),(2,'relu'),(4,'bias'),(6,'relu_bias'),(32,'gelu'),(36,'gelu_bias'),
+  (130,'relu_aux'),(134,'relu_aux_bias'),(160,'gelu_aux'),(164,'gelu_aux_bias'),(136,'drelu'),(152,'drelu_bgrad'),
+  (192,'dgelu'),(208,'dgelu_bgrad'),(256,'bgrada'),(512,'bgradb');
+CREATE TABLE conv_apis (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO conv_apis VALUES (1,'legacy'),(2,'backend');
+CREATE TABLE conv_call_kinds (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO conv_call_kinds VALUES (1,'run'),(2,'find'),(3,'heuristic');
+CREATE TABLE conv_directions (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO conv_directions VALUES (1,'forward'),(2,'backward_data'),(3,'backward_filter');
+CREATE TABLE algo_sources (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO algo_sources VALUES (0,'unknown'),(1,'find'),(2,'heuristic'),(3,'given');
+CREATE TABLE tensor_layouts (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO tensor_layouts VALUES (0,'other'),(1,'NCHW'),(2,'NHWC');
+-- cudnnDataType_t (cudnn_graph.h)
+CREATE TABLE cudnn_data_types (code INTEGER PRIMARY KEY, name TEXT NOT NULL, bits INTEGER NOT NULL);
+INSERT INTO cudnn_data_types VALUES (0,'fp32',32),(1,'fp64',64),(2,'fp16',16),(3,'int8',8),(4,'int32',32),
+  (5,'int8x4',8),(6,'uint8',8),(7,'uint8x4',8),(8,'int8x32',8),(9,'bf16',16),(10,'int64',64),(11,'bool',1),
+  (12,'fp8 e4m3',8),(13,'fp8 e5m2',8),(14,'fast float for fp8',32),(15,'fp8 e8m0',8),(16,'fp4 e2m1',4),(17,'int4',4),
+  (18,'uint4',4),(19,'uint32',32),(20,'complex fp32',64),(21,'complex fp64',128);

@@ -85,7 +85,8 @@ std::optional<std::tuple<int, long, long>> recordingKey(std::string_view middle)
 
 bool validTraceList(const std::string& list, std::string& normalized, std::string& error)
 {
-    static const char* kKnown[] = { "nvtx", "torch", "cuda", "kernel", "memcpy", "memset", "sync", "runtime", "driver", "none" };
+    static const char* kKnown[]
+        = { "nvtx", "torch", "cuda", "kernel", "memcpy", "memset", "sync", "runtime", "driver", "gemm", "conv", "none" };
     normalized.clear();
     size_t pos = 0;
     while (pos <= list.size()) {
@@ -100,7 +101,7 @@ bool validTraceList(const std::string& list, std::string& normalized, std::strin
         }
         if (std::none_of(std::begin(kKnown), std::end(kKnown), [&](const char* known) { return item == known; })) {
             error = "unknown --trace item '" + item
-                + "' (known: nvtx, torch, cuda, kernel, memcpy, memset, sync, runtime, driver, none)";
+                + "' (known: nvtx, torch, cuda, kernel, memcpy, memset, sync, runtime, driver, gemm, conv, none)";
             return false;
         }
         normalized += (normalized.empty() ? "" : ",") + item;
@@ -108,7 +109,7 @@ bool validTraceList(const std::string& list, std::string& normalized, std::strin
     return true;
 }
 
-// Any item but nvtx and none asks for CUPTI (trace is already validated and normalized).
+// Any item but nvtx, gemm, conv and none asks for CUPTI (trace is already validated and normalized).
 bool requestsCuda(const std::string& trace)
 {
     size_t pos = 0;
@@ -116,7 +117,7 @@ bool requestsCuda(const std::string& trace)
         const size_t comma = std::min(trace.find(',', pos), trace.size());
         const std::string item = trace.substr(pos, comma - pos);
         pos = comma + 1;
-        if (item != "nvtx" && item != "none") return true;
+        if (item != "nvtx" && item != "gemm" && item != "conv" && item != "none") return true;
     }
     return false;
 }

@@ -9,7 +9,7 @@ namespace tuneup::cli {
 struct RecordOptions {
     std::string output = "run.db";
     bool force = false;
-    std::string trace = "nvtx,torch,cuda";
+    std::string trace = "nvtx,torch,cuda,gemm,conv";
     std::vector<std::string> command;
 };
 

@@ -15,7 +15,8 @@ std::string describe(const TraceSelection& s)
 {
     std::string out;
     for (auto [on, name] : { std::pair { s.nvtx, "nvtx" }, { s.kernel, "kernel" }, { s.memcpy, "memcpy" },
-             { s.memset, "memset" }, { s.sync, "sync" }, { s.runtime, "runtime" }, { s.driver, "driver" } })
+             { s.memset, "memset" }, { s.sync, "sync" }, { s.runtime, "runtime" }, { s.driver, "driver" },
+             { s.gemm, "gemm" }, { s.conv, "conv" } })
         if (on)
             out += out.empty() ? name : std::string(",") + name;
     return out;
@@ -48,6 +49,9 @@ const char* kAllCuda = "kernel,memcpy,memset,sync,runtime,driver";
 
 TEST(TraceSelection, Items)
 {
+    EXPECT_EQ(parsed("gemm,conv"), "gemm,conv");
+    EXPECT_EQ(parsed("nvtx,conv"), "nvtx,conv");
+    EXPECT_EQ(describe(TraceSelection {}), std::string("nvtx,") + kAllCuda + ",gemm,conv") << "the default";
     EXPECT_EQ(parsed("nvtx"), "nvtx");
     EXPECT_EQ(parsed("cuda"), kAllCuda);
     EXPECT_EQ(parsed("nvtx,cuda"), std::string("nvtx,") + kAllCuda);
@@ -101,7 +105,7 @@ TEST_F(ConfigTest, Defaults)
     EXPECT_FALSE(c.disabled);
     EXPECT_EQ(c.outputBase, "tuneup.db");
     EXPECT_EQ(c.mainPid, 0);
-    EXPECT_EQ(describe(c.trace), std::string("nvtx,") + kAllCuda);
+    EXPECT_EQ(describe(c.trace), std::string("nvtx,") + kAllCuda + ",gemm,conv");
     EXPECT_EQ(c.threadBufferKiB, 1024u);
     EXPECT_EQ(c.maxBufferMiB, 32u);
     EXPECT_EQ(c.flushIntervalMs, 200u);
@@ -130,7 +134,7 @@ TEST_F(ConfigTest, ValuesFromTheEnvironment)
 TEST_F(ConfigTest, ABadTraceValueRecordsTheDefaults)
 {
     m_env.set("TUNEUP_TRACE", "nvtx,bogus");
-    EXPECT_EQ(describe(configFromEnvironment().trace), std::string("nvtx,") + kAllCuda);
+    EXPECT_EQ(describe(configFromEnvironment().trace), std::string("nvtx,") + kAllCuda + ",gemm,conv");
     m_env.set("TUNEUP_TRACE", "none");
     EXPECT_EQ(describe(configFromEnvironment().trace), "");
 }

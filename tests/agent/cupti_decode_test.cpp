@@ -79,6 +79,13 @@ std::string describe(const DeviceRecord& d)
     return s.str();
 }
 
+std::string describe(const ExternalCorrelationRecord& e)
+{
+    std::ostringstream s;
+    s << "external kind " << e.kind << " id " << e.externalId << " corr " << e.correlationId;
+    return s.str();
+}
+
 class CollectingSink final : public ActivitySink {
 public:
     std::vector<std::string> lines;
@@ -88,6 +95,7 @@ public:
     void sync(const SyncRecord& r) override { lines.push_back(describe(r)); }
     void api(const ApiRecord& r) override { lines.push_back(describe(r)); }
     void device(const DeviceRecord& r) override { lines.push_back(describe(r)); }
+    void externalCorrelation(const ExternalCorrelationRecord& r) override { lines.push_back(describe(r)); }
 };
 
 // An activity buffer as CUPTI lays it out: records back to back, each 8-byte aligned.
@@ -516,23 +524,26 @@ TEST_P(DecodeTest, ManyRecordsOfEveryKind)
                 expectedStats.syncs++;
                 break;
             }
-            if (i % 50 == 7) { // kinds CUPTI knows and the agent skips
+            if (i % 50 == 7) { // kinds CUPTI knows and the agent skips, around an external correlation it keeps
                 CUpti_ActivityContext3 context {};
                 context.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
                 context.contextId = 1;
                 buffer.add(context);
+                // The id the agent's interposers push around a library call (interpose_record.h).
                 CUpti_ActivityExternalCorrelation external {};
                 external.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
                 external.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
-                external.externalId = 99;
+                external.externalId = 99 + i;
                 external.correlationId = 1000 + i;
                 buffer.add(external);
+                expected.push_back(describe(ExternalCorrelationRecord { 5, 99 + i, 1000 + i }));
+                expectedStats.externalCorrelations++;
                 CUpti_ActivityOverhead3 overhead {};
                 overhead.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
                 overhead.start = t;
                 overhead.end = t + 5;
                 buffer.add(overhead);
-                expectedStats.unknownKind += 3;
+                expectedStats.unknownKind += 2;
             }
             if (i % 60 == 11) { // no timing: not written
                 buffer.add(kernelRecord(0, 0, i, name));

@@ -16,6 +16,7 @@ struct TraceSpec {
     bool walMode = false; // the agent's journal mode
     int kernels = 3, memcpys = 2, memsets = 1, syncs = 1, apiCalls = 4, nvtxRanges = 2, nvtxMarks = 5;
     bool frameworkFlags = true; // three readings (schema 2 and later)
+    bool libraryCalls = false;  // two GEMM calls, two convolution calls, one external correlation (schema 3)
     int pageSize = 4096;
 };
 
@@ -89,6 +90,26 @@ inline void fillTrace(sqlite3* db, const TraceSpec& spec)
             "(1010000000, 4242, 5, NULL), (1500000000, 4242, 4, 1)");
     else if (spec.schemaVersion < 2)
         exec(db, "DROP TABLE framework_flags");
+    // The interposers' calls (schema 3): a cuBLAS GEMM with its kernel tied by CUPTI's external correlation,
+    // a cuBLASLt matmul, a legacy heuristic query and a backend run.
+    if (spec.schemaVersion >= 3 && spec.libraryCalls)
+        exec(db,
+            "INSERT INTO strings VALUES (6, 'cublasGemmEx'), (7, 'cublasLtMatmul'), "
+            "(8, 'cudnnGetConvolutionForwardAlgorithm_v7'), (9, 'cudnnBackendExecute'); "
+            "INSERT INTO gemm_calls (start_ns, end_ns, tid, api, name_id, transa, transb, m, n, k, batch, a_type, "
+            "b_type, c_type, compute_type, lda, ldb, ldc, stride_a, stride_b, stride_c, epilogue, external_id, status) "
+            "VALUES (1099990000, 1100000000, 4242, 1, 6, 0, 1, 30, 1001, 30, 1, 2, 2, 2, 68, 30, 1001, 30, NULL, NULL, "
+            "NULL, NULL, 17, 0), (1200000000, 1200000500, 4242, 2, 7, 1, 0, 32, 64, 1008, 12, 14, 14, 14, 77, 1008, "
+            "1008, 32, 32256, 64512, 2048, 4, NULL, 1); "
+            "INSERT INTO conv_calls (start_ns, end_ns, tid, api, name_id, call_kind, direction, n, c, d, h, w, k, "
+            "filter_c, t, r, s, pad_d, pad_h, pad_w, stride_d, stride_h, stride_w, dilation_d, dilation_h, dilation_w, "
+            "groups, data_type, compute_type, math_type, layout, algo, algo_source, plan_id, external_id, status) "
+            "VALUES (1300000000, 1300001000, 4242, 1, 8, 3, 1, 8, 3, NULL, 224, 224, 64, 3, NULL, 7, 7, NULL, 3, 3, "
+            "NULL, 2, 2, NULL, 1, 1, 1, 2, 0, 1, 1, 1, 2, NULL, NULL, 0), (1400000000, 1400002000, 4242, 2, 9, 1, 2, "
+            "16, 64, 8, 56, 56, 128, 32, 3, 3, 3, 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 9, 0, NULL, 2, 7, 3, 3, NULL, 2000); "
+            "INSERT INTO external_correlations VALUES (0, 5, 17), (1, 3, 17)");
+    else if (spec.schemaVersion < 3)
+        exec(db, "DROP TABLE gemm_calls; DROP TABLE conv_calls; DROP TABLE external_correlations");
     exec(db, "COMMIT");
 }
 

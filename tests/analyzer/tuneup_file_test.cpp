@@ -276,7 +276,8 @@ TEST_F(TuneupFileTest, ValidFileSummary)
         counts[count.table] = count.rows;
     EXPECT_EQ(counts,
         (std::map<std::string, int64_t> { { "kernels", 3 }, { "memcpys", 2 }, { "memsets", 1 }, { "syncs", 1 },
-            { "api_calls", 4 }, { "nvtx_ranges", 2 }, { "nvtx_marks", 5 }, { "framework_flags", 3 } }));
+            { "api_calls", 4 }, { "nvtx_ranges", 2 }, { "nvtx_marks", 5 }, { "framework_flags", 3 },
+            { "gemm_calls", 0 }, { "conv_calls", 0 } }));
     ASSERT_EQ(s.eventCounts.size(), tuneup::analysis::kEventTables.size());
     EXPECT_EQ(s.eventCounts.front().table, "kernels"); // report order
     EXPECT_EQ(s.eventCount(), 21);
@@ -457,6 +458,104 @@ TEST_F(TuneupFileTest, FrameworkFlagsAreImportedWithUnknownAsMinusOne)
     EXPECT_EQ(flags[1], (std::pair<std::string, int64_t> { "autograd.anomaly", -1 }));
     EXPECT_EQ(flags[2], (std::pair<std::string, int64_t> { "cudnn.benchmark", 1 }));
     EXPECT_EQ(m.frameworkFlags.timeNs[2], 1500000000);
+}
+
+TEST_F(TuneupFileTest, LibraryCallsAreImportedFieldForField)
+{
+    tuneup::test::TraceSpec spec;
+    spec.libraryCalls = true;
+    tuneup::test::writeTrace(path("calls.db"), spec);
+    const auto counted = TuneupFile::open(path("calls.db"))->summary();
+    EXPECT_EQ(counted.eventCount(), 25); // `tuneup info` counts them
+    using namespace tuneup::analysis;
+    const TraceModel m = importTuneupFile(path("calls.db"));
+
+    const GemmCallTable& g = m.gemmCalls;
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_EQ(g.startNs[0], 1099990000);
+    EXPECT_EQ(g.endNs[0], 1100000000);
+    EXPECT_EQ(m.threads[g.thread[0]].tid, 4242);
+    EXPECT_EQ(g.api[0], GemmApi::Cublas);
+    EXPECT_EQ(m.str(g.name[0]), "cublasGemmEx");
+    EXPECT_EQ(g.transa[0], 0);
+    EXPECT_EQ(g.transb[0], 1);
+    EXPECT_EQ(g.m[0], 30);
+    EXPECT_EQ(g.n[0], 1001);
+    EXPECT_EQ(g.k[0], 30);
+    EXPECT_EQ(g.batch[0], 1);
+    EXPECT_EQ(g.aType[0], 2);
+    EXPECT_EQ(g.bType[0], 2);
+    EXPECT_EQ(g.cType[0], 2);
+    EXPECT_EQ(g.computeType[0], 68);
+    EXPECT_EQ(g.lda[0], 30);
+    EXPECT_EQ(g.ldb[0], 1001);
+    EXPECT_EQ(g.ldc[0], 30);
+    EXPECT_EQ(g.strideA[0], -1); // NULL: not a strided batched call
+    EXPECT_EQ(g.epilogue[0], -1);
+    EXPECT_EQ(g.externalId[0], 17u);
+    EXPECT_EQ(g.status[0], 0);
+    EXPECT_EQ(g.api[1], GemmApi::CublasLt);
+    EXPECT_EQ(g.batch[1], 12);
+    EXPECT_EQ(g.strideA[1], 32256);
+    EXPECT_EQ(g.strideB[1], 64512);
+    EXPECT_EQ(g.strideC[1], 2048);
+    EXPECT_EQ(g.epilogue[1], 4);
+    EXPECT_EQ(g.externalId[1], 0u);
+    EXPECT_EQ(g.status[1], 1);
+
+    const ConvCallTable& c = m.convCalls;
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_EQ(c.api[0], ConvApi::Legacy);
+    EXPECT_EQ(m.str(c.name[0]), "cudnnGetConvolutionForwardAlgorithm_v7");
+    EXPECT_EQ(c.kind[0], ConvCallKind::Heuristic);
+    EXPECT_EQ(c.direction[0], ConvDirection::Forward);
+    EXPECT_EQ(std::vector<int32_t>({ c.n[0], c.c[0], c.d[0], c.h[0], c.w[0], c.k[0], c.filterC[0], c.t[0], c.r[0],
+                  c.s[0] }),
+        std::vector<int32_t>({ 8, 3, -1, 224, 224, 64, 3, -1, 7, 7 }));
+    EXPECT_EQ(std::vector<int32_t>({ c.padD[0], c.padH[0], c.padW[0], c.strideD[0], c.strideH[0], c.strideW[0],
+                  c.dilationD[0], c.dilationH[0], c.dilationW[0], c.groups[0] }),
+        std::vector<int32_t>({ -1, 3, 3, -1, 2, 2, -1, 1, 1, 1 }));
+    EXPECT_EQ(c.dataType[0], 2);
+    EXPECT_EQ(c.computeType[0], 0);
+    EXPECT_EQ(c.mathType[0], 1);
+    EXPECT_EQ(c.layout[0], TensorLayout::Nchw);
+    EXPECT_EQ(c.algo[0], 1);
+    EXPECT_EQ(c.algoSource[0], AlgoSource::Heuristic);
+    EXPECT_EQ(c.planId[0], 0u);
+    EXPECT_EQ(c.status[0], 0);
+    EXPECT_EQ(c.api[1], ConvApi::Backend);
+    EXPECT_EQ(c.kind[1], ConvCallKind::Run);
+    EXPECT_EQ(c.direction[1], ConvDirection::BackwardData);
+    EXPECT_EQ(c.d[1], 8);
+    EXPECT_EQ(c.t[1], 3);
+    EXPECT_EQ(c.groups[1], 2);
+    EXPECT_EQ(c.mathType[1], -1);
+    EXPECT_EQ(c.layout[1], TensorLayout::Nhwc);
+    EXPECT_EQ(c.algo[1], 7);
+    EXPECT_EQ(c.algoSource[1], AlgoSource::Given);
+    EXPECT_EQ(c.planId[1], 3u);
+    EXPECT_EQ(c.status[1], 2000);
+
+    // Only the agent's own external correlations (kind 5, CUSTOM2) are read.
+    ASSERT_EQ(m.externalCorrelations.size(), 1u);
+    EXPECT_EQ(m.externalCorrelations.correlation[0], 0u);
+    EXPECT_EQ(m.externalCorrelations.externalId[0], 17u);
+}
+
+TEST_F(TuneupFileTest, SchemaVersionTwoStillOpens)
+{
+    tuneup::test::TraceSpec spec;
+    spec.schemaVersion = 2;
+    tuneup::test::writeTrace(path("v2.db"), spec);
+    auto file = TuneupFile::open(path("v2.db"));
+    EXPECT_EQ(file->schemaVersion(), 2);
+    EXPECT_EQ(file->summary().eventCount(), 21); // no gemm_calls or conv_calls table to count
+    const tuneup::analysis::TraceModel m = tuneup::analysis::importTuneupFile(path("v2.db"));
+    EXPECT_EQ(m.kernels.size(), 3u);
+    EXPECT_EQ(m.frameworkFlags.size(), 3u);
+    EXPECT_EQ(m.gemmCalls.size(), 0u);
+    EXPECT_EQ(m.convCalls.size(), 0u);
+    EXPECT_EQ(m.externalCorrelations.size(), 0u);
 }
 
 TEST_F(TuneupFileTest, SchemaVersionOneStillOpens)

@@ -183,3 +183,136 @@ TEST(CudnnAutotunerOff, SyntheticAutotunerSearchMeansBenchmarkOn)
     EXPECT_EQ(r.outcome.status, RuleStatus::Clean) << r.outcome.reason;
     EXPECT_NE(r.outcome.reason.find("cudnn.benchmark is on"), std::string::npos) << r.outcome.reason;
 }
+
+// ---- convolution calls recorded by the agent's cuDNN interposers (tuneup files) --------------------------
+
+namespace {
+
+// The shape of every recorded call below: a 3x3 convolution of 32x64x56x56 in fp16.
+ConvCall convCall(TraceBuilder& b, const char* function, ConvApi api, ConvCallKind kind, int64_t start,
+    int64_t algo, AlgoSource source, uint64_t plan = 0, int32_t batch = 32)
+{
+    ConvCall c;
+    c.startNs = start;
+    c.endNs = start + 50'000;
+    c.thread = b.thread(1, 1);
+    c.api = api;
+    c.name = b.intern(function);
+    c.kind = kind;
+    c.direction = ConvDirection::Forward;
+    c.n = batch, c.c = 64, c.h = 56, c.w = 56, c.k = 64, c.filterC = 64, c.r = 3, c.s = 3;
+    c.padH = c.padW = 1, c.strideH = c.strideW = 1, c.dilationH = c.dilationW = 1, c.groups = 1;
+    c.dataType = 2, c.computeType = 0, c.layout = TensorLayout::Nchw;
+    c.algo = algo;
+    c.algoSource = source;
+    c.planId = plan;
+    return c;
+}
+
+// convTrace() with the legacy API's calls: one heuristics query for the shape, then one run per step with
+// the heuristics' algorithm (as PyTorch's v7 path with benchmark off).
+TraceBuilder legacyHeuristicTrace(bool searched)
+{
+    auto b = convTrace();
+    b.addConvCall(convCall(b, "cudnnGetConvolutionForwardAlgorithm_v7", ConvApi::Legacy, ConvCallKind::Heuristic,
+        1'500'000, 1, AlgoSource::Heuristic));
+    if (searched)
+        b.addConvCall(convCall(b, "cudnnFindConvolutionForwardAlgorithmEx", ConvApi::Legacy, ConvCallKind::Find,
+            1'600'000, 6, AlgoSource::Find));
+    for (int s = 0; s < kSteps; ++s)
+        b.addConvCall(convCall(b, "cudnnConvolutionForward", ConvApi::Legacy, ConvCallKind::Run,
+            1'000'000 + s * kStepNs + 900'000, searched ? 6 : 1, AlgoSource::Given));
+    return b;
+}
+
+} // namespace
+
+TEST(CudnnAutotunerOff, SyntheticRecordedHeuristicCallsFireWithoutTorchSettings)
+{
+    // A program that is not PyTorch (no torch probes), or one whose probe could not run: the calls show it.
+    auto b = legacyHeuristicTrace(false);
+    const auto r = run(b);
+    ASSERT_EQ(r.outcome.status, RuleStatus::Raised) << r.outcome.reason;
+    const Finding& f = r.outcome.findings.at(0);
+    EXPECT_EQ(ruletest::evidenceFact(f, "cudnn.benchmark"), "off (the recorded cuDNN calls: heuristic algorithms, no search)");
+    EXPECT_EQ(ruletest::evidenceFact(f, "recorded cuDNN convolutions"),
+        "4 runs, 4 with a heuristic algorithm, 1 heuristic queries, 0 cudnnFind searches");
+    EXPECT_NE(f.detail.find("4 of 4 recorded convolutions ran the algorithm cuDNN's heuristics chose, on 1 shapes"),
+        std::string::npos)
+        << f.detail;
+    ASSERT_FALSE(f.evidence.events.empty());
+    EXPECT_EQ(f.evidence.events[0].table, EventTable::ConvCall);
+    ASSERT_TRUE(f.gain);
+    EXPECT_EQ(f.gain->perStepNs, 300'000);
+}
+
+TEST(CudnnAutotunerOff, SyntheticRecordedCallsAgreeWithTheProbe)
+{
+    auto b = legacyHeuristicTrace(false);
+    addFlag(b, "cudnn.benchmark", 0, 500'000);
+    const auto r = run(b);
+    ASSERT_EQ(r.outcome.status, RuleStatus::Raised) << r.outcome.reason;
+    EXPECT_NE(r.outcome.findings.at(0).detail.find("The recorded cuDNN calls agree"), std::string::npos);
+    EXPECT_EQ(ruletest::evidenceFact(r.outcome.findings.at(0), "cudnn.benchmark"), "off (read 1 times)");
+}
+
+TEST(CudnnAutotunerOff, SyntheticRecordedFindMeansBenchmarkOn)
+{
+    auto b = legacyHeuristicTrace(true);
+    const auto r = run(b);
+    EXPECT_EQ(r.outcome.status, RuleStatus::Clean) << r.outcome.reason;
+    EXPECT_NE(r.outcome.reason.find("1 recorded cudnnFind calls (the autotuner's search): cudnn.benchmark is on"),
+        std::string::npos)
+        << r.outcome.reason;
+    // The probe saying off does not outweigh a recorded search.
+    auto contradicted = legacyHeuristicTrace(true);
+    addFlag(contradicted, "cudnn.benchmark", 0, 500'000);
+    const auto c = run(contradicted);
+    EXPECT_EQ(c.outcome.status, RuleStatus::Clean);
+    EXPECT_NE(c.outcome.reason.find("not reported"), std::string::npos) << c.outcome.reason;
+}
+
+TEST(CudnnAutotunerOff, SyntheticRecordedBackendPlans)
+{
+    // cudnn-frontend with benchmark on: several plans tried for the new shape, then the fastest.
+    auto on = convTrace();
+    on.addConvCall(convCall(on, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run, 1'200'000, 11,
+        AlgoSource::Heuristic, 1));
+    on.addConvCall(convCall(on, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run, 1'300'000, 12,
+        AlgoSource::Heuristic, 2));
+    for (int s = 0; s < kSteps; ++s)
+        on.addConvCall(convCall(on, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run,
+            1'000'000 + s * kStepNs + 900'000, 12, AlgoSource::Heuristic, 2));
+    const auto a = run(on);
+    EXPECT_EQ(a.outcome.status, RuleStatus::Clean) << a.outcome.reason;
+    EXPECT_NE(a.outcome.reason.find("1 convolution shapes were run with several cuDNN plans"), std::string::npos)
+        << a.outcome.reason;
+
+    // Benchmark off: heuristics' first plan, the same one every step.
+    auto off = convTrace();
+    off.addConvCall(convCall(off, "cudnnBackendFinalize", ConvApi::Backend, ConvCallKind::Heuristic, 1'100'000, -1,
+        AlgoSource::Heuristic));
+    for (int s = 0; s < kSteps; ++s)
+        off.addConvCall(convCall(off, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run,
+            1'000'000 + s * kStepNs + 900'000, 11, AlgoSource::Heuristic, 1));
+    const auto b = run(off);
+    EXPECT_EQ(b.outcome.status, RuleStatus::Raised) << b.outcome.reason;
+}
+
+TEST(CudnnAutotunerOff, SyntheticRecordedShapesThatChangeEveryStep)
+{
+    // Every step a new batch size: the autotuner would search every step. With the probe off, quiet.
+    auto b = convTrace();
+    addFlag(b, "cudnn.benchmark", 0, 500'000);
+    for (int s = 0; s < kSteps; ++s) {
+        const int64_t t = 1'000'000 + s * kStepNs + 900'000;
+        b.addConvCall(convCall(b, "cudnnBackendFinalize", ConvApi::Backend, ConvCallKind::Heuristic, t, -1,
+            AlgoSource::Heuristic, 0, 32 + s));
+        for (int j = 0; j < 3; ++j)
+            b.addConvCall(convCall(b, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run, t + 100'000 + j,
+                11, AlgoSource::Heuristic, uint64_t(10 + s * 3 + j), 32 + s * 4 + j));
+    }
+    const auto r = run(b);
+    EXPECT_EQ(r.outcome.status, RuleStatus::Clean) << r.outcome.reason;
+    EXPECT_NE(r.outcome.reason.find("shapes change between steps"), std::string::npos) << r.outcome.reason;
+}

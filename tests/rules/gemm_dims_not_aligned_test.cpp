@@ -206,3 +206,153 @@ TEST(GemmDimsNotAligned, SyntheticWeightGradientWithOddTokenCountIsWeighed)
     EXPECT_EQ(f.gain->perStepNs, 200'000);
     EXPECT_EQ(f.gain->confidence, "low"); // no narrow-load kernel names to confirm it
 }
+
+// ---- GEMM calls recorded by the agent's cuBLAS / cuBLASLt interposers (tuneup files) ---------------------
+
+namespace {
+
+struct RecordedGemm {
+    const char* function;
+    int transa, transb;
+    int64_t m, n, k, lda, ldb, ldc;
+    int32_t type; // cudaDataType: 0 fp32, 2 fp16
+    int32_t computeType;
+    const char* kernel;
+    int64_t kernelNs;
+};
+
+// Synthetic: one recorded call per 10 ms step on thread 1, its kernel tied to it either by the launch
+// (cudaLaunchKernel inside the call's window, by correlation) or by CUPTI's external correlation.
+TraceBuilder recordedTrace(const std::vector<RecordedGemm>& calls, bool byExternalId)
+{
+    auto b = ruletest::syntheticTrace(4, 10'000'000);
+    const ThreadIndex thread = b.thread(1, 1);
+    uint64_t correlation = 1000, externalId = 0;
+    for (int s = 0; s < 4; ++s) {
+        int64_t t = 1'000'000 + s * 10'000'000 + 100'000;
+        for (const RecordedGemm& c : calls) {
+            GemmCall g;
+            g.startNs = t;
+            g.endNs = t + 20'000;
+            g.thread = thread;
+            g.api = GemmApi::Cublas;
+            g.name = b.intern(c.function);
+            g.transa = int8_t(c.transa);
+            g.transb = int8_t(c.transb);
+            g.m = c.m, g.n = c.n, g.k = c.k, g.lda = c.lda, g.ldb = c.ldb, g.ldc = c.ldc;
+            g.aType = g.bType = g.cType = c.type;
+            g.computeType = c.computeType;
+            g.externalId = byExternalId ? ++externalId : 0;
+            b.addGemmCall(g);
+            ++correlation;
+            if (byExternalId) {
+                b.addExternalCorrelation({ correlation, externalId });
+            } else {
+                ApiCall launch;
+                launch.startNs = t + 5'000;
+                launch.endNs = t + 15'000;
+                launch.thread = thread;
+                launch.name = b.intern("cudaLaunchKernel");
+                launch.correlation = correlation;
+                b.addApiCall(launch);
+            }
+            Kernel k;
+            k.startNs = t + 30'000;
+            k.endNs = k.startNs + c.kernelNs;
+            k.device = 0;
+            k.stream = 7;
+            k.correlation = correlation;
+            k.name = b.intern(c.kernel);
+            b.addKernel(k);
+            t += c.kernelNs + 100'000;
+        }
+    }
+    return b;
+}
+
+} // namespace
+
+TEST(GemmDimsNotAligned, SyntheticRecordedUnalignedCallsFire)
+{
+    // M=30, N=1001, K=30 in fp32 (sgemm on CUDA cores: 10%) and in fp16 (tensor cores: 20%), 1 ms each.
+    auto b = recordedTrace({ { "cublasSgemm_v2", 0, 0, 30, 1001, 30, 30, 30, 30, 0, 68, "ampere_sgemm_32x32_sliced1x4_nn",
+                               1'000'000 },
+                               { "cublasGemmEx", 0, 0, 30, 1001, 30, 30, 30, 30, 2, 68,
+                                   "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_nn_align2", 1'000'000 } },
+        false);
+    const auto run = runSynthetic(b);
+    ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
+    const Finding& f = run.outcome.findings.at(0);
+    EXPECT_EQ(ruletest::evidenceFact(f, "unaligned GEMM calls (weighed)"), "8");
+    EXPECT_NE(ruletest::evidenceFact(f, "source").find("recorded from cuBLAS/cuBLASLt (8 tied"), std::string::npos);
+    EXPECT_EQ(ruletest::evidenceFact(f, "cublasSgemm_v2 NN M=30 N=1001 K=30 lda=30 ldb=30 ldc=30 (fp32)"),
+        "M=30, N=1001, K=30, lda=30, ldb=30, ldc=30 unaligned; 4 calls, 4.0 ms of kernels");
+    EXPECT_TRUE(hasFact(f, "_align1/_align2"));
+    ASSERT_TRUE(f.gain);
+    EXPECT_EQ(f.gain->perStepNs, 100'000 + 200'000);
+    EXPECT_EQ(f.gain->confidence, "medium");
+    EXPECT_EQ(f.evidence.eventsTotal, 16u); // each call and its kernel
+    ASSERT_GE(f.evidence.events.size(), 2u);
+    EXPECT_EQ(f.evidence.events[0].table, EventTable::GemmCall);
+    EXPECT_EQ(f.evidence.events[1].table, EventTable::Kernel);
+    EXPECT_NE(f.title.find("30, 1001"), std::string::npos) << f.title;
+    EXPECT_NE(f.fixPython.find("30 -> 32 (16-bit: multiples of 8), 1001 -> 1008"), std::string::npos) << f.fixPython;
+}
+
+TEST(GemmDimsNotAligned, SyntheticRecordedPaddedCallsAreClean)
+{
+    auto b = recordedTrace({ { "cublasSgemm_v2", 0, 0, 32, 1008, 32, 32, 32, 32, 0, 68, "ampere_sgemm_32x32_nn",
+                               1'000'000 },
+                               { "cublasGemmEx", 0, 0, 32, 1008, 32, 32, 32, 32, 2, 68,
+                                   "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_nn_align8", 1'000'000 } },
+        false);
+    const auto run = runSynthetic(b);
+    EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << run.outcome.reason;
+    EXPECT_NE(run.outcome.reason.find("8 recorded GEMM calls with kernels"), std::string::npos) << run.outcome.reason;
+    EXPECT_NE(run.outcome.reason.find("all dimensions and leading dimensions aligned"), std::string::npos);
+}
+
+TEST(GemmDimsNotAligned, SyntheticRecordedCallsTiedByExternalCorrelation)
+{
+    // GPU capture with launches not recorded (--trace kernel): CUPTI's external correlation ties them.
+    auto b = recordedTrace({ { "cublasGemmEx", 1, 0, 30, 64, 1001, 1001, 1001, 30, 2, 68,
+        "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_tn_align1", 1'000'000 } },
+        true);
+    const auto run = runSynthetic(b);
+    ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
+    EXPECT_TRUE(hasFact(run.outcome.findings.at(0), "K=1001, lda=1001, ldb=1001, ldc=30"));
+}
+
+TEST(GemmDimsNotAligned, SyntheticRecordedTokenCountAloneIsNotWeighed)
+{
+    // A forward Linear(1008, 1008) on 30 tokens: M = out, N = tokens (no leading dimension), K = in.
+    auto b = recordedTrace({ { "cublasGemmEx", 1, 0, 1008, 30, 1008, 1008, 1008, 1008, 2, 68,
+        "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_tn_align8", 1'000'000 } },
+        false);
+    const auto run = runSynthetic(b);
+    EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << run.outcome.reason;
+    EXPECT_NE(run.outcome.reason.find("4 have only an unaligned M or N that is no leading dimension"),
+        std::string::npos)
+        << run.outcome.reason;
+}
+
+TEST(GemmDimsNotAligned, SyntheticRecordedCallsWithoutKernelsAreNotEvaluated)
+{
+    // Calls recorded without GPU capture: nothing ties them to kernels, and no framework ops to fall back on.
+    auto b = ruletest::syntheticTrace(2, 10'000'000);
+    GemmCall g;
+    g.startNs = 2'000'000;
+    g.endNs = 2'010'000;
+    g.thread = b.thread(1, 1);
+    g.name = b.intern("cublasSgemm_v2");
+    g.m = 30, g.n = 1001, g.k = 30, g.lda = 30, g.ldb = 30, g.ldc = 30, g.aType = 0;
+    b.addGemmCall(g);
+    Kernel k;
+    k.startNs = 3'000'000;
+    k.endNs = 4'000'000;
+    k.name = b.intern("ampere_sgemm_32x32_nn");
+    b.addKernel(k);
+    const auto run = runSynthetic(b);
+    EXPECT_EQ(run.outcome.status, RuleStatus::NotEvaluated) << run.outcome.reason;
+    EXPECT_NE(run.outcome.reason.find("GEMM calls tied to their kernels"), std::string::npos) << run.outcome.reason;
+}

@@ -129,7 +129,11 @@ TEST_F(PythonBootstrapTest, DataLoaderWorkersWriteTheirOwnFilesWithTheBatchesThe
     for (const std::string& file : workerFiles) {
         tuneup::test::SqliteQuery q(file);
         ASSERT_TRUE(q.ok()) << q.error();
-        EXPECT_EQ(q.meta("role"), "forked-child");
+        // The worker said so through the bootstrap: its file, its process row and its domain name say so.
+        EXPECT_EQ(q.meta("role"), "dataloader-worker");
+        EXPECT_EQ(q.text("SELECT role FROM processes"), "dataloader-worker");
+        EXPECT_EQ(q.text("SELECT s.value FROM nvtx_domains d JOIN strings s ON s.id = d.name_id"), "tuneup")
+            << "the domain created in the parent is named in the child's file";
         ids.insert(fact(q, "tuneup.dataloader.worker_id"));
         batches += ranges(q, "tuneup.dataloader.fetch");
     }

@@ -34,6 +34,8 @@ std::string_view eventTableName(EventTable t)
     case EventTable::CpuOp: return "cpu_ops";
     case EventTable::Annotation: return "annotations";
     case EventTable::Collective: return "collectives";
+    case EventTable::GemmCall: return "gemm_calls";
+    case EventTable::ConvCall: return "conv_calls";
     }
     return "kernels";
 }

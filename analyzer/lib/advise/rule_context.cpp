@@ -10,7 +10,7 @@ std::string_view inputName(Input input)
     case Input::GpuKernels: return "GPU kernel activity";
     case Input::Memcpys: return "memory copy activity";
     case Input::CpuOps: return "framework operators (torch.profiler cpu_op events)";
-    case Input::InputShapes: return "operator input shapes (record_shapes=True) or recorded GEMM shapes";
+    case Input::InputShapes: return "operator input shapes (record_shapes=True) or GEMM/convolution shapes recorded by tuneup record";
     case Input::Steps: return "training steps (ProfilerStep#N, step ranges, optimizer ranges or a repeating kernel pattern)";
     case Input::OptimizerRanges: return "optimizer ranges (Optimizer.zero_grad / Optimizer.step)";
     case Input::DataLoaderRanges: return "DataLoader ranges (enumerate(DataLoader)...__next__, or DataLoader.next)";
@@ -69,6 +69,9 @@ bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input
     case Input::CpuOps:
         return !m.cpuOps.empty();
     case Input::InputShapes:
+        // The agent's interposers record GEMM and convolution shapes as the libraries saw them.
+        if (!m.gemmCalls.empty() || !m.convCalls.empty())
+            return true;
         for (size_t i = 0; i < m.cpuOps.size(); ++i)
             if (m.cpuOps.inputDims[i] != kEmptyString)
                 return true;

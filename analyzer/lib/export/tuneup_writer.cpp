@@ -278,6 +278,78 @@ void writeRows(const TraceModel& model, sqlite3* db) {
                 .integerOr(n.parent[i] == kNoRow ? -1 : int64_t(n.parent[i]) + 1, -1)
                 .insert();
     }
+    // The interposers' calls (schema 3), column for column.
+    const GemmCallTable& g = model.gemmCalls;
+    {
+        Insert s(db,
+            "INSERT INTO gemm_calls (id, start_ns, end_ns, tid, api, name_id, transa, transb, m, n, k, batch, a_type, "
+            "b_type, c_type, compute_type, lda, ldb, ldc, stride_a, stride_b, stride_c, epilogue, external_id, status) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        for (size_t i = 0; i < g.size(); ++i)
+            s.integer(int64_t(i) + 1)
+                .integer(g.startNs[i])
+                .integer(g.endNs[i])
+                .integer(tidOf(g.thread[i]))
+                .integer(int64_t(g.api[i]))
+                .integer(g.name[i])
+                .integerOr(g.transa[i], -1)
+                .integerOr(g.transb[i], -1)
+                .integerOr(g.m[i], -1)
+                .integerOr(g.n[i], -1)
+                .integerOr(g.k[i], -1)
+                .integer(g.batch[i])
+                .integerOr(g.aType[i], -1)
+                .integerOr(g.bType[i], -1)
+                .integerOr(g.cType[i], -1)
+                .integerOr(g.computeType[i], -1)
+                .integerOr(g.lda[i], -1)
+                .integerOr(g.ldb[i], -1)
+                .integerOr(g.ldc[i], -1)
+                .integerOr(g.strideA[i], -1)
+                .integerOr(g.strideB[i], -1)
+                .integerOr(g.strideC[i], -1)
+                .integerOr(g.epilogue[i], -1)
+                .integerOr(int64_t(g.externalId[i]), 0)
+                .integer(g.status[i])
+                .insert();
+    }
+    const ConvCallTable& v = model.convCalls;
+    {
+        Insert s(db,
+            "INSERT INTO conv_calls (id, start_ns, end_ns, tid, api, name_id, call_kind, direction, n, c, d, h, w, k, "
+            "filter_c, t, r, s, pad_d, pad_h, pad_w, stride_d, stride_h, stride_w, dilation_d, dilation_h, dilation_w, "
+            "groups, data_type, compute_type, math_type, layout, algo, algo_source, plan_id, external_id, status) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?, ?)");
+        for (size_t i = 0; i < v.size(); ++i) {
+            s.integer(int64_t(i) + 1)
+                .integer(v.startNs[i])
+                .integer(v.endNs[i])
+                .integer(tidOf(v.thread[i]))
+                .integer(int64_t(v.api[i]))
+                .integer(v.name[i])
+                .integer(int64_t(v.kind[i]))
+                .integerOr(int64_t(v.direction[i]), 0);
+            for (int32_t value : { v.n[i], v.c[i], v.d[i], v.h[i], v.w[i], v.k[i], v.filterC[i], v.t[i], v.r[i], v.s[i],
+                     v.padD[i], v.padH[i], v.padW[i], v.strideD[i], v.strideH[i], v.strideW[i], v.dilationD[i],
+                     v.dilationH[i], v.dilationW[i], v.groups[i], v.dataType[i], v.computeType[i], v.mathType[i] })
+                s.integerOr(value, -1);
+            s.integerOr(int64_t(v.layout[i]), -1)
+                .integerOr(v.algo[i], -1)
+                .integer(int64_t(v.algoSource[i]))
+                .integerOr(int64_t(v.planId[i]), 0)
+                .integerOr(int64_t(v.externalId[i]), 0)
+                .integer(v.status[i])
+                .insert();
+        }
+    }
+    {
+        Insert s(db, "INSERT INTO external_correlations (correlation_id, kind, external_id) VALUES (?, ?, ?)");
+        const ExternalCorrelationTable& e = model.externalCorrelations;
+        for (size_t i = 0; i < e.size(); ++i)
+            s.integer(int64_t(e.correlation[i])).integer(schema::kExternalKindTuneup).integer(int64_t(e.externalId[i]))
+                .insert();
+    }
     const FrameworkFlagTable& f = model.frameworkFlags;
     Insert flag(db, "INSERT INTO framework_flags (id, ts_ns, tid, name_id, value) VALUES (?, ?, ?, ?, ?)");
     for (size_t i = 0; i < f.size(); ++i)

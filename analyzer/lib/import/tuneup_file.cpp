@@ -16,7 +16,8 @@
 namespace tuneup::analysis {
 
 const std::vector<std::string> kEventTables
-    = { "kernels", "memcpys", "memsets", "syncs", "api_calls", "nvtx_ranges", "nvtx_marks", "framework_flags" };
+    = { "kernels", "memcpys", "memsets", "syncs", "api_calls", "nvtx_ranges", "nvtx_marks", "framework_flags",
+          "gemm_calls", "conv_calls" };
 
 namespace {
 
@@ -373,8 +374,8 @@ std::unique_ptr<TuneupFile> TuneupFile::open(const std::string& givenPath)
                 "pass a .db file written by `tuneup record`");
         std::string todo = "pass a .db file written by `tuneup record`";
         if (isNsightExport(tables))
-            todo = "it looks like an Nsight Systems SQLite export: those will be read by `tuneup import` "
-                   "(not in this build yet)";
+            todo = "it looks like an Nsight Systems SQLite export: `tuneup advise` reads it, and `tuneup import "
+                + givenPath + " -o run.db` writes it as a tuneup trace";
         fail(Kind::Foreign, givenPath, "is an SQLite file but not a tuneup trace (tables: " + listTables(tables) + ")",
             todo);
     }

@@ -88,6 +88,76 @@ size_t rowsIn(const TuneupFileSummary& summary, const std::string& table)
 }
 
 
+// The interposers' rows (schema 3). NULL columns read as -1 (unknown).
+template <class Name> void readLibraryCalls(const TuneupFile& file, TraceBuilder& builder, int64_t pid, Name&& name)
+{
+    query(file,
+        "SELECT start_ns, end_ns, tid, api, name_id, coalesce(transa, -1), coalesce(transb, -1), coalesce(m, -1), "
+        "coalesce(n, -1), coalesce(k, -1), batch, coalesce(a_type, -1), coalesce(b_type, -1), coalesce(c_type, -1), "
+        "coalesce(compute_type, -1), coalesce(lda, -1), coalesce(ldb, -1), coalesce(ldc, -1), coalesce(stride_a, -1), "
+        "coalesce(stride_b, -1), coalesce(stride_c, -1), coalesce(epilogue, -1), coalesce(external_id, 0), status "
+        "FROM gemm_calls ORDER BY id",
+        [&](sqlite3_stmt* s) {
+            GemmCall g;
+            g.startNs = i64(s, 0);
+            g.endNs = i64(s, 1);
+            g.thread = builder.thread(pid, i64(s, 2));
+            g.api = GemmApi(i32(s, 3));
+            g.name = name(s, 4);
+            g.transa = int8_t(i32(s, 5));
+            g.transb = int8_t(i32(s, 6));
+            g.m = i64(s, 7);
+            g.n = i64(s, 8);
+            g.k = i64(s, 9);
+            g.batch = i64(s, 10);
+            g.aType = i32(s, 11);
+            g.bType = i32(s, 12);
+            g.cType = i32(s, 13);
+            g.computeType = i32(s, 14);
+            g.lda = i64(s, 15);
+            g.ldb = i64(s, 16);
+            g.ldc = i64(s, 17);
+            g.strideA = i64(s, 18);
+            g.strideB = i64(s, 19);
+            g.strideC = i64(s, 20);
+            g.epilogue = i32(s, 21);
+            g.externalId = uint64_t(i64(s, 22));
+            g.status = i32(s, 23);
+            builder.addGemmCall(g);
+        });
+    query(file,
+        "SELECT start_ns, end_ns, tid, api, name_id, call_kind, coalesce(direction, 0), coalesce(n, -1), "
+        "coalesce(c, -1), coalesce(d, -1), coalesce(h, -1), coalesce(w, -1), coalesce(k, -1), coalesce(filter_c, -1), "
+        "coalesce(t, -1), coalesce(r, -1), coalesce(s, -1), coalesce(pad_d, -1), coalesce(pad_h, -1), "
+        "coalesce(pad_w, -1), coalesce(stride_d, -1), coalesce(stride_h, -1), coalesce(stride_w, -1), "
+        "coalesce(dilation_d, -1), coalesce(dilation_h, -1), coalesce(dilation_w, -1), coalesce(groups, -1), "
+        "coalesce(data_type, -1), coalesce(compute_type, -1), coalesce(math_type, -1), coalesce(layout, -1), "
+        "coalesce(algo, -1), algo_source, coalesce(plan_id, 0), coalesce(external_id, 0), status "
+        "FROM conv_calls ORDER BY id",
+        [&](sqlite3_stmt* s) {
+            ConvCall c;
+            c.startNs = i64(s, 0);
+            c.endNs = i64(s, 1);
+            c.thread = builder.thread(pid, i64(s, 2));
+            c.api = ConvApi(i32(s, 3));
+            c.name = name(s, 4);
+            c.kind = ConvCallKind(i32(s, 5));
+            c.direction = ConvDirection(i32(s, 6));
+            int32_t* dims[] = { &c.n, &c.c, &c.d, &c.h, &c.w, &c.k, &c.filterC, &c.t, &c.r, &c.s, &c.padD, &c.padH,
+                &c.padW, &c.strideD, &c.strideH, &c.strideW, &c.dilationD, &c.dilationH, &c.dilationW, &c.groups,
+                &c.dataType, &c.computeType, &c.mathType };
+            for (int i = 0; i < int(sizeof dims / sizeof dims[0]); ++i)
+                *dims[i] = i32(s, 7 + i);
+            c.layout = TensorLayout(int8_t(i32(s, 30)));
+            c.algo = i64(s, 31);
+            c.algoSource = AlgoSource(i32(s, 32));
+            c.planId = uint64_t(i64(s, 33));
+            c.externalId = uint64_t(i64(s, 34));
+            c.status = i32(s, 35);
+            builder.addConvCall(c);
+        });
+}
+
 } // namespace
 
 TraceModel importTuneupFile(const std::string& path)
@@ -219,6 +289,14 @@ TraceModel importTuneupFile(const std::string& path)
                 f.name = name(s, 2);
                 builder.addFrameworkFlag(f);
             });
+    // Schema 3: the interposers' GEMM and convolution calls, and CUPTI's links from CUDA calls to them.
+    if (summary.schemaVersion >= 3) {
+        readLibraryCalls(*file, builder, pid, name);
+        query(*file, "SELECT correlation_id, external_id FROM external_correlations WHERE kind = 5",
+            [&](sqlite3_stmt* s) {
+                builder.addExternalCorrelation({ uint64_t(i64(s, 0)), uint64_t(i64(s, 1)) });
+            });
+    }
     // The Python bootstrap's facts: marks with a payload in its "tuneup" domain.
     query(*file,
         "SELECT m.ts_ns, m.name_id, m.payload FROM nvtx_marks m JOIN nvtx_domains d ON d.id = m.domain_id "

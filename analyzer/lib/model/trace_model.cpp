@@ -126,7 +126,7 @@ bool TraceModel::hasGpuActivity() const
 size_t TraceModel::eventCount() const
 {
     return kernels.size() + memcpys.size() + memsets.size() + syncs.size() + apiCalls.size() + cpuOps.size()
-        + annotations.size() + gpuAnnotations.size() + counterRanges.size();
+        + annotations.size() + gpuAnnotations.size() + counterRanges.size() + gemmCalls.size() + convCalls.size();
 }
 
 std::optional<TimeSpan> TraceModel::span() const
@@ -152,6 +152,8 @@ std::optional<TimeSpan> TraceModel::span() const
     take(annotations.startNs, annotations.endNs);
     take(gpuAnnotations.startNs, gpuAnnotations.endNs);
     take(counterRanges.startNs, counterRanges.endNs);
+    take(gemmCalls.startNs, gemmCalls.endNs);
+    take(convCalls.startNs, convCalls.endNs);
     return result;
 }
 

@@ -37,11 +37,12 @@ std::string_view syncTypeName(SyncType t);     // "stream_synchronize"
 // ---- tables -------------------------------------------------------------------------------------
 // TUNEUP_TABLE(Table, Row, COLUMNS) declares `struct Row` (one field per column, with its default)
 // and `struct Table` (one vector per column, plus size(), append(Row), row(i) and forEachColumn(f)).
+// The macro's own names end in `_`, so columns may be called n, r, c, i...
 #define TUNEUP_ROW_FIELD(type, name, init) type name = init;
 #define TUNEUP_COLUMN(type, name, init) std::vector<type> name;
-#define TUNEUP_APPEND(type, name, init) name.push_back(r.name);
-#define TUNEUP_GET(type, name, init) r.name = name[i];
-#define TUNEUP_VISIT(type, name, init) f(name);
+#define TUNEUP_APPEND(type, name, init) name.push_back(row_.name);
+#define TUNEUP_GET(type, name, init) row_.name = name[index_];
+#define TUNEUP_VISIT(type, name, init) visit_(name);
 #define TUNEUP_TABLE(Table, Row, COLUMNS)                                                              \
     struct Row {                                                                                       \
         COLUMNS(TUNEUP_ROW_FIELD)                                                                      \
@@ -51,22 +52,22 @@ std::string_view syncTypeName(SyncType t);     // "stream_synchronize"
         COLUMNS(TUNEUP_COLUMN)                                                                         \
         size_t size() const { return m_rows; }                                                         \
         bool empty() const { return m_rows == 0; }                                                     \
-        void append(const Row& r)                                                                      \
+        void append(const Row& row_)                                                                   \
         {                                                                                              \
             COLUMNS(TUNEUP_APPEND)                                                                     \
             ++m_rows;                                                                                  \
         }                                                                                              \
-        Row row(size_t i) const                                                                        \
+        Row row(size_t index_) const                                                                   \
         {                                                                                              \
-            Row r;                                                                                     \
+            Row row_;                                                                                  \
             COLUMNS(TUNEUP_GET)                                                                        \
-            return r;                                                                                  \
+            return row_;                                                                               \
         }                                                                                              \
-        template <class F> void forEachColumn(F&& f) { COLUMNS(TUNEUP_VISIT) }                         \
-        template <class F> void forEachColumn(F&& f) const { COLUMNS(TUNEUP_VISIT) }                   \
-        void reserve(size_t n)                                                                         \
+        template <class F> void forEachColumn(F&& visit_) { COLUMNS(TUNEUP_VISIT) }                    \
+        template <class F> void forEachColumn(F&& visit_) const { COLUMNS(TUNEUP_VISIT) }              \
+        void reserve(size_t rows_)                                                                     \
         {                                                                                              \
-            forEachColumn([n](auto& c) { c.reserve(n); });                                             \
+            forEachColumn([rows_](auto& c_) { c_.reserve(rows_); });                                   \
         }                                                                                              \
                                                                                                        \
     private:                                                                                           \
@@ -264,6 +265,97 @@ TUNEUP_TABLE(FrameworkFlagTable, FrameworkFlag, TUNEUP_FRAMEWORK_FLAG_COLUMNS)
     X(int64_t, value, 0)
 TUNEUP_TABLE(ProgramFactTable, ProgramFact, TUNEUP_PROGRAM_FACT_COLUMNS)
 
+// GEMM calls the agent's cuBLAS / cuBLASLt interposers recorded (tuneup files, schema 3): the outermost
+// call on its thread, its shape as the library sees it (column-major: op(A) is m x k, op(B) k x n, C m x n),
+// cudaDataType codes for the types, a cublasComputeType_t for computeType; -1 when unknown. status 0 is
+// success (a failed call launched nothing). The kernels a call launched: advise/library_kernels.h. Empty
+// for traces recorded without the interposers (Kineto, nsys).
+enum class GemmApi : uint8_t { Cublas = 1, CublasLt = 2 };
+#define TUNEUP_GEMM_CALL_COLUMNS(X)                                                                     \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(ThreadIndex, thread, 0)                                                                          \
+    X(GemmApi, api, GemmApi::Cublas)                                                                   \
+    X(StringId, name, 0) /* the function: cublasGemmEx, cublasLtMatmul, ... */                         \
+    X(int8_t, transa, -1) /* 0 N, 1 T, 2 C */                                                          \
+    X(int8_t, transb, -1)                                                                              \
+    X(int64_t, m, -1)                                                                                  \
+    X(int64_t, n, -1)                                                                                  \
+    X(int64_t, k, -1)                                                                                  \
+    X(int64_t, batch, 1)                                                                               \
+    X(int32_t, aType, -1)                                                                              \
+    X(int32_t, bType, -1)                                                                              \
+    X(int32_t, cType, -1)                                                                              \
+    X(int32_t, computeType, -1)                                                                        \
+    X(int64_t, lda, -1)                                                                                \
+    X(int64_t, ldb, -1)                                                                                \
+    X(int64_t, ldc, -1)                                                                                \
+    X(int64_t, strideA, -1) /* strided batched calls only */                                          \
+    X(int64_t, strideB, -1)                                                                            \
+    X(int64_t, strideC, -1)                                                                            \
+    X(int32_t, epilogue, -1) /* cuBLASLt only (cublasLtEpilogue_t) */                                 \
+    X(uint64_t, externalId, 0) /* pushed to CUPTI around the call; 0 none (ExternalCorrelationTable) */ \
+    X(int32_t, status, 0)
+TUNEUP_TABLE(GemmCallTable, GemmCall, TUNEUP_GEMM_CALL_COLUMNS)
+
+// Convolution calls the agent's cuDNN interposers recorded (tuneup files, schema 3). kind: Run (a
+// convolution ran: cudnnConvolution*, cudnnBackendExecute), Find (cuDNN timed the algorithms: the
+// autotuner's search), Heuristic (cuDNN's heuristics were asked). algoSource: how a run's algorithm was
+// chosen as far as that call tells (legacy runs pass theirs: Given; backend plans built from heuristics
+// results: Heuristic). Shapes: input x (dx for backward data) n, c, [d,] h, w; filter k, filterC (per
+// group), [t,] r, s; d, t and the D fields are -1 for 2-D convolutions, every field -1 when unknown.
+enum class ConvApi : uint8_t { Legacy = 1, Backend = 2 };
+enum class ConvCallKind : uint8_t { Run = 1, Find = 2, Heuristic = 3 };
+enum class ConvDirection : uint8_t { Unknown = 0, Forward = 1, BackwardData = 2, BackwardFilter = 3 };
+enum class AlgoSource : uint8_t { Unknown = 0, Find = 1, Heuristic = 2, Given = 3 };
+enum class TensorLayout : int8_t { Unknown = -1, Other = 0, Nchw = 1, Nhwc = 2 };
+#define TUNEUP_CONV_CALL_COLUMNS(X)                                                                     \
+    X(int64_t, startNs, 0)                                                                             \
+    X(int64_t, endNs, 0)                                                                               \
+    X(ThreadIndex, thread, 0)                                                                          \
+    X(ConvApi, api, ConvApi::Legacy)                                                                   \
+    X(StringId, name, 0)                                                                               \
+    X(ConvCallKind, kind, ConvCallKind::Run)                                                           \
+    X(ConvDirection, direction, ConvDirection::Unknown)                                                \
+    X(int32_t, n, -1)                                                                                  \
+    X(int32_t, c, -1)                                                                                  \
+    X(int32_t, d, -1)                                                                                  \
+    X(int32_t, h, -1)                                                                                  \
+    X(int32_t, w, -1)                                                                                  \
+    X(int32_t, k, -1)                                                                                  \
+    X(int32_t, filterC, -1)                                                                            \
+    X(int32_t, t, -1)                                                                                  \
+    X(int32_t, r, -1)                                                                                  \
+    X(int32_t, s, -1)                                                                                  \
+    X(int32_t, padD, -1)                                                                               \
+    X(int32_t, padH, -1)                                                                               \
+    X(int32_t, padW, -1)                                                                               \
+    X(int32_t, strideD, -1)                                                                            \
+    X(int32_t, strideH, -1)                                                                            \
+    X(int32_t, strideW, -1)                                                                            \
+    X(int32_t, dilationD, -1)                                                                          \
+    X(int32_t, dilationH, -1)                                                                          \
+    X(int32_t, dilationW, -1)                                                                          \
+    X(int32_t, groups, -1)                                                                             \
+    X(int32_t, dataType, -1) /* cudnnDataType_t of the input */                                        \
+    X(int32_t, computeType, -1)                                                                        \
+    X(int32_t, mathType, -1) /* legacy cudnnMathType_t */                                              \
+    X(TensorLayout, layout, TensorLayout::Unknown)                                                     \
+    X(int64_t, algo, -1) /* legacy algorithm, or the backend engine's global index; -1 unknown */     \
+    X(AlgoSource, algoSource, AlgoSource::Unknown)                                                     \
+    X(uint64_t, planId, 0) /* backend: the execution plan, numbered per file; 0 legacy */             \
+    X(uint64_t, externalId, 0)                                                                         \
+    X(int32_t, status, 0)
+TUNEUP_TABLE(ConvCallTable, ConvCall, TUNEUP_CONV_CALL_COLUMNS)
+
+// CUPTI's external correlations of the ids the agent pushed around its library calls: the CUDA call
+// `correlation` (ApiCallTable::correlation, KernelTable::correlation) ran inside the GemmCall or ConvCall
+// whose externalId is `externalId`. Empty without GPU capture.
+#define TUNEUP_EXTERNAL_CORRELATION_COLUMNS(X)                                                          \
+    X(uint64_t, correlation, 0)                                                                        \
+    X(uint64_t, externalId, 0)
+TUNEUP_TABLE(ExternalCorrelationTable, ExternalCorrelation, TUNEUP_EXTERNAL_CORRELATION_COLUMNS)
+
 // ---- facts about the recording -------------------------------------------------------------------
 
 enum class SourceFormat : uint8_t { Unknown, KinetoJson, TuneupDb, NsysSqlite };
@@ -373,6 +465,9 @@ public:
     PythonFunctionTable pythonFunctions;
     FrameworkFlagTable frameworkFlags;
     ProgramFactTable programFacts;
+    GemmCallTable gemmCalls;
+    ConvCallTable convCalls;
+    ExternalCorrelationTable externalCorrelations;
 
     std::string_view str(StringId id) const { return strings.get(id); }
     const DeviceInfo* device(int32_t id) const; // nullptr when the trace did not describe it
