@@ -305,6 +305,16 @@ TEST_F(TuneupCliTest, CommandGetsTheAgentEnvironment)
     EXPECT_EQ(r.code, 0) << r.err;
 }
 
+TEST_F(TuneupCliTest, GemmAndConvolutionInterposersAreRecordedByDefault)
+{
+    const Result byDefault
+        = record({ "-o", path("d.db") }, { "sh", "-c", "test \"$TUNEUP_TRACE\" = nvtx,torch,cuda,gemm,conv" });
+    EXPECT_EQ(byDefault.code, 0) << byDefault.err;
+    const Result chosen = record({ "-o", path("c.db"), "--trace", "gemm,conv" },
+        { "sh", "-c", "test \"$TUNEUP_TRACE\" = gemm,conv" });
+    EXPECT_EQ(chosen.code, 0) << chosen.err;
+}
+
 TEST_F(TuneupCliTest, LauncherGetsNoMainPid)
 {
     // A fake torchrun: it only reports whether it got TUNEUP_MAIN_PID=-1 ("no process is the main one").

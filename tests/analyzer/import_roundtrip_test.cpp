@@ -1,0 +1,102 @@
+// `tuneup import`'s path through the library: a Kineto trace and Nsight Systems exports from
+// ../shared/traces written as tuneup files (export/tuneup_writer.h) and read back keep every table's rows
+// and exact times; what the tuneup schema has no table for is counted in the file's stats.
+
+#include "export/tuneup_writer.h"
+#include "import/importer.h"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <numeric>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace tuneup::analysis;
+
+namespace {
+
+const fs::path kTraces = TUNEUP_SHARED_TRACES;
+
+class ImportRoundTrip : public ::testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override
+    {
+        std::string pattern = (fs::temp_directory_path() / "import_roundtrip_test.XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        m_dir = pattern;
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+    std::string m_dir;
+};
+
+template <class Table> int64_t totalDuration(const Table& t)
+{
+    int64_t total = 0;
+    for (size_t i = 0; i < t.size(); ++i)
+        total += t.endNs[i] - t.startNs[i];
+    return total;
+}
+
+TEST_P(ImportRoundTrip, EveryTableKeepsItsRows)
+{
+    if (!fs::is_directory(kTraces))
+        GTEST_SKIP() << "real traces not found at " << kTraces;
+    const TraceModel source = importTrace((kTraces / GetParam()).string());
+    const std::string file = (fs::path(m_dir) / "imported.db").string();
+    writeTuneupFile(source, file);
+    const TraceModel back = importTrace(file);
+    EXPECT_EQ(back.info.format, SourceFormat::TuneupDb);
+
+    // Tables of the tuneup schema: the same rows, the same nanoseconds.
+    EXPECT_EQ(back.kernels.size(), source.kernels.size());
+    EXPECT_EQ(back.memcpys.size(), source.memcpys.size());
+    EXPECT_EQ(back.memsets.size(), source.memsets.size());
+    EXPECT_EQ(back.syncs.size(), source.syncs.size());
+    EXPECT_EQ(back.apiCalls.size(), source.apiCalls.size());
+    EXPECT_EQ(back.annotations.size(), source.annotations.size());
+    EXPECT_EQ(back.gemmCalls.size(), source.gemmCalls.size());
+    EXPECT_EQ(back.convCalls.size(), source.convCalls.size());
+    EXPECT_EQ(back.frameworkFlags.size(), source.frameworkFlags.size());
+    EXPECT_EQ(back.externalCorrelations.size(), source.externalCorrelations.size());
+    EXPECT_EQ(back.programFacts.size(), source.programFacts.size());
+    EXPECT_EQ(back.devices.size(), source.devices.size());
+    EXPECT_EQ(totalDuration(back.kernels), totalDuration(source.kernels));
+    EXPECT_EQ(totalDuration(back.memcpys), totalDuration(source.memcpys));
+    EXPECT_EQ(totalDuration(back.apiCalls), totalDuration(source.apiCalls));
+    EXPECT_EQ(totalDuration(back.annotations), totalDuration(source.annotations));
+    ASSERT_FALSE(source.kernels.empty());
+    EXPECT_EQ(back.kernels.startNs.front(), source.kernels.startNs.front());
+    EXPECT_EQ(back.str(back.kernels.name.front()), source.str(source.kernels.name.front()));
+    EXPECT_EQ(back.memcpys.srcKind, source.memcpys.srcKind);
+    EXPECT_EQ(back.syncs.type, source.syncs.type);
+    // Launches still link to their kernels.
+    const auto linked = [](const TraceModel& m) {
+        return std::count_if(m.kernels.apiCall.begin(), m.kernels.apiCall.end(), [](RowIndex r) { return r != kNoRow; });
+    };
+    EXPECT_EQ(linked(back), linked(source));
+
+    // Tables the schema lacks: none read back, each counted in the file's stats.
+    const std::pair<const char*, size_t> notWritten[] = { { "cpu_ops", source.cpuOps.size() },
+        { "gpu_annotations", source.gpuAnnotations.size() }, { "collectives", source.collectives.size() },
+        { "flows", source.flows.size() }, { "counter_ranges", source.counterRanges.size() },
+        { "python_functions", source.pythonFunctions.size() } };
+    for (const auto& [table, rows] : notWritten)
+        EXPECT_EQ(back.stats.value(std::string("recording.export.not_written.") + table), int64_t(rows)) << table;
+    EXPECT_EQ(back.cpuOps.size() + back.gpuAnnotations.size() + back.collectives.size() + back.flows.size()
+            + back.counterRanges.size() + back.pythonFunctions.size(),
+        0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedTraces, ImportRoundTrip,
+    ::testing::Values("hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+        "nvfuser/ee4fcf30/report1.sqlite", "pipit/pipit/tests/data/cloverleaf-nsys/perlmutter-cloverleaf-cuda.sqlite",
+        "pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sqlite"),
+    [](const ::testing::TestParamInfo<std::string>& param) {
+        std::string name = fs::path(param.param).stem().stem().string();
+        for (char& c : name)
+            if (!isalnum(static_cast<unsigned char>(c)))
+                c = '_';
+        return name;
+    });
+
+} // namespace

@@ -1,0 +1,82 @@
+#pragma once
+// Shared by the importers' fuzz targets: the input as a file (the SQLite readers take paths), and the
+// checks every imported model must pass whatever the input: links and ids that index their tables.
+
+#include "import/import_error.h"
+#include "import/tuneup_file.h"
+#include "model/trace_model.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+
+namespace tuneup::fuzz {
+
+// The input written to a file of this process (one input at a time: libFuzzer runs inputs in sequence);
+// with no data, just the file's path.
+inline const std::string& writeInput(const uint8_t* data, size_t size)
+{
+    // Never destroyed, so the exit handler that removes the file can still read it.
+    static const std::string& path = *[] {
+        const char* tmp = getenv("TMPDIR");
+        auto* p = new std::string(
+            std::string(tmp && *tmp ? tmp : "/tmp") + "/tuneup-fuzz-" + std::to_string(getpid()) + ".sqlite");
+        atexit([] { remove(writeInput(nullptr, 0).c_str()); }); // at the end of a run (a crash keeps it)
+        return p;
+    }();
+    if (!data)
+        return path;
+    FILE* f = fopen(path.c_str(), "wb");
+    if (!f)
+        abort();
+    if (size && fwrite(data, 1, size, f) != size)
+        abort();
+    fclose(f);
+    return path;
+}
+
+#define TUNEUP_FUZZ_CHECK(condition)                                                                    \
+    do {                                                                                                \
+        if (!(condition)) {                                                                             \
+            fprintf(stderr, "model invariant broken: %s (%s:%d)\n", #condition, __FILE__, __LINE__);    \
+            abort();                                                                                    \
+        }                                                                                               \
+    } while (0)
+
+// What rules rely on: every link is kNoRow or a row of its table, every thread and string id exists,
+// tables are sorted by start.
+inline void checkModel(const analysis::TraceModel& m)
+{
+    using namespace analysis;
+    const auto link = [](RowIndex r, size_t rows) { return r == kNoRow || (r >= 0 && size_t(r) < rows); };
+    const auto sorted = [](const std::vector<int64_t>& start) {
+        for (size_t i = 1; i < start.size(); ++i)
+            if (start[i - 1] > start[i])
+                return false;
+        return true;
+    };
+    TUNEUP_FUZZ_CHECK(sorted(m.kernels.startNs) && sorted(m.memcpys.startNs) && sorted(m.apiCalls.startNs)
+        && sorted(m.annotations.startNs) && sorted(m.cpuOps.startNs));
+    for (size_t i = 0; i < m.kernels.size(); ++i) {
+        TUNEUP_FUZZ_CHECK(link(m.kernels.apiCall[i], m.apiCalls.size()) && link(m.kernels.cpuOp[i], m.cpuOps.size()));
+        TUNEUP_FUZZ_CHECK(m.kernels.name[i] < m.strings.size());
+    }
+    for (size_t i = 0; i < m.memcpys.size(); ++i)
+        TUNEUP_FUZZ_CHECK(link(m.memcpys.apiCall[i], m.apiCalls.size()));
+    for (size_t i = 0; i < m.syncs.size(); ++i)
+        TUNEUP_FUZZ_CHECK(link(m.syncs.apiCall[i], m.apiCalls.size()));
+    for (size_t i = 0; i < m.apiCalls.size(); ++i)
+        TUNEUP_FUZZ_CHECK(m.apiCalls.thread[i] < m.threads.size() && m.apiCalls.name[i] < m.strings.size()
+            && link(m.apiCalls.cpuOp[i], m.cpuOps.size()));
+    for (size_t i = 0; i < m.annotations.size(); ++i)
+        TUNEUP_FUZZ_CHECK(m.annotations.thread[i] < m.threads.size()
+            && link(m.annotations.parent[i], m.annotations.size()) && m.annotations.name[i] < m.strings.size());
+    for (size_t i = 0; i < m.cpuOps.size(); ++i)
+        TUNEUP_FUZZ_CHECK(m.cpuOps.thread[i] < m.threads.size() && link(m.cpuOps.parent[i], m.cpuOps.size()));
+    for (const ThreadInfo& t : m.threads)
+        TUNEUP_FUZZ_CHECK(t.name < m.strings.size());
+}
+
+} // namespace tuneup::fuzz

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpus (tests/fuzz/corpus/<target>/): tiny valid inputs of each format
+tuneup reads, made for the purpose, and a few broken ones. The files are kept in the repository; run this
+again only to change them (python3 tests/fuzz/make_seeds.py). Standard library only."""
+
+import gzip
+import json
+import os
+import re
+import sqlite3
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CORPUS = os.path.join(HERE, "corpus")
+
+
+def out(target, name):
+    folder = os.path.join(CORPUS, target)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name)
+    for leftover in (path, path + "-journal"):
+        if os.path.exists(leftover):
+            os.remove(leftover)
+    return path
+
+
+def write(target, name, data):
+    with open(out(target, name), "wb") as f:
+        f.write(data)
+
+
+def sqlite_file(target, name, sql, application_id=0, user_version=0):
+    """An SQLite file with 512-byte pages (small files: mutations land on data more often)."""
+    path = out(target, name)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA page_size=512")
+    db.execute("PRAGMA application_id=%d" % application_id)
+    db.execute("PRAGMA user_version=%d" % user_version)
+    db.executescript(sql)
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+    with open(path, "rb") as f:
+        return f.read()
+
+
+# ---- Kineto JSON -------------------------------------------------------------------------------------
+
+def kineto():
+    pid, tid = 1234, 1234
+    events = [
+        {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": "python"}},
+        {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": "main"}},
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": pid, "tid": tid,
+         "ts": 1000.5, "dur": 900, "args": {"External id": 1}},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": pid, "tid": tid, "ts": 1010, "dur": 50,
+         "args": {"External id": 2, "Sequence number": 7, "Input Dims": [[125, 64], [64, 320]],
+                  "Input type": ["float", "float"]}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid, "tid": tid, "ts": 1020,
+         "dur": 5, "args": {"correlation": 42, "External id": 2, "cbid": 211}},
+        {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1030,
+         "dur": 40, "args": {"correlation": 42, "External id": 2, "device": 0, "stream": 7,
+                             "grid": [4, 2, 1], "block": [256, 1, 1], "registers per thread": 128,
+                             "shared memory": 8192}},
+        {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7,
+         "ts": 1100, "dur": 10, "args": {"correlation": 43, "device": 0, "stream": 7, "bytes": 4096}},
+        {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 1120,
+         "dur": 2, "args": {"correlation": 44, "device": 0, "stream": 7, "bytes": 64}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": pid, "tid": tid,
+         "ts": 1130, "dur": 30, "args": {"correlation": 45}},
+        {"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 0, "tid": 7, "ts": 1131, "dur": 28,
+         "args": {"correlation": 45, "device": 0, "stream": 7}},
+        {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 7,
+         "ts": 1030, "dur": 100, "args": {"External id": 1}},
+        {"ph": "X", "cat": "python_function", "name": "train.py(12): step", "pid": pid, "tid": tid,
+         "ts": 1001, "dur": 800},
+        {"ph": "s", "cat": "ac2g", "id": 42, "pid": pid, "tid": tid, "ts": 1020, "name": "ac2g"},
+        {"ph": "f", "cat": "ac2g", "id": 42, "pid": 0, "tid": 7, "ts": 1030, "bp": "e", "name": "ac2g"},
+        {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": pid, "tid": tid, "ts": 1500,
+         "dur": 20, "args": {"Collective name": "allreduce", "In msg nelems": 1024, "Out msg nelems": 1024,
+                             "Group size": 2, "dtype": "Float"}},
+        {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": pid, "tid": tid, "ts": 1600,
+         "s": "t", "args": {"Bytes": 512}},
+    ]
+    trace = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-32GB",
+             "computeMajor": 7, "computeMinor": 0, "totalGlobalMem": 34089730048, "numSms": 80}],
+             "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2},
+             "displayTimeUnit": "ms", "baseTimeNanoseconds": 1700000000000000000, "traceEvents": events}
+    text = json.dumps(trace, separators=(",", ":")).encode()
+    write("fuzz_kineto_json", "object.json", text)
+    write("fuzz_kineto_json", "object.json.gz", gzip.compress(text, mtime=0))
+    # December 2020: a bare array, capitalised categories, GPU rows on "stream N".
+    legacy = [
+        {"ph": "X", "cat": "Operator", "name": "aten::conv2d", "pid": 5, "tid": 5, "ts": 10, "dur": 30,
+         "args": {"external id": 3, "Input dims": [[8, 3, 224, 224], [64, 3, 7, 7]]}},
+        {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 5, "tid": 5, "ts": 12, "dur": 3,
+         "args": {"correlation": 9, "external id": 3}},
+        {"ph": "X", "cat": "Kernel", "name": "implicit_convolve_sgemm", "pid": 0, "tid": "stream 7",
+         "ts": 20, "dur": 15, "args": {"correlation": 9, "device": 0, "stream": 7}},
+        {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0,
+         "tid": "stream 7", "ts": 40, "dur": 5, "args": {"correlation": 10, "bytes": 1024}},
+        {"ph": "s", "cat": "async", "id": 9, "pid": 5, "tid": 5, "ts": 12, "name": "launch"},
+    ]
+    write("fuzz_kineto_json", "array_2020.json", json.dumps(legacy, separators=(",", ":")).encode())
+    # Broken: cut short, odd numbers and ids, deep nesting, not a trace.
+    write("fuzz_kineto_json", "truncated.json", text[: len(text) // 2])
+    odd = {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": -1, "tid": 18446744073709551615,
+           "ts": 1e300, "dur": -5, "args": {"correlation": 9223372036854775807, "grid": [0, -1]}},
+           {"ph": "X", "cat": "cpu_op", "name": "\u00e9\ud83d\ude00", "pid": 1, "tid": 1, "ts": "12",
+            "dur": 0.000001, "args": {"Input Dims": "[[1,2]"}}]}
+    write("fuzz_kineto_json", "odd_values.json", json.dumps(odd).encode())
+    write("fuzz_kineto_json", "nested.json", b'{"traceEvents":[{"args":' + b"[" * 64 + b"]" * 64 + b"}]}")
+    write("fuzz_kineto_json", "not_a_trace.json", b'{"name": "config", "values": [1, 2, 3]}')
+
+
+# ---- Nsight Systems SQLite ---------------------------------------------------------------------------
+
+def gid(pid, tid):
+    return (1 << 48) | (pid << 24) | tid
+
+
+NSYS_TABLES = """
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE TARGET_INFO_GPU (vmId INTEGER, id INTEGER, name TEXT, totalMemory INTEGER, smCount INTEGER,
+  threadsPerWarp INTEGER, computeMajor INTEGER, computeMinor INTEGER);
+CREATE TABLE ThreadNames (nameId INTEGER, priority INTEGER, globalTid INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, eventClass INTEGER, globalTid INTEGER,
+  correlationId INTEGER, nameId INTEGER, returnValue INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
+  correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER, registersPerThread INTEGER,
+  gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER,
+  staticSharedMemory INTEGER, dynamicSharedMemory INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
+  correlationId INTEGER, globalPid INTEGER, bytes INTEGER, copyKind INTEGER, srcKind INTEGER, dstKind INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, globalTid INTEGER,
+  textId INTEGER, domainId INTEGER, int64Value INTEGER);
+"""
+
+
+def nsys():
+    p, t = 77, 78
+    g, gp = gid(p, t), gid(p, 0)
+    rows = f"""
+INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'void at::native::FillFunctor<float>(int)'),
+  (3, 'FillFunctor'), (4, 'python3'), (5, 'cuMemcpyHtoD_v2'), (6, 'cudaStreamSynchronize_v3020'),
+  (7, 'ProfilerStep#1');
+INSERT INTO TARGET_INFO_GPU VALUES (1, 0, 'NVIDIA H100 80GB HBM3', 84942979072, 132, 32, 9, 0);
+INSERT INTO ThreadNames VALUES (4, 10, {g});
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1000, 1500, 0, {g}, 11, 1, 0), (1600, 1700, 1, {g}, 12, 5, 0),
+  (1800, 2600, 0, {g}, 13, 6, 0);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 2500, 0, 7, 11, {gp}, 2, 3, 16, 64, 1, 1, 256, 1, 1, 0, 0);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (1650, 1750, 0, 7, 12, {gp}, 4096, 1, 0, 2);
+INSERT INTO NVTX_EVENTS VALUES (900, 3000, 59, NULL, {g}, 7, 0, NULL), (950, NULL, 60, 'open range', {g}, NULL, 0, NULL),
+  (10, NULL, 75, 'tuneup', {g}, NULL, 3, NULL), (20, NULL, 34, 'tuneup.zero_grad.set_to_none', {g}, NULL, 3, 1),
+  (30, NULL, 39, 'trainer', {g}, NULL, 0, NULL);
+"""
+    # nsys 3.x: metadata table, ENUM tables, syncs and memsets.
+    v3 = NSYS_TABLES + rows + f"""
+CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.17.1'), ('EXPORT_PRODUCT_VERSION', '2025.1.1');
+CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT);
+INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_0:COMMAND', 'python'), ('PROCESS_0:ARGUMENT_0', 'train.py'),
+  ('PROCESS_0:ENVIRONMENT_VARIABLE', 'RANK="1"');
+CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId INTEGER, cudaId INTEGER, pid INTEGER);
+INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0, 0, {p});
+CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
+INSERT INTO PROCESSES VALUES ({gp}, {p}, 'python3');
+CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0, 'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE', 'Pageable'),
+  (2, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE', 'Device');
+CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
+  correlationId INTEGER, globalPid INTEGER, syncType INTEGER, eventId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (1810, 2590, 0, 7, 13, {gp}, 2, 4294967295);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
+  correlationId INTEGER, globalPid INTEGER, bytes INTEGER, memKind INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (2700, 2710, 0, 7, 14, {gp}, 64, 2);
+"""
+    data = sqlite_file("fuzz_nsys_sqlite", "export_3x.sqlite", v3)
+    write("fuzz_nsys_sqlite", "truncated.sqlite", data[: len(data) * 2 // 3])
+    # nsys 2.x: EXPORT_META_DATA, no ENUM tables.
+    sqlite_file("fuzz_nsys_sqlite", "export_2x.sqlite", NSYS_TABLES + rows + """
+CREATE TABLE EXPORT_META_DATA (name TEXT, value TEXT);
+INSERT INTO EXPORT_META_DATA VALUES ('EXPORT_SCHEMA_VERSION', '2.9.1');
+""")
+    # A capture without CUDA activity (the importer's clear error).
+    sqlite_file("fuzz_nsys_sqlite", "no_cuda.sqlite", """
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE TARGET_INFO_GPU (vmId INTEGER, id INTEGER, name TEXT);
+CREATE TABLE ThreadNames (nameId INTEGER, priority INTEGER, globalTid INTEGER);
+INSERT INTO StringIds VALUES (1, 'python3');
+INSERT INTO TARGET_INFO_GPU VALUES (1, 0, 'NVIDIA RTX A2000 12GB');
+INSERT INTO ThreadNames VALUES (1, 10, 281479271677952);
+""")
+
+
+# ---- tuneup files ------------------------------------------------------------------------------------
+
+def tuneup():
+    # Named .tuneup, not .db: the repository ignores *.db (recordings), and tuneup reads by content.
+    schema_sql = open(os.path.join(ROOT, "agent", "schema", "schema.sql")).read()
+    schema_sql = re.sub(r"--[^\n]*", "", schema_sql)  # comments would be kept in sqlite_master: smaller files
+    header = open(os.path.join(ROOT, "agent", "schema", "trace_schema.h")).read()
+    app_id = int(re.search(r"kApplicationId\s*=\s*(0x[0-9A-Fa-f]+|\d+)", header).group(1), 0)
+    version = int(re.search(r"kSchemaVersion\s*=\s*(\d+)", header).group(1))
+    rows = f"""
+INSERT INTO meta VALUES ('format', 'tuneup-trace'), ('schema_version', '{version}'), ('pid', '4242'),
+  ('start_ns', '1000'), ('end_ns', '90000'), ('rank', '0'), ('world_size', '1'), ('capture.cuda', 'on');
+INSERT INTO strings VALUES (1, 'volta_sgemm_128x64_nn'), (2, 'cudaLaunchKernel'), (3, 'step'), (4, 'tuneup'),
+  (5, 'tuneup.dataloader.num_workers'), (6, 'cudnn.benchmark'), (7, 'main'), (8, 'cublasSgemm_v2');
+INSERT INTO devices (id, name, compute_major, compute_minor, sm_count, global_memory_bytes)
+  VALUES (0, 'NVIDIA H100 80GB HBM3', 9, 0, 132, 85000000000);
+INSERT INTO stats VALUES ('events.dropped', 'data_loss', 3, 'ring full');
+INSERT INTO threads VALUES (4242, 4242, 7);
+INSERT INTO kernels (start_ns, end_ns, device_id, stream_id, correlation_id, name_id, grid_x, block_x)
+  VALUES (2000, 2500, 0, 7, 11, 1, 4, 256), (3000, 3400, 0, 7, 12, 1, 4, 256);
+INSERT INTO api_calls (start_ns, end_ns, tid, api, cbid, name_id, correlation_id)
+  VALUES (1900, 1950, 4242, 1, 211, 2, 11), (2900, 2950, 4242, 1, 211, 2, 12);
+INSERT INTO memcpys (start_ns, end_ns, device_id, copy_kind, src_kind, dst_kind, bytes)
+  VALUES (5000, 6000, 0, 1, 1, 3, 4096);
+INSERT INTO memsets (start_ns, end_ns, device_id, bytes) VALUES (7000, 7100, 0, 64);
+INSERT INTO syncs (start_ns, end_ns, sync_type) VALUES (8000, 8100, 3);
+INSERT INTO nvtx_domains VALUES (0, NULL), (1, 4);
+INSERT INTO nvtx_ranges (start_ns, end_ns, tid, domain_id, name_id, kind) VALUES (1500, 4000, 4242, 0, 3, 1),
+  (4500, NULL, 4242, 0, 3, 1);
+INSERT INTO nvtx_marks (ts_ns, tid, domain_id, name_id, payload) VALUES (1200, 4242, 1, 5, 4);
+INSERT INTO framework_flags (ts_ns, tid, name_id, value) VALUES (1100, 4242, 6, 0);
+"""
+    if version >= 3:
+        rows += """
+INSERT INTO gemm_calls (start_ns, end_ns, tid, api, name_id, transa, transb, m, n, k, batch, a_type, b_type,
+  c_type, compute_type, lda, ldb, ldc, external_id, status)
+  VALUES (1890, 1960, 4242, 1, 8, 0, 0, 125, 64, 320, 1, 0, 0, 0, 68, 125, 320, 125, 1, 0);
+INSERT INTO external_correlations (correlation_id, kind, external_id) VALUES (11, 5, 1);
+"""
+    data = sqlite_file("fuzz_tuneup_file", "small.tuneup", schema_sql + rows, app_id, version)
+    write("fuzz_tuneup_file", "truncated.tuneup", data[: len(data) // 2])
+    # Schema 1 (no framework flags) without an application id: recognised by its meta table.
+    sqlite_file("fuzz_tuneup_file", "schema1.tuneup", schema_sql + rows.replace(f"'schema_version', '{version}'",
+                "'schema_version', '1'").split("INSERT INTO framework_flags")[0]
+                + "DROP TABLE framework_flags;", 0, 1)
+
+
+def main():
+    kineto()
+    nsys()
+    tuneup()
+    for target in sorted(os.listdir(CORPUS)):
+        for name in sorted(os.listdir(os.path.join(CORPUS, target))):
+            print("%-18s %-22s %6d bytes" % (target, name, os.path.getsize(os.path.join(CORPUS, target, name))))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
