@@ -1,108 +1,30 @@
 #include "import/kineto_json.h"
 
 #include "import/chunk_reader.h"
-#include "import/decimal_text.h"
 #include "import/format_detect.h"
 #include "import/import_error.h"
+#include "import/json_chunk_input.h"
+#include "import/json_windows.h"
+#include "import/kineto_handler.h"
 #include "model/trace_builder.h"
 
 #include <rapidjson/error/en.h>
-#include <rapidjson/reader.h>
 
-#include <array>
+#include <algorithm>
+#include <cassert>
 #include <chrono>
-#include <charconv>
+#include <condition_variable>
 #include <cstring>
-#include <unordered_map>
+#include <mutex>
+#include <thread>
 
 namespace tuneup::analysis {
 
 namespace {
 
-// ---- input: chunks as a RapidJSON stream -------------------------------------------------------------
-
-class JsonInput {
-public:
-    using Ch = char;
-    JsonInput(ChunkReader& reader, const std::function<void(uint64_t)>& progress)
-        : m_reader(reader)
-        , m_progress(progress)
-    {
-        advance();
-    }
-    JsonInput(const JsonInput&) = delete;
-    JsonInput& operator=(const JsonInput&) = delete;
-
-    Ch Peek() const { return *m_cur; }
-    Ch Take()
-    {
-        const Ch c = *m_cur;
-        if (m_cur != m_end && ++m_cur == m_end)
-            advance();
-        return c;
-    }
-    size_t Tell() const { return static_cast<size_t>(m_before + static_cast<uint64_t>(m_cur - m_begin)); }
-    // Only needed by RapidJSON for in-situ parsing, which is not used.
-    Ch* PutBegin() { return nullptr; }
-    void Put(Ch) { }
-    void Flush() { }
-    size_t PutEnd(Ch*) { return 0; }
-
-    uint64_t bytesRead() const { return m_before + static_cast<uint64_t>(m_end - m_begin); }
-    bool atEnd() const { return m_cur == &m_sentinel; }
-
-    // Up to `radius` bytes either side of offset, when they are still in memory ("" otherwise).
-    std::string context(uint64_t offset, size_t radius = 32) const
-    {
-        std::string window = m_tail;
-        const uint64_t windowStart = m_before - m_tail.size();
-        if (m_cur != &m_sentinel)
-            window.append(m_begin, static_cast<size_t>(m_end - m_begin));
-        if (offset < windowStart || offset > windowStart + window.size())
-            return {};
-        const size_t at = static_cast<size_t>(offset - windowStart);
-        const size_t from = at > radius ? at - radius : 0;
-        std::string text;
-        for (size_t i = from; i < std::min(window.size(), at + radius); ++i) {
-            const unsigned char c = static_cast<unsigned char>(window[i]);
-            if (i == at)
-                text += "<HERE>"; // ASCII, so that any log or terminal shows it
-            text += c < 0x20 ? ' ' : static_cast<char>(c);
-        }
-        if (at >= window.size())
-            text += "<HERE><end of data>";
-        return text;
-    }
-
-private:
-    void advance()
-    {
-        if (m_cur != &m_sentinel && m_end > m_begin) {
-            // Keep the end of the chunk for error messages about its last bytes.
-            const size_t keep = std::min<size_t>(64, static_cast<size_t>(m_end - m_begin));
-            m_tail.assign(m_end - keep, keep);
-        }
-        m_before += static_cast<uint64_t>(m_end - m_begin);
-        if (m_progress)
-            m_progress(m_before);
-        const std::string_view chunk = m_reader.next();
-        if (chunk.empty()) {
-            m_begin = m_end = m_cur = &m_sentinel;
-            return;
-        }
-        m_begin = m_cur = chunk.data();
-        m_end = chunk.data() + chunk.size();
-    }
-
-    ChunkReader& m_reader;
-    const std::function<void(uint64_t)>& m_progress;
-    char m_sentinel = '\0'; // Peek() at the end reads this, which RapidJSON takes as end of input
-    const char* m_begin = &m_sentinel;
-    const char* m_end = &m_sentinel;
-    const char* m_cur = &m_sentinel;
-    uint64_t m_before = 0; // bytes in the chunks before the current one
-    std::string m_tail;
-};
+// Text per parsing window: big enough that the per-window costs (a builder, the merge) vanish, small
+// enough that a few in flight stay a small part of memory and two cores share even small traces.
+constexpr size_t kDefaultWindowBytes = size_t(4) << 20;
 
 // Serves a few bytes already read (to recognise the format) before the rest of a source.
 class PrefixedSource final : public ByteSource {
@@ -129,1070 +51,6 @@ private:
     std::unique_ptr<ByteSource> m_rest;
 };
 
-// ---- what we keep of an event -------------------------------------------------------------------------
-
-enum class Field : uint8_t {
-    // event level
-    Ph, Cat, Name, Pid, Tid, Ts, Dur, Id,
-    // args
-    Device, Stream, Correlation, ExternalId, Registers, SharedMemory, Bytes, Cbid, InputDims, InputTypes,
-    SequenceNumber, CollectiveName, InMsgNelems, OutMsgNelems, GroupSize, Dtype, PgName, PgRanks, CommsId,
-    SyncKind, WaitOnStream, WaitOnEvent, ArgName, ArgLabels, ArgKind, Grid, Block,
-    Count,
-    // not stored
-    Args, None
-};
-constexpr size_t kFieldCount = static_cast<size_t>(Field::Count);
-static_assert(kFieldCount <= 64, "present bits are a uint64_t");
-
-// A key's length and first and last bytes: one integer compare rejects almost every other key.
-constexpr uint32_t signature(std::string_view k)
-{
-    return k.empty() ? 0
-                     : (static_cast<uint32_t>(k.size()) << 16) | (static_cast<uint32_t>(static_cast<unsigned char>(k.front())) << 8)
-            | static_cast<unsigned char>(k.back());
-}
-
-struct KeyEntry {
-    std::string_view key;
-    Field field;
-    uint32_t sig = signature(key);
-};
-
-constexpr KeyEntry kEventKeys[] = { { "ph", Field::Ph }, { "cat", Field::Cat }, { "name", Field::Name },
-    { "pid", Field::Pid }, { "tid", Field::Tid }, { "ts", Field::Ts }, { "dur", Field::Dur }, { "args", Field::Args },
-    { "id", Field::Id } };
-
-constexpr KeyEntry kArgKeys[] = { { "External id", Field::ExternalId }, { "correlation", Field::Correlation },
-    { "device", Field::Device }, { "stream", Field::Stream }, { "Input Dims", Field::InputDims },
-    { "Input type", Field::InputTypes }, { "cbid", Field::Cbid }, { "grid", Field::Grid }, { "block", Field::Block },
-    { "registers per thread", Field::Registers }, { "shared memory", Field::SharedMemory }, { "bytes", Field::Bytes },
-    { "Sequence number", Field::SequenceNumber }, { "external id", Field::ExternalId },
-    { "Input dims", Field::InputDims }, { "Collective name", Field::CollectiveName },
-    { "In msg nelems", Field::InMsgNelems }, { "Out msg nelems", Field::OutMsgNelems },
-    { "Group size", Field::GroupSize }, { "dtype", Field::Dtype }, { "Process Group Name", Field::PgName },
-    { "Process Group Ranks", Field::PgRanks }, { "Comms Id", Field::CommsId }, { "cuda_sync_kind", Field::SyncKind },
-    { "wait_on_stream", Field::WaitOnStream }, { "wait_on_cuda_event_id", Field::WaitOnEvent },
-    { "name", Field::ArgName }, { "labels", Field::ArgLabels }, { "kind", Field::ArgKind }, { "cid", Field::Cbid } };
-
-template <size_t N> Field lookupKey(const KeyEntry (&table)[N], std::string_view key)
-{
-    const uint32_t sig = signature(key);
-    for (const auto& e : table)
-        if (e.sig == sig && std::memcmp(e.key.data(), key.data(), key.size()) == 0)
-            return e.field;
-    return Field::None;
-}
-
-enum class Category : uint8_t {
-    None, Kernel, Memcpy, Memset, Runtime, Driver, CpuOp, LegacyOperator, UserAnnotation, GpuUserAnnotation,
-    CudaSync, PythonFunction, ProfilerRange, Trace, Overhead, CpuInstant, Other
-};
-
-Category classifyCategory(std::string_view cat)
-{
-    struct Entry {
-        std::string_view name;
-        Category category;
-        uint32_t sig = signature(name);
-    };
-    static constexpr Entry kTable[] = { { "cpu_op", Category::CpuOp }, { "cuda_runtime", Category::Runtime },
-        { "kernel", Category::Kernel }, { "python_function", Category::PythonFunction },
-        { "gpu_memcpy", Category::Memcpy }, { "gpu_memset", Category::Memset },
-        { "user_annotation", Category::UserAnnotation }, { "gpu_user_annotation", Category::GpuUserAnnotation },
-        { "cuda_driver", Category::Driver }, { "cuda_sync", Category::CudaSync },
-        { "cpu_instant_event", Category::CpuInstant }, { "cuda_profiler_range", Category::ProfilerRange },
-        { "Trace", Category::Trace }, { "overhead", Category::Overhead },
-        // Kineto's first format (PyTorch 1.8 development, 2020)
-        { "Operator", Category::LegacyOperator }, { "Runtime", Category::Runtime }, { "Kernel", Category::Kernel },
-        { "Memcpy", Category::Memcpy }, { "Memset", Category::Memset } };
-    const uint32_t sig = signature(cat);
-    for (const auto& e : kTable)
-        if (e.sig == sig && e.name == cat)
-            return e.category;
-    return Category::Other;
-}
-
-// In 2020 traces record_function ranges came as "Operator" events; these names are the ranges
-// PyTorch itself opens, which later traces mark as user_annotation.
-bool isLegacyUserRange(std::string_view name)
-{
-    return name.starts_with("ProfilerStep#") || name.starts_with("enumerate(DataLoader)#")
-        || name.starts_with("Optimizer.") || name.starts_with("DistributedDataParallel.")
-        || (name.size() > 6 && name.starts_with("## ") && name.ends_with(" ##"));
-}
-
-MemoryKind memoryKindFromName(std::string_view s)
-{
-    if (s == "Pageable")
-        return MemoryKind::Pageable;
-    if (s == "Pinned")
-        return MemoryKind::Pinned;
-    if (s == "Device")
-        return MemoryKind::Device;
-    if (s == "Array")
-        return MemoryKind::Array;
-    if (s == "Managed")
-        return MemoryKind::Managed;
-    if (s == "Device Static")
-        return MemoryKind::DeviceStatic;
-    if (s == "Managed Static")
-        return MemoryKind::ManagedStatic;
-    return MemoryKind::Unknown; // "Unknown", and "Host" in ROCm traces (pinned or not is not said)
-}
-
-CopyKind copyKindFromName(std::string_view s)
-{
-    static constexpr std::array<std::string_view, 11> kNames = { "", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD",
-        "DtoA", "DtoD", "HtoH", "PtoP" };
-    for (size_t i = 1; i < kNames.size(); ++i)
-        if (kNames[i] == s)
-            return static_cast<CopyKind>(i);
-    return CopyKind::Unknown;
-}
-
-// "Memcpy HtoD (Pageable -> Device)" -> HtoD, Pageable, Device.
-void parseMemcpyName(std::string_view name, Memcpy& row)
-{
-    if (!name.starts_with("Memcpy "))
-        return;
-    name.remove_prefix(7);
-    const size_t space = name.find(' ');
-    row.copyKind = copyKindFromName(name.substr(0, space));
-    const size_t open = name.find('('), arrow = name.find(" -> "), close = name.rfind(')');
-    if (open == std::string_view::npos || arrow == std::string_view::npos || close == std::string_view::npos
-        || !(open < arrow && arrow < close))
-        return;
-    row.srcKind = memoryKindFromName(name.substr(open + 1, arrow - open - 1));
-    row.dstKind = memoryKindFromName(name.substr(arrow + 4, close - arrow - 4));
-}
-
-SyncType syncTypeFromName(std::string_view s)
-{
-    if (s == "Event Sync")
-        return SyncType::EventSynchronize;
-    if (s == "Stream Wait Event")
-        return SyncType::StreamWaitEvent;
-    if (s == "Stream Sync")
-        return SyncType::StreamSynchronize;
-    if (s == "Context Sync")
-        return SyncType::ContextSynchronize;
-    return SyncType::Unknown;
-}
-
-bool isCollectiveKernel(std::string_view name)
-{
-    return name.starts_with("nccl") || name.starts_with("rccl");
-}
-
-// The collective of an NCCL kernel from its name: "ncclKernel_AllReduce_RING_LL_Sum_float(...)",
-// "ncclDevKernel_AllGather_RING_LL(...)", "ncclAllReduceRingLLKernel_sum_f32(ncclColl)" -> "allreduce".
-std::string_view collectiveFromKernelName(std::string_view name)
-{
-    name.remove_prefix(4); // nccl / rccl
-    for (std::string_view prefix : { "DevKernel_", "Kernel_", "_" })
-        if (name.starts_with(prefix)) {
-            name.remove_prefix(prefix.size());
-            break;
-        }
-    struct Entry {
-        std::string_view op;
-        std::string_view collective;
-    };
-    // Longer names first: ReduceScatter before Reduce, SendRecv before Send.
-    static constexpr Entry kOps[] = { { "AllReduce", "allreduce" }, { "AllGather", "allgather" },
-        { "ReduceScatter", "reducescatter" }, { "Broadcast", "broadcast" }, { "Reduce", "reduce" },
-        { "SendRecv", "sendrecv" }, { "Send", "send" }, { "Recv", "recv" }, { "AllToAll", "alltoall" },
-        { "AlltoAll", "alltoall" } };
-    for (const auto& e : kOps)
-        if (name.starts_with(e.op))
-            return e.collective;
-    return "nccl"; // an NCCL kernel whose operation the name does not tell
-}
-
-GpuVendor vendorFromDeviceName(std::string_view name)
-{
-    for (std::string_view amd : { "AMD", "Radeon", "Instinct" })
-        if (name.find(amd) != std::string_view::npos)
-            return GpuVendor::Amd;
-    for (std::string_view nv : { "NVIDIA", "Tesla", "Quadro", "GeForce", "TITAN", "RTX" })
-        if (name.find(nv) != std::string_view::npos)
-            return GpuVendor::Nvidia;
-    return GpuVendor::Unknown;
-}
-
-// Counters kept while reading, turned into ImportStats at the end (no per-event string work).
-enum class Counter : uint8_t {
-    Instant, CpuInstant, Overhead, BeginEnd, CounterEvent, UnknownPhase, UnknownCategory, NoTs,
-    NoDur, NegativeDur, FlowStep, FlowUnpaired, NonObjectEvent, Metadata, Count
-};
-
-struct CounterInfo {
-    std::string_view name;
-    StatSeverity severity;
-    std::string_view description;
-};
-constexpr CounterInfo kCounterInfo[] = {
-    { "skipped_instant_events", StatSeverity::Info, "instant events (markers) are not modelled" },
-    { "skipped_memory_events", StatSeverity::Info, "cpu_instant_event memory events (profile_memory) are not modelled" },
-    { "skipped_overhead", StatSeverity::Info, "CUPTI overhead ranges are not modelled" },
-    { "skipped_begin_end_events", StatSeverity::DataLoss, "B/E duration events are not read (Kineto writes X events)" },
-    { "skipped_counter_events", StatSeverity::Info, "C (counter) events are not modelled" },
-    { "skipped_unknown_phase", StatSeverity::DataLoss, "events with a phase (ph) this importer does not know" },
-    { "skipped_unknown_category", StatSeverity::DataLoss, "complete events of a category this importer does not know" },
-    { "events_without_ts", StatSeverity::DataLoss, "events without a valid ts were dropped" },
-    { "events_without_dur", StatSeverity::Info, "complete events without dur were read as instantaneous" },
-    { "negative_durations", StatSeverity::DataLoss, "events with a negative dur were read as instantaneous" },
-    { "skipped_flow_steps", StatSeverity::Info, "flow step (t) events are not modelled" },
-    { "flows_unpaired", StatSeverity::Info, "flow starts or ends without their other half" },
-    { "skipped_non_object_events", StatSeverity::DataLoss, "elements of traceEvents that are not objects" },
-    { "metadata_events", StatSeverity::Info, "M events (process and thread names)" },
-};
-static_assert(std::size(kCounterInfo) == static_cast<size_t>(Counter::Count));
-
-// ---- the SAX handler ------------------------------------------------------------------------------------
-
-class KinetoHandler {
-public:
-    explicit KinetoHandler(TraceBuilder& builder)
-        : m_b(builder)
-    {
-        m_stack.reserve(16);
-        m_stack.push_back(Ctx::Root);
-        m_counterArgs.reserve(16);
-    }
-
-    // Set when a handler method returned false, to say why.
-    struct Failure {
-        ImportError::Kind kind;
-        std::string problem;
-    };
-    const std::optional<Failure>& failure() const { return m_failure; }
-    bool sawContainer() const { return m_stack.size() > 1 || m_sawRoot; }
-    bool sawTraceEvents() const { return m_sawTraceEvents; }
-    void finish(); // stats, base time, vendor: call once the whole text was read
-
-    // RapidJSON handler interface. With kParseNumbersAsStringsFlag every number arrives as RawNumber.
-    bool Null() { return value(ValueType::Literal, "null"); }
-    bool Bool(bool b) { return value(ValueType::Literal, b ? "true" : "false"); }
-    bool Int(int i) { return integer(i); }
-    bool Uint(unsigned u) { return integer(u); }
-    bool Int64(int64_t i) { return integer(i); }
-    bool Uint64(uint64_t u) { return integer(u); }
-    bool Double(double) { return value(ValueType::Literal, "NaN"); } // only NaN/Inf could get here
-    bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return value(ValueType::Number, { s, n }); }
-    bool String(const char* s, rapidjson::SizeType n, bool) { return value(ValueType::String, { s, n }); }
-    bool Key(const char* s, rapidjson::SizeType n, bool) { return key({ s, n }); }
-    bool StartObject();
-    bool EndObject(rapidjson::SizeType);
-    bool StartArray();
-    bool EndArray(rapidjson::SizeType);
-
-private:
-    enum class Ctx : uint8_t { Root, TopObject, Events, Event, Args, ArgArray, Devices, Device, DistInfo };
-    enum class ValueType : uint8_t { String, Number, Literal };
-    enum class TopKey : uint8_t { TraceEvents, DeviceProperties, DistributedInfo, DisplayTimeUnit, BaseTime,
-        SchemaVersion, TraceName, Other };
-
-    template <class T> bool integer(T v)
-    {
-        char buf[32];
-        auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-        (void)ec;
-        return value(ValueType::Number, std::string_view(buf, static_cast<size_t>(end - buf)));
-    }
-    bool fail(ImportError::Kind kind, std::string problem)
-    {
-        m_failure = Failure { kind, std::move(problem) };
-        return false;
-    }
-    bool value(ValueType type, std::string_view text);
-    bool key(std::string_view k);
-    void skipContainer() { m_skip = 1; }
-
-    // event fields
-    void set(Field f, std::string_view text, bool isString)
-    {
-        const auto i = static_cast<size_t>(f);
-        m_text[i].assign(text.data(), text.size());
-        m_present |= uint64_t(1) << i;
-        if (isString)
-            m_stringValued |= uint64_t(1) << i;
-    }
-    bool has(Field f) const { return (m_present >> static_cast<size_t>(f)) & 1; }
-    std::string_view get(Field f) const
-    {
-        return has(f) ? std::string_view(m_text[static_cast<size_t>(f)]) : std::string_view();
-    }
-    int64_t integerOr(Field f, int64_t fallback) const
-    {
-        if (!has(f))
-            return fallback;
-        auto v = parseInteger(get(f));
-        if (!v && (m_stringValued >> static_cast<size_t>(f) & 1)) // "0x0" strings (ROCm)
-            if (auto u = parseUnsigned(get(f)))
-                return static_cast<int64_t>(*u);
-        return v ? *v : fallback;
-    }
-    int32_t int32Or(Field f, int32_t fallback) const
-    {
-        const int64_t v = integerOr(f, fallback);
-        return v >= INT32_MIN && v <= INT32_MAX ? static_cast<int32_t>(v) : fallback;
-    }
-    uint64_t unsignedOr(Field f, uint64_t fallback) const
-    {
-        if (!has(f))
-            return fallback;
-        auto v = parseUnsigned(get(f));
-        return v ? *v : fallback;
-    }
-    // pid / tid: numbers, numeric strings ("2263107392"), "stream 7", or names ("Spans").
-    int64_t trackId(Field f)
-    {
-        const std::string_view t = get(f);
-        if (auto v = parseInteger(t))
-            return *v;
-        if (t.starts_with("stream "))
-            if (auto v = parseInteger(t.substr(7)))
-                return *v;
-        return -(int64_t(1) << 40) - static_cast<int64_t>(m_b.intern(t)); // a stable id for a named track
-    }
-    int32_t deviceOf() { return has(Field::Device) ? int32Or(Field::Device, -1) : static_cast<int32_t>(trackId(Field::Pid)); }
-    int32_t streamOf() { return has(Field::Stream) ? int32Or(Field::Stream, -1) : static_cast<int32_t>(trackId(Field::Tid)); }
-    void count(Counter c) { ++m_counters[static_cast<size_t>(c)]; }
-
-    void beginEvent()
-    {
-        m_present = 0;
-        m_stringValued = 0;
-        m_category = Category::None;
-        m_counterCount = 0;
-        m_gridCount = m_blockCount = 0;
-        m_grid = { 0, 0, 0 };
-        m_block = { 0, 0, 0 };
-    }
-    void endEvent();
-    void completeEvent();
-    void metadataEvent();
-    void flowEvent(char phase);
-    void addCollective(CollectiveOrigin origin, RowIndex row, int64_t start, int64_t end, std::string_view kernelName);
-
-    // arrays inside args
-    void arrayValue(ValueType type, std::string_view text);
-
-    TraceBuilder& m_b;
-    std::vector<Ctx> m_stack;
-    int m_skip = 0; // > 0 while inside a value being skipped (its nesting depth)
-    bool m_sawRoot = false, m_sawTraceEvents = false;
-    std::optional<Failure> m_failure;
-
-    // pending keys
-    TopKey m_topKey = TopKey::Other;
-    std::string m_topKeyText;
-    Field m_eventKey = Field::None;
-    Field m_argKey = Field::None;
-    std::string m_counterName; // an unknown arg key, kept for cuda_profiler_range counters
-    std::string m_objectKey;   // key inside deviceProperties / distributedInfo objects
-
-    // the event being read
-    std::array<std::string, kFieldCount> m_text;
-    uint64_t m_present = 0, m_stringValued = 0;
-    Category m_category = Category::None;
-    std::array<int32_t, 3> m_grid {}, m_block {};
-    int m_gridCount = 0, m_blockCount = 0;
-    std::vector<std::pair<std::string, std::string>> m_counterArgs;
-    size_t m_counterCount = 0;
-    std::vector<std::pair<StringId, double>> m_counterValues;
-
-    // an array value inside args
-    Field m_arrayField = Field::None;
-    int m_arrayDepth = 0;
-    uint64_t m_arrayHasItems = 0; // bit per depth: a comma is due before the next item
-    std::string* m_arrayText = nullptr;
-
-    // deviceProperties entry being read
-    DeviceInfo m_device;
-
-    // flows: pending halves by (category, id)
-    struct FlowKey {
-        StringId category;
-        uint64_t id;
-        bool operator==(const FlowKey&) const = default;
-    };
-    struct FlowKeyHash {
-        size_t operator()(const FlowKey& k) const { return std::hash<uint64_t>()(k.id * 31u + k.category); }
-    };
-    struct FlowEnd {
-        int64_t ts, pid, tid;
-    };
-    std::unordered_map<FlowKey, FlowEnd, FlowKeyHash> m_flowStarts, m_flowEnds;
-
-    std::array<int64_t, static_cast<size_t>(Counter::Count)> m_counters {};
-    std::map<std::string, int64_t, std::less<>> m_unknownCategories;
-    int64_t m_hipCalls = 0, m_cudaCalls = 0, m_amdKernels = 0;
-    std::optional<int64_t> m_baseTimeNs;
-};
-
-bool KinetoHandler::key(std::string_view k)
-{
-    if (m_skip > 0)
-        return true;
-    switch (m_stack.back()) {
-    case Ctx::TopObject:
-        m_topKeyText.assign(k.data(), k.size());
-        if (k == "traceEvents")
-            m_topKey = TopKey::TraceEvents;
-        else if (k == "deviceProperties")
-            m_topKey = TopKey::DeviceProperties;
-        else if (k == "distributedInfo")
-            m_topKey = TopKey::DistributedInfo;
-        else if (k == "displayTimeUnit")
-            m_topKey = TopKey::DisplayTimeUnit;
-        else if (k == "baseTimeNanoseconds")
-            m_topKey = TopKey::BaseTime;
-        else if (k == "schemaVersion")
-            m_topKey = TopKey::SchemaVersion;
-        else if (k == "traceName")
-            m_topKey = TopKey::TraceName;
-        else
-            m_topKey = TopKey::Other;
-        break;
-    case Ctx::Event:
-        m_eventKey = lookupKey(kEventKeys, k);
-        break;
-    case Ctx::Args:
-        m_argKey = lookupKey(kArgKeys, k);
-        if (m_argKey == Field::None && m_category == Category::ProfilerRange)
-            m_counterName.assign(k.data(), k.size());
-        break;
-    case Ctx::Device:
-    case Ctx::DistInfo:
-        m_objectKey.assign(k.data(), k.size());
-        break;
-    default:
-        break;
-    }
-    return true;
-}
-
-bool KinetoHandler::value(ValueType type, std::string_view text)
-{
-    if (m_skip > 0)
-        return true;
-    const bool isString = type == ValueType::String;
-    switch (m_stack.back()) {
-    case Ctx::Root:
-        return fail(ImportError::Kind::NotATrace,
-            "the JSON text is a single value, not a trace: expected an object with \"traceEvents\" or an array of events");
-    case Ctx::TopObject:
-        switch (m_topKey) {
-        case TopKey::TraceEvents:
-            return fail(ImportError::Kind::NotATrace, "\"traceEvents\" is not an array");
-        case TopKey::DisplayTimeUnit:
-            m_b.info().displayTimeUnit = std::string(text);
-            break;
-        case TopKey::BaseTime:
-            if (auto v = parseInteger(text))
-                m_baseTimeNs = *v;
-            break;
-        case TopKey::SchemaVersion:
-            if (auto v = parseInteger(text); v && *v >= INT32_MIN && *v <= INT32_MAX)
-                m_b.info().schemaVersion = static_cast<int>(*v);
-            break;
-        case TopKey::TraceName:
-            m_b.info().traceName = std::string(text);
-            break;
-        default:
-            if (text.size() <= 4096 && m_b.info().metadata.size() < 256)
-                m_b.info().metadata.emplace_back(m_topKeyText, std::string(text));
-            break;
-        }
-        break;
-    case Ctx::Events:
-        count(Counter::NonObjectEvent);
-        break;
-    case Ctx::Devices:
-        break; // not a device description: nothing to read
-    case Ctx::Event:
-        if (m_eventKey == Field::Args || m_eventKey == Field::None)
-            break;
-        set(m_eventKey, text, isString);
-        if (m_eventKey == Field::Cat)
-            m_category = classifyCategory(text);
-        break;
-    case Ctx::Args:
-        if (m_argKey != Field::None && m_argKey != Field::Grid && m_argKey != Field::Block) {
-            set(m_argKey, text, isString);
-        } else if (m_argKey == Field::None && m_category == Category::ProfilerRange && type == ValueType::Number) {
-            if (m_counterCount == m_counterArgs.size())
-                m_counterArgs.emplace_back();
-            m_counterArgs[m_counterCount].first = m_counterName;
-            m_counterArgs[m_counterCount].second.assign(text.data(), text.size());
-            ++m_counterCount;
-        }
-        break;
-    case Ctx::ArgArray:
-        arrayValue(type, text);
-        break;
-    case Ctx::Device:
-        if (m_objectKey == "id")
-            m_device.id = static_cast<int32_t>(parseInteger(text).value_or(0));
-        else if (m_objectKey == "name")
-            m_device.name = std::string(text);
-        else if (m_objectKey == "totalGlobalMem")
-            m_device.globalMemoryBytes = parseInteger(text).value_or(0);
-        else if (m_objectKey == "computeMajor")
-            m_device.computeMajor = static_cast<int>(parseInteger(text).value_or(0));
-        else if (m_objectKey == "computeMinor")
-            m_device.computeMinor = static_cast<int>(parseInteger(text).value_or(0));
-        else if (m_objectKey == "numSms")
-            m_device.smCount = static_cast<int>(parseInteger(text).value_or(0));
-        else if (m_objectKey == "warpSize")
-            m_device.warpSize = static_cast<int>(parseInteger(text).value_or(0));
-        break;
-    case Ctx::DistInfo:
-        if (m_objectKey == "rank") {
-            if (auto v = parseInteger(text); v && *v >= 0 && *v <= INT32_MAX)
-                m_b.info().rank = static_cast<int>(*v);
-        } else if (m_objectKey == "world_size") {
-            if (auto v = parseInteger(text); v && *v > 0 && *v <= INT32_MAX)
-                m_b.info().worldSize = static_cast<int>(*v);
-        } else if (m_objectKey == "backend") {
-            m_b.info().backend = std::string(text);
-        } else if (text.size() <= 4096) {
-            m_b.info().metadata.emplace_back("distributedInfo." + m_objectKey, std::string(text));
-        }
-        break;
-    }
-    return true;
-}
-
-void KinetoHandler::arrayValue(ValueType type, std::string_view text)
-{
-    if (m_arrayField == Field::Grid || m_arrayField == Field::Block) {
-        auto& dims = m_arrayField == Field::Grid ? m_grid : m_block;
-        int& n = m_arrayField == Field::Grid ? m_gridCount : m_blockCount;
-        if (m_arrayDepth == 1 && n < 3)
-            dims[static_cast<size_t>(n++)] = static_cast<int32_t>(parseInteger(text).value_or(0));
-        return;
-    }
-    if (m_arrayField == Field::InputTypes) {
-        if (m_arrayDepth != 1)
-            return; // types are a flat list
-        if (m_arrayHasItems & 2)
-            m_arrayText->push_back(',');
-        m_arrayHasItems |= 2;
-        m_arrayText->append(text);
-        return;
-    }
-    // InputDims: compact JSON
-    const uint64_t bit = uint64_t(1) << std::min(m_arrayDepth, 63);
-    if (m_arrayHasItems & bit)
-        m_arrayText->push_back(',');
-    m_arrayHasItems |= bit;
-    if (type == ValueType::String) {
-        m_arrayText->push_back('"');
-        for (char c : text) {
-            if (c == '"' || c == '\\')
-                m_arrayText->push_back('\\');
-            m_arrayText->push_back(c);
-        }
-        m_arrayText->push_back('"');
-    } else {
-        m_arrayText->append(text);
-    }
-}
-
-bool KinetoHandler::StartObject()
-{
-    if (m_skip > 0) {
-        ++m_skip;
-        return true;
-    }
-    switch (m_stack.back()) {
-    case Ctx::Root:
-        m_sawRoot = true;
-        m_stack.push_back(Ctx::TopObject);
-        break;
-    case Ctx::TopObject:
-        if (m_topKey == TopKey::TraceEvents)
-            return fail(ImportError::Kind::NotATrace, "\"traceEvents\" is not an array");
-        if (m_topKey == TopKey::DistributedInfo) {
-            m_objectKey.clear();
-            m_stack.push_back(Ctx::DistInfo);
-        } else {
-            skipContainer();
-        }
-        break;
-    case Ctx::Events:
-        beginEvent();
-        m_stack.push_back(Ctx::Event);
-        break;
-    case Ctx::Event:
-        if (m_eventKey == Field::Args)
-            m_stack.push_back(Ctx::Args);
-        else
-            skipContainer();
-        break;
-    case Ctx::Devices:
-        m_device = DeviceInfo();
-        m_objectKey.clear();
-        m_stack.push_back(Ctx::Device);
-        break;
-    case Ctx::ArgArray:
-        if (m_arrayField == Field::InputDims) {
-            // Not expected in Input Dims; keep the text valid JSON.
-            const uint64_t bit = uint64_t(1) << std::min(m_arrayDepth, 63);
-            if (m_arrayHasItems & bit)
-                m_arrayText->push_back(',');
-            m_arrayHasItems |= bit;
-            m_arrayText->append("{}");
-        }
-        skipContainer();
-        break;
-    default:
-        skipContainer();
-        break;
-    }
-    return true;
-}
-
-bool KinetoHandler::EndObject(rapidjson::SizeType)
-{
-    if (m_skip > 0) {
-        --m_skip;
-        return true;
-    }
-    const Ctx ctx = m_stack.back();
-    m_stack.pop_back();
-    switch (ctx) {
-    case Ctx::Event:
-        endEvent();
-        break;
-    case Ctx::Device:
-        if (m_device.vendor == GpuVendor::Unknown)
-            m_device.vendor = vendorFromDeviceName(m_device.name);
-        m_b.addDevice(std::move(m_device));
-        m_device = DeviceInfo();
-        break;
-    case Ctx::Args:
-        m_argKey = Field::None;
-        break;
-    default:
-        break;
-    }
-    return true;
-}
-
-bool KinetoHandler::StartArray()
-{
-    if (m_skip > 0) {
-        ++m_skip;
-        return true;
-    }
-    switch (m_stack.back()) {
-    case Ctx::Root:
-        // The 2020 form: the whole file is the array of events.
-        m_sawRoot = true;
-        m_sawTraceEvents = true;
-        m_b.info().legacyArrayForm = true;
-        m_stack.push_back(Ctx::Events);
-        break;
-    case Ctx::TopObject:
-        if (m_topKey == TopKey::TraceEvents) {
-            m_sawTraceEvents = true;
-            m_stack.push_back(Ctx::Events);
-        } else if (m_topKey == TopKey::DeviceProperties) {
-            m_stack.push_back(Ctx::Devices);
-        } else {
-            skipContainer();
-        }
-        break;
-    case Ctx::Args:
-        if (m_argKey == Field::Grid || m_argKey == Field::Block || m_argKey == Field::InputDims
-            || m_argKey == Field::InputTypes) {
-            m_arrayField = m_argKey;
-            m_arrayDepth = 1;
-            m_arrayHasItems = 0;
-            m_arrayText = &m_text[static_cast<size_t>(m_argKey)];
-            m_arrayText->clear();
-            if (m_argKey == Field::InputDims)
-                m_arrayText->push_back('[');
-            m_present |= uint64_t(1) << static_cast<size_t>(m_argKey);
-            m_stack.push_back(Ctx::ArgArray);
-        } else {
-            skipContainer();
-        }
-        break;
-    case Ctx::ArgArray:
-        if (m_arrayField == Field::InputDims) {
-            const uint64_t bit = uint64_t(1) << std::min(m_arrayDepth, 63);
-            if (m_arrayHasItems & bit)
-                m_arrayText->push_back(',');
-            m_arrayHasItems |= bit;
-            ++m_arrayDepth;
-            m_arrayHasItems &= ~(uint64_t(1) << std::min(m_arrayDepth, 63));
-            m_arrayText->push_back('[');
-        } else {
-            ++m_arrayDepth;
-        }
-        break;
-    case Ctx::Events:
-        count(Counter::NonObjectEvent);
-        skipContainer();
-        break;
-    default:
-        skipContainer();
-        break;
-    }
-    return true;
-}
-
-bool KinetoHandler::EndArray(rapidjson::SizeType)
-{
-    if (m_skip > 0) {
-        --m_skip;
-        return true;
-    }
-    if (m_stack.back() == Ctx::ArgArray) {
-        if (m_arrayField == Field::InputDims)
-            m_arrayText->push_back(']');
-        if (--m_arrayDepth > 0)
-            return true;
-        m_arrayField = Field::None;
-        m_arrayText = nullptr;
-    }
-    m_stack.pop_back();
-    return true;
-}
-
-void KinetoHandler::endEvent()
-{
-    m_b.stats().eventsRead++;
-    const std::string_view ph = get(Field::Ph);
-    const char phase = ph.size() == 1 ? ph[0] : '\0';
-    switch (phase) {
-    case 'X':
-        completeEvent();
-        break;
-    case 'M':
-        metadataEvent();
-        break;
-    case 's':
-    case 'f':
-    case 't':
-        flowEvent(phase);
-        break;
-    case 'i':
-    case 'I':
-        count(m_category == Category::CpuInstant ? Counter::CpuInstant : Counter::Instant);
-        break;
-    case 'B':
-    case 'E':
-        count(Counter::BeginEnd);
-        break;
-    case 'C':
-        count(Counter::CounterEvent);
-        break;
-    default:
-        count(Counter::UnknownPhase);
-        break;
-    }
-}
-
-void KinetoHandler::completeEvent()
-{
-    const auto ts = has(Field::Ts) ? microsToNanos(get(Field::Ts)) : std::nullopt;
-    if (!ts) {
-        count(Counter::NoTs);
-        return;
-    }
-    int64_t dur = 0;
-    if (!has(Field::Dur)) {
-        count(Counter::NoDur);
-    } else if (auto d = microsToNanos(get(Field::Dur)); !d) {
-        count(Counter::NoDur);
-    } else if (*d < 0) {
-        count(Counter::NegativeDur);
-    } else {
-        dur = *d;
-    }
-    const int64_t start = *ts;
-    int64_t end = 0;
-    if (__builtin_add_overflow(start, dur, &end))
-        end = start;
-    const std::string_view name = get(Field::Name);
-
-    switch (m_category) {
-    case Category::Kernel: {
-        Kernel k;
-        k.startNs = start;
-        k.endNs = end;
-        k.device = deviceOf();
-        k.stream = streamOf();
-        k.correlation = unsignedOr(Field::Correlation, 0);
-        k.externalId = unsignedOr(Field::ExternalId, 0);
-        k.name = m_b.intern(name);
-        k.gridX = m_grid[0];
-        k.gridY = m_grid[1];
-        k.gridZ = m_grid[2];
-        k.blockX = m_block[0];
-        k.blockY = m_block[1];
-        k.blockZ = m_block[2];
-        k.registersPerThread = int32Or(Field::Registers, 0);
-        k.sharedMemoryBytes = int32Or(Field::SharedMemory, 0);
-        const RowIndex row = m_b.addKernel(k);
-        if (has(Field::CollectiveName) || isCollectiveKernel(name))
-            addCollective(CollectiveOrigin::Kernel, row, start, end, name);
-        if (get(Field::ArgKind) == "Dispatch Kernel")
-            ++m_amdKernels; // ROCm's kernel records say so
-        break;
-    }
-    case Category::Memcpy: {
-        Memcpy c;
-        c.startNs = start;
-        c.endNs = end;
-        c.device = deviceOf();
-        c.stream = streamOf();
-        c.correlation = unsignedOr(Field::Correlation, 0);
-        c.externalId = unsignedOr(Field::ExternalId, 0);
-        c.bytes = integerOr(Field::Bytes, -1);
-        parseMemcpyName(name, c);
-        if (c.copyKind == CopyKind::Unknown && has(Field::ArgKind))
-            c.copyKind = copyKindFromName(get(Field::ArgKind));
-        m_b.addMemcpy(c);
-        break;
-    }
-    case Category::Memset: {
-        Memset s;
-        s.startNs = start;
-        s.endNs = end;
-        s.device = deviceOf();
-        s.stream = streamOf();
-        s.correlation = unsignedOr(Field::Correlation, 0);
-        s.externalId = unsignedOr(Field::ExternalId, 0);
-        s.bytes = integerOr(Field::Bytes, -1);
-        // "Memset (Device)"
-        if (const size_t open = name.find('('), close = name.rfind(')');
-            open != std::string_view::npos && close != std::string_view::npos && open < close)
-            s.memoryKind = memoryKindFromName(name.substr(open + 1, close - open - 1));
-        m_b.addMemset(s);
-        break;
-    }
-    case Category::Runtime:
-    case Category::Driver: {
-        ApiCall a;
-        a.startNs = start;
-        a.endNs = end;
-        a.thread = m_b.thread(trackId(Field::Pid), trackId(Field::Tid));
-        a.api = m_category == Category::Driver ? ApiKind::Driver : ApiKind::Runtime;
-        a.cbid = int32Or(Field::Cbid, -1);
-        a.name = m_b.intern(name);
-        a.correlation = unsignedOr(Field::Correlation, 0);
-        a.externalId = unsignedOr(Field::ExternalId, 0);
-        m_b.addApiCall(a);
-        if (name.starts_with("hip"))
-            ++m_hipCalls;
-        else if (name.starts_with("cu"))
-            ++m_cudaCalls;
-        break;
-    }
-    case Category::LegacyOperator:
-    case Category::CpuOp:
-        if (m_category == Category::CpuOp || !isLegacyUserRange(name)) {
-            CpuOp op;
-            op.startNs = start;
-            op.endNs = end;
-            op.thread = m_b.thread(trackId(Field::Pid), trackId(Field::Tid));
-            op.name = m_b.intern(name);
-            op.externalId = unsignedOr(Field::ExternalId, 0);
-            op.sequenceNumber = integerOr(Field::SequenceNumber, -1);
-            if (has(Field::InputDims))
-                op.inputDims = m_b.intern(get(Field::InputDims));
-            if (has(Field::InputTypes))
-                op.inputTypes = m_b.intern(get(Field::InputTypes));
-            const RowIndex row = m_b.addCpuOp(op);
-            if (has(Field::CollectiveName) || name == "record_param_comms")
-                addCollective(CollectiveOrigin::CpuOp, row, start, end, {});
-            break;
-        }
-        [[fallthrough]]; // a record_function range in a 2020 trace
-    case Category::UserAnnotation: {
-        Annotation a;
-        a.startNs = start;
-        a.endNs = end;
-        a.thread = m_b.thread(trackId(Field::Pid), trackId(Field::Tid));
-        a.name = m_b.intern(name);
-        a.externalId = unsignedOr(Field::ExternalId, 0);
-        m_b.addAnnotation(a);
-        break;
-    }
-    case Category::GpuUserAnnotation: {
-        GpuAnnotation g;
-        g.startNs = start;
-        g.endNs = end;
-        g.device = deviceOf();
-        g.stream = streamOf();
-        g.name = m_b.intern(name);
-        g.externalId = unsignedOr(Field::ExternalId, 0);
-        m_b.addGpuAnnotation(g);
-        break;
-    }
-    case Category::CudaSync: {
-        Sync s;
-        s.startNs = start;
-        s.endNs = end;
-        s.device = deviceOf();
-        s.stream = streamOf();
-        s.type = syncTypeFromName(has(Field::SyncKind) ? get(Field::SyncKind) : name);
-        s.correlation = unsignedOr(Field::Correlation, 0);
-        s.externalId = unsignedOr(Field::ExternalId, 0);
-        s.eventId = integerOr(Field::WaitOnEvent, -1);
-        s.waitStream = int32Or(Field::WaitOnStream, -1);
-        m_b.addSync(s);
-        break;
-    }
-    case Category::ProfilerRange: {
-        CounterRange r;
-        r.startNs = start;
-        r.endNs = end;
-        r.device = deviceOf();
-        r.name = m_b.intern(name);
-        m_counterValues.clear();
-        for (size_t i = 0; i < m_counterCount; ++i) {
-            const std::string& text = m_counterArgs[i].second;
-            double v = 0;
-            auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-            (void)ptr;
-            if (ec == std::errc())
-                m_counterValues.emplace_back(m_b.intern(m_counterArgs[i].first), v);
-        }
-        m_b.addCounterRange(r, m_counterValues);
-        break;
-    }
-    case Category::Trace:
-        m_b.info().profilerWindows.push_back({ start, end });
-        break;
-    case Category::PythonFunction: {
-        PythonFunction f;
-        f.startNs = start;
-        f.endNs = end;
-        f.thread = m_b.thread(trackId(Field::Pid), trackId(Field::Tid));
-        f.name = m_b.intern(name);
-        m_b.addPythonFunction(f);
-        break;
-    }
-    case Category::Overhead:
-        count(Counter::Overhead);
-        break;
-    case Category::CpuInstant:
-    case Category::None:
-    case Category::Other: {
-        count(Counter::UnknownCategory);
-        const std::string_view cat = get(Field::Cat);
-        auto it = m_unknownCategories.find(cat);
-        if (it == m_unknownCategories.end())
-            m_unknownCategories.emplace(std::string(cat), 1);
-        else
-            ++it->second;
-        break;
-    }
-    }
-}
-
-void KinetoHandler::addCollective(CollectiveOrigin origin, RowIndex row, int64_t start, int64_t end,
-    std::string_view kernelName)
-{
-    Collective c;
-    c.startNs = start;
-    c.endNs = end;
-    c.origin = origin;
-    c.eventRow = row;
-    if (has(Field::CollectiveName))
-        c.name = m_b.intern(get(Field::CollectiveName));
-    else if (!kernelName.empty())
-        c.name = m_b.intern(collectiveFromKernelName(kernelName));
-    c.inNelems = integerOr(Field::InMsgNelems, -1);
-    c.outNelems = integerOr(Field::OutMsgNelems, -1);
-    c.groupSize = int32Or(Field::GroupSize, -1);
-    if (has(Field::Dtype)) {
-        c.dtype = m_b.intern(get(Field::Dtype));
-        c.elementBytes = dtypeBytes(get(Field::Dtype));
-    }
-    if (has(Field::PgName))
-        c.processGroup = m_b.intern(get(Field::PgName));
-    if (has(Field::PgRanks))
-        c.groupRanks = m_b.intern(get(Field::PgRanks));
-    c.commsId = unsignedOr(Field::CommsId, 0);
-    m_b.addCollective(c);
-}
-
-void KinetoHandler::metadataEvent()
-{
-    count(Counter::Metadata);
-    const std::string_view name = get(Field::Name);
-    if (name == "process_name" && has(Field::ArgName))
-        m_b.setProcessName(trackId(Field::Pid), get(Field::ArgName));
-    else if (name == "process_labels" && has(Field::ArgLabels))
-        m_b.setProcessLabels(trackId(Field::Pid), get(Field::ArgLabels));
-    else if (name == "thread_name" && has(Field::ArgName))
-        m_b.setThreadName(trackId(Field::Pid), trackId(Field::Tid), get(Field::ArgName));
-}
-
-void KinetoHandler::flowEvent(char phase)
-{
-    if (phase == 't') {
-        count(Counter::FlowStep);
-        return;
-    }
-    const auto ts = has(Field::Ts) ? microsToNanos(get(Field::Ts)) : std::nullopt;
-    if (!ts || !has(Field::Id)) {
-        count(Counter::NoTs);
-        return;
-    }
-    uint64_t id = 0;
-    if (auto v = parseUnsigned(get(Field::Id)))
-        id = *v;
-    else
-        id = m_b.intern(get(Field::Id)); // a string id: any stable number will do
-    const FlowKey key { m_b.intern(get(Field::Cat)), id };
-    const FlowEnd here { *ts, trackId(Field::Pid), trackId(Field::Tid) };
-    auto& mine = phase == 's' ? m_flowStarts : m_flowEnds;
-    auto& other = phase == 's' ? m_flowEnds : m_flowStarts;
-    auto it = other.find(key);
-    if (it == other.end()) {
-        mine[key] = here; // a later duplicate replaces an unmatched earlier one
-        return;
-    }
-    const FlowEnd& start = phase == 's' ? here : it->second;
-    const FlowEnd& end = phase == 's' ? it->second : here;
-    m_b.addFlow({ start.ts, end.ts, id, key.category, start.pid, start.tid, end.pid, end.tid });
-    other.erase(it);
-}
-
-void KinetoHandler::finish()
-{
-    m_counters[static_cast<size_t>(Counter::FlowUnpaired)] += static_cast<int64_t>(m_flowStarts.size() + m_flowEnds.size());
-    ImportStats& stats = m_b.stats();
-    for (size_t i = 0; i < m_counters.size(); ++i)
-        if (m_counters[i] != 0)
-            stats.add(kCounterInfo[i].name, kCounterInfo[i].severity, m_counters[i], kCounterInfo[i].description);
-    for (auto& [cat, n] : m_unknownCategories)
-        stats.unknownCategories[cat.empty() ? "(no category)" : cat] += n;
-    if (m_baseTimeNs) {
-        // Kineto writes times relative to baseTimeNanoseconds (to keep them exact as doubles).
-        m_b.info().baseTimeNs = m_baseTimeNs;
-        m_b.shiftTimes(*m_baseTimeNs);
-    }
-
-    // From the API names and kernel records; addNotes() then weighs in the device names.
-    const bool amd = m_hipCalls > 0 || m_amdKernels > 0;
-    m_b.info().vendor = amd ? GpuVendor::Amd : m_cudaCalls > 0 ? GpuVendor::Nvidia : GpuVendor::Unknown;
-}
-
-constexpr unsigned kParseFlags = rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseNanAndInfFlag
-    | rapidjson::kParseTrailingCommasFlag | rapidjson::kParseIterativeFlag;
-
 bool isTruncationError(rapidjson::ParseErrorCode code)
 {
     switch (code) {
@@ -1210,6 +68,191 @@ bool isTruncationError(rapidjson::ParseErrorCode code)
     default:
         return false;
     }
+}
+
+// What a JSON syntax error at `offset` is: the text cut short (Truncated), or malformed.
+KinetoDocument::Failure describeSyntaxError(rapidjson::ParseErrorCode code, uint64_t offset, bool atEndOfText,
+    const std::string& near)
+{
+    std::string problem = rapidjson::GetParseError_En(code);
+    if (!problem.empty() && problem.back() == '.')
+        problem.pop_back();
+    KinetoDocument::Failure failure { ImportError::Kind::Malformed, "malformed JSON: " + problem, offset };
+    if (atEndOfText && isTruncationError(code)) {
+        failure.kind = ImportError::Kind::Truncated;
+        failure.problem = "the JSON text ends early (the file is truncated?): " + problem;
+    }
+    if (!near.empty())
+        failure.problem += ", near \"" + near + "\"";
+    return failure;
+}
+
+// Reads the body of an array of events for the document: this thread cuts it into windows, workers
+// parse them (each into its own KinetoPart), and this thread merges the parts in text order. A
+// bounded number of windows is in flight (m_slots), so memory stays bounded whatever the size of the
+// text. Without workers (background = false) windows are parsed here.
+class EventsReader {
+public:
+    EventsReader(JsonChunkInput& input, KinetoDocument& document, size_t windowBytes, int workers)
+        : m_input(input)
+        , m_document(document)
+        , m_windowBytes(windowBytes)
+        , m_workers(workers)
+        , m_slots(static_cast<size_t>(workers) + 2)
+    {
+    }
+    ~EventsReader()
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_stop = true;
+        }
+        m_queued.notify_all();
+        for (auto& t : m_threads)
+            t.join();
+    }
+    EventsReader(const EventsReader&) = delete;
+    EventsReader& operator=(const EventsReader&) = delete;
+
+    // The readEvents callback of KinetoDocument::parse.
+    bool read();
+
+private:
+    struct Slot {
+        JsonWindow window;
+        KinetoPart part;
+        rapidjson::ParseResult result;
+        std::exception_ptr error;
+        bool parsed = false; // set by the worker, under m_mutex
+    };
+    Slot& slot(uint64_t n) { return m_slots[n % m_slots.size()]; }
+    static void parse(Slot& slot, std::vector<char>& scratch);
+    void work();
+    bool mergeOldest();
+
+    JsonChunkInput& m_input;
+    KinetoDocument& m_document;
+    const size_t m_windowBytes;
+    const int m_workers;
+    // A ring: window n in slot n % size. One per worker, one being cut and one parsed, waiting for
+    // its turn to be merged.
+    std::vector<Slot> m_slots;
+    std::vector<char> m_scratch; // for windows parsed on this thread
+    uint64_t m_cut = 0, m_taken = 0, m_merged = 0; // windows cut, taken by a worker, merged
+    std::vector<std::thread> m_threads;
+    std::mutex m_mutex;
+    std::condition_variable m_queued, m_parsed;
+    bool m_stop = false;
+};
+
+void EventsReader::parse(Slot& slot, std::vector<char>& scratch)
+{
+    try {
+        slot.result = slot.part.parse(slot.window, scratch);
+    } catch (...) {
+        slot.error = std::current_exception();
+    }
+}
+
+void EventsReader::work()
+{
+    std::vector<char> scratch;
+    for (;;) {
+        Slot* next = nullptr;
+        {
+            std::unique_lock lock(m_mutex);
+            m_queued.wait(lock, [&] { return m_stop || m_taken < m_cut; });
+            if (m_stop)
+                return;
+            next = &slot(m_taken++);
+        }
+        parse(*next, scratch);
+        {
+            std::lock_guard lock(m_mutex);
+            next->parsed = true;
+        }
+        m_parsed.notify_all();
+    }
+}
+
+bool EventsReader::read()
+{
+    assert(m_input.available().starts_with('['));
+    m_input.consume(1); // the '[' (see KinetoDocument::parse)
+    JsonWindowReader reader(m_input, m_windowBytes);
+    bool last = false;
+    while (!last) {
+        if (m_cut - m_merged == m_slots.size() && !mergeOldest())
+            return false;
+        Slot& s = slot(m_cut);
+        reader.next(s.window);
+        last = s.window.last;
+        // Without workers, or for a single window (a small trace: threads would cost more than they
+        // save), the window is parsed and merged here.
+        if (m_workers == 0 || (last && m_cut == m_merged)) {
+            parse(s, m_scratch);
+            {
+                std::lock_guard lock(m_mutex);
+                s.parsed = true;
+                ++m_cut;
+                ++m_taken;
+            }
+            if (!mergeOldest())
+                return false;
+        } else {
+            if (m_threads.empty())
+                for (int i = 0; i < m_workers; ++i)
+                    m_threads.emplace_back([this] { work(); });
+            {
+                std::lock_guard lock(m_mutex);
+                ++m_cut;
+            }
+            m_queued.notify_one();
+        }
+    }
+    while (m_merged < m_cut)
+        if (!mergeOldest())
+            return false;
+    // For the document's parser: the '[' it has yet to take, and as much as leaves it in the state
+    // it would be in had it read the elements, so that what follows is judged the same.
+    m_document.expectPlaceholder(reader.parserState().size() > 1);
+    m_input.hold(reader.parserState());
+    return true;
+}
+
+// Waits for the oldest window not merged yet, and merges it (or records its error).
+bool EventsReader::mergeOldest()
+{
+    Slot& s = slot(m_merged);
+    {
+        std::unique_lock lock(m_mutex);
+        m_parsed.wait(lock, [&] { return s.parsed; });
+        s.parsed = false;
+    }
+    ++m_merged;
+    if (s.error)
+        std::rethrow_exception(std::exchange(s.error, nullptr));
+    if (s.result.IsError()) {
+        // The first error in the text: windows are merged in order, and the text before this
+        // window parsed without one.
+        const JsonWindow& w = s.window;
+        const uint64_t at = w.textOffset(s.result.Offset());
+        const bool atEnd = w.endOfText && at == w.offset + w.contentSize;
+        m_document.fail(describeSyntaxError(s.result.Code(), at, atEnd, w.context(at)));
+        return false;
+    }
+    m_document.merge(s.part);
+    return true;
+}
+
+// Parsing workers: one per core, as the thread cutting windows and the one inflating take little.
+int parsingWorkers(const KinetoImportOptions& options)
+{
+    if (!options.background)
+        return 0;
+    if (options.parsingThreads > 0)
+        return options.parsingThreads;
+    return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
 }
 
 void addNotes(TraceModel& model)
@@ -1263,12 +306,16 @@ TraceModel importFromSource(std::unique_ptr<ByteSource> raw, const std::string& 
     if (compressed)
         source = gzipSource(std::move(source), path);
     ChunkReader reader(std::move(source), options.background);
-    JsonInput input(reader, options.progress);
+    JsonChunkInput input(reader, options.progress);
 
     TraceBuilder builder(SourceFormat::KinetoJson, path);
-    KinetoHandler handler(builder);
-    rapidjson::Reader parser;
-    const rapidjson::ParseResult result = parser.Parse<kParseFlags>(input, handler);
+    KinetoDocument document(builder);
+    rapidjson::ParseResult result;
+    {
+        EventsReader events(input, document, options.windowBytes > 0 ? options.windowBytes : kDefaultWindowBytes,
+            parsingWorkers(options));
+        result = document.parse(input, [&events] { return events.read(); });
+    }
 
     // A damaged or cut gzip stream is the real cause of whatever the JSON parser then saw.
     if (auto error = reader.error()) {
@@ -1281,35 +328,32 @@ TraceModel importFromSource(std::unique_ptr<ByteSource> raw, const std::string& 
         }
     }
     if (result.IsError()) {
-        const uint64_t offset = result.Offset();
-        if (handler.failure())
-            throw ImportError(handler.failure()->kind, path, handler.failure()->problem, offset, compressed);
+        if (const auto& failure = document.failure())
+            throw ImportError(failure->kind, path, failure->problem, failure->offset.value_or(result.Offset()),
+                compressed);
         const auto code = result.Code();
-        std::string problem = rapidjson::GetParseError_En(code);
-        if (!problem.empty() && problem.back() == '.')
-            problem.pop_back();
-        ImportError::Kind kind = ImportError::Kind::Malformed;
-        if (code == rapidjson::kParseErrorDocumentEmpty) {
+        if (code == rapidjson::kParseErrorDocumentEmpty)
             throw ImportError(ImportError::Kind::Empty, path, "the file holds only whitespace");
-        } else if (!handler.sawContainer()) {
-            kind = ImportError::Kind::NotATrace;
+        const uint64_t offset = result.Offset();
+        if (!document.sawContainer()) {
+            std::string problem = rapidjson::GetParseError_En(code);
+            if (!problem.empty() && problem.back() == '.')
+                problem.pop_back();
             problem = "not JSON (" + problem + "): a Kineto trace starts with '{' or '['";
-        } else if (input.atEnd() && offset >= input.bytesRead() && isTruncationError(code)) {
-            kind = ImportError::Kind::Truncated;
-            problem = "the JSON text ends early (the file is truncated?): " + problem;
-        } else {
-            problem = "malformed JSON: " + problem;
+            const std::string near = input.context(offset);
+            if (!near.empty())
+                problem += ", near \"" + near + "\"";
+            throw ImportError(ImportError::Kind::NotATrace, path, problem, offset, compressed);
         }
-        const std::string near = input.context(offset);
-        if (!near.empty())
-            problem += ", near \"" + near + "\"";
-        throw ImportError(kind, path, problem, offset, compressed);
+        const bool atEnd = input.atEnd() && offset >= input.bytesRead();
+        const auto failure = describeSyntaxError(code, offset, atEnd, input.context(offset));
+        throw ImportError(failure.kind, path, failure.problem, offset, compressed);
     }
-    if (!handler.sawTraceEvents())
+    if (!document.sawTraceEvents())
         throw ImportError(ImportError::Kind::NotATrace, path,
             "JSON without \"traceEvents\": not a Chrome/Kineto trace");
 
-    handler.finish();
+    document.finish();
     builder.stats().bytesRead = input.bytesRead();
     TraceModel model = builder.finish();
     addNotes(model);

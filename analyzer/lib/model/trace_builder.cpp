@@ -241,6 +241,8 @@ void TraceBuilder::shiftTimes(int64_t deltaNs)
     shiftTable(m.flows);
     shiftTable(m.counterRanges);
     shiftTable(m.pythonFunctions);
+    shiftTable(m.gemmCalls);
+    shiftTable(m.convCalls);
     shift(m.frameworkFlags.timeNs);
     shift(m.programFacts.timeNs);
     for (auto& w : m.info.profilerWindows) {
@@ -281,6 +283,8 @@ TraceModel TraceBuilder::finish()
     sortTable(m.gpuAnnotations);
     sortTable(m.flows);
     sortTable(m.pythonFunctions);
+    sortTable(m.gemmCalls);
+    sortTable(m.convCalls);
     sortInstants(m.frameworkFlags);
     sortInstants(m.programFacts);
     const Permutation rangeIndex = sortTable(m.counterRanges);

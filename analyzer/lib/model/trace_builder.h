@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace tuneup::analysis {
 
@@ -47,12 +48,25 @@ public:
     RowIndex addFrameworkFlag(const FrameworkFlag& row) { return append(m_model.frameworkFlags, row); }
     // A fact the Python bootstrap recorded (see ProgramFactTable).
     RowIndex addProgramFact(const ProgramFact& row) { return append(m_model.programFacts, row); }
+    // A GEMM / convolution call the agent's interposers recorded, and CUPTI's link from a CUDA call to the
+    // library call it ran in (see GemmCallTable, ConvCallTable, ExternalCorrelationTable).
+    RowIndex addGemmCall(const GemmCall& row) { return append(m_model.gemmCalls, row); }
+    RowIndex addConvCall(const ConvCall& row) { return append(m_model.convCalls, row); }
+    RowIndex addExternalCorrelation(const ExternalCorrelation& row) { return append(m_model.externalCorrelations, row); }
 
     // Room for rows about to be added, when the importer knows how many (saves regrowing columns).
     struct RowCounts {
         size_t kernels = 0, memcpys = 0, memsets = 0, syncs = 0, apiCalls = 0, annotations = 0;
     };
     void reserve(const RowCounts& counts);
+
+    // Adds the rows of a builder filled from a later part of the same file (a window of a Kineto
+    // trace read on another thread) as if they had been added here: strings and threads renumbered,
+    // links between its rows (Collective::eventRow, CounterValue::range) kept. Its devices, thread
+    // names, process names and labels (when set), profiler windows and events read come along; its
+    // other info and stats do not. Returns the part's StringId -> this builder's, and leaves the part
+    // empty. Defined in model/trace_merge.cpp.
+    std::vector<StringId> append(TraceBuilder& part);
 
     size_t eventCount() const { return m_model.eventCount(); }
     // Adds deltaNs to every time added so far (Kineto's baseTimeNanoseconds may follow the events).
