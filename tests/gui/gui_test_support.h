@@ -1,0 +1,53 @@
+#pragma once
+// What the GUI tests share: a synthetic training run that some rules fire on (written as a tuneup
+// file with the analyzer's exporter, as a recording would be), real traces from ../shared/traces, and
+// screenshots with pixel checks.
+
+#include "app/session.h"
+#include "model/trace_model.h"
+
+#include <QImage>
+#include <QString>
+#include <QtTest>
+
+#include <string>
+
+namespace tuneup::guitest {
+
+// A run of `steps` steps of 15 ms + `dataWaitNs` on thread 100 of pid 100, GPU 0 stream 7: per step a
+// DataLoader wait of dataWaitNs, a 4 MB pageable host-to-device copy, an Optimizer.zero_grad range
+// launching `fills` FillFunctor kernels, GEMMs and pointwise kernels, and a cudaStreamSynchronize.
+// zero-grad-fill, pageable-memcpy and dataloader-stall fire on it.
+analysis::TraceModel syntheticRun(int steps = 12, int fills = 40, int64_t dataWaitNs = 5'000'000);
+// `model` written as a tuneup file at `path` (replacing it); returns the path.
+std::string writeTrace(const analysis::TraceModel& model, const std::string& path);
+// A fresh path under the test data directory (in the build tree).
+std::string dataPath(const std::string& name);
+
+// A request to open one file, as the window makes it.
+inline gui::LoadRequest request(const std::string& file)
+{
+    gui::LoadRequest r;
+    r.files = { file };
+    return r;
+}
+
+// Absolute path under ../shared/traces, "" when that folder is absent (a fresh clone).
+std::string sharedTrace(const std::string& relative);
+
+// Saves `image` as <build>/tests/gui/screenshots/<name>.png (and into $TUNEUP_UPDATE_SCREENSHOTS when
+// set); returns the path.
+QString saveScreenshot(const QImage& image, const QString& name);
+// Pixels of `image` inside `area` whose colour is within `tolerance` (per channel) of `rgb`.
+int countColor(const QImage& image, const QRect& area, QRgb rgb, int tolerance = 6);
+
+// Points QSettings at the test's own directory, so tests never read or write the user's settings.
+void isolateSettings();
+
+} // namespace tuneup::guitest
+
+// Skips the test with a clear message when ../shared/traces is absent.
+#define TUNEUP_REQUIRE_SHARED_TRACE(var, relative)                                                                     \
+    const std::string var = ::tuneup::guitest::sharedTrace(relative);                                                  \
+    if (var.empty())                                                                                                   \
+        QSKIP("../shared/traces is absent (a fresh clone): the real-trace GUI tests run in CI");
