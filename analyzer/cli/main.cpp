@@ -2,6 +2,7 @@
 
 #include "advise_command.h"
 #include "export_command.h"
+#include "import_command.h"
 #include "info_command.h"
 #include "record_command.h"
 
@@ -49,7 +50,8 @@ int main(int argc, char** argv)
                  "  tuneup record -o run.db -- python train.py --epochs 1\n"
                  "  tuneup info run.db\n"
                  "  tuneup advise run.db\n"
-                 "  tuneup export run.db --format perfetto\n",
+                 "  tuneup export run.db --format perfetto\n"
+                 "  tuneup import report.sqlite -o run.db\n",
         "tuneup");
     app.set_version_flag("--version", std::string("tuneup ") + TUNEUP_VERSION);
     app.require_subcommand(1);
@@ -67,7 +69,8 @@ int main(int argc, char** argv)
     recordCommand
         ->add_option("--trace", record.trace,
             "What to record, comma-separated: nvtx, torch (PyTorch settings, read during NVTX calls), cuda "
-            "(= kernel,memcpy,memset,sync,runtime,driver), any of those, or none")
+            "(= kernel,memcpy,memset,sync,runtime,driver), gemm (cuBLAS/cuBLASLt GEMM shapes), conv (cuDNN "
+            "convolutions and how their algorithms were chosen), any of those, or none")
         ->capture_default_str();
     // Everything from the first positional on (or after --) is the command, its own options included.
     recordCommand->prefix_command();
@@ -93,8 +96,8 @@ int main(int argc, char** argv)
     tuneup::cli::AdviseOptions advise;
     CLI::App* adviseCommand = app.add_subcommand("advise",
         "Find what slows the training down and what to change: runs the rules over traces (tuneup recordings, "
-        "PyTorch profiler / Kineto JSON); several files are one job, one per rank");
-    adviseCommand->add_option("files", advise.files, "trace files: run.db, run.rank*.db, trace.pt.trace.json[.gz]")
+        "PyTorch profiler / Kineto JSON, Nsight Systems SQLite exports); several files are one job, one per rank");
+    adviseCommand->add_option("files", advise.files, "trace files: run.db, run.rank*.db, trace.pt.trace.json[.gz], report.sqlite")
         ->required();
     adviseCommand->add_option("--format", advise.format, "text (fits a screen), json, markdown or html")
         ->capture_default_str();
@@ -109,6 +112,7 @@ int main(int argc, char** argv)
     adviseCommand->footer("Examples:\n"
                           "  tuneup advise run.db\n"
                           "  tuneup advise worker0.pt.trace.json.gz --format html -o report.html\n"
+                          "  tuneup advise report.sqlite          # nsys export --type sqlite report.nsys-rep\n"
                           "  tuneup advise run.rank*.db --format json -o advice.json --fail-on warning\n"
                           "  tuneup advise run.db --rules my-rules/\n\n"
         + std::string(kExitCodes));
@@ -127,6 +131,23 @@ int main(int argc, char** argv)
     exportCommand->footer("Examples:\n"
                           "  tuneup export run.db                          # -> run.perfetto.json\n"
                           "  tuneup export run.rank3.db --format perfetto -o rank3.json\n\n"
+        + std::string(kExitCodes));
+
+    tuneup::cli::ImportOptions importOptions;
+    CLI::App* importCommand = app.add_subcommand("import",
+        "Write a trace of any readable format (PyTorch profiler / Kineto JSON, Nsight Systems SQLite export, tuneup "
+        "file) as a tuneup file, which tuneup-gui and sqlite3 open (schema: docs/schema.md)");
+    importCommand->add_option("file", importOptions.input, "a trace: trace.pt.trace.json[.gz], report.sqlite, run.db")
+        ->required();
+    importCommand->add_option("-o,--output", importOptions.output, "the tuneup file to write (.db)")->required();
+    importCommand->add_flag("-f,--force", importOptions.force,
+        "Replace an existing tuneup file (a file of another kind is never replaced)");
+    importCommand->footer("Examples:\n"
+                          "  tuneup import report.sqlite -o run.db                 # nsys export --type sqlite report.nsys-rep\n"
+                          "  tuneup import worker0.pt.trace.json.gz -o worker0.db --force\n"
+                          "  sqlite3 run.db 'SELECT count(*), sum(end_ns - start_ns) FROM kernels'\n\n"
+                          "CPU operators, GPU annotations, collectives, flows and Python frames have no table in the tuneup\n"
+                          "schema: they are counted in the file's stats (export.not_written.*) and left out.\n\n"
         + std::string(kExitCodes));
 
     std::string userRules;
@@ -182,5 +203,7 @@ int main(int argc, char** argv)
         return runRules(userRules);
     if (*exportCommand)
         return runExport(exportOptions);
+    if (*importCommand)
+        return runImport(importOptions);
     return runInfo(info);
 }
