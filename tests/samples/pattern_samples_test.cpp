@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <ostream>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
@@ -33,6 +34,9 @@ struct SampleCase {
     std::vector<Setting> settings; // recorded by the torch probes or the sample's facts
     std::string rule;              // fires on the sample and not on --fixed; "" when only a GPU shows it
 };
+
+// gtest prints a parameter in a failing test's name: the sample, not its bytes.
+void PrintTo(const SampleCase& c, std::ostream* out) { *out << (c.python ? "python " : "C++ ") << c.name; }
 
 std::string readFile(const std::string& path)
 {
