@@ -56,9 +56,9 @@ public:
         const uint32_t odd = lock(target);
         if (odd == 0)
             return; // the slot stayed locked (a writer died in fork): the key stays uncached
-        target.key.store(k, std::memory_order_relaxed);
+        target.key.store(k, std::memory_order_release);
         for (size_t i = 0; i < Words; ++i)
-            target.words[i].store(value[i], std::memory_order_relaxed);
+            target.words[i].store(value[i], std::memory_order_release);
         unlock(target, odd);
     }
 
@@ -81,7 +81,7 @@ public:
                     v[i] = s->words[i].load(std::memory_order_relaxed);
                 f(v);
                 for (size_t i = 0; i < Words; ++i)
-                    s->words[i].store(v[i], std::memory_order_relaxed);
+                    s->words[i].store(v[i], std::memory_order_release);
             }
             unlock(*s, odd);
             if (here)
@@ -123,9 +123,10 @@ private:
                 continue;
             if (s.key.load(std::memory_order_relaxed) != k)
                 return false;
+            // Acquire loads keep the second sequence read after them (what a fence would do; TSan
+            // does not model fences, and on x86 these are plain loads either way).
             for (size_t i = 0; i < Words; ++i)
-                out[i] = s.words[i].load(std::memory_order_relaxed);
-            std::atomic_thread_fence(std::memory_order_acquire);
+                out[i] = s.words[i].load(std::memory_order_acquire);
             if (s.seq.load(std::memory_order_relaxed) == before)
                 return true;
         }
@@ -140,7 +141,7 @@ private:
         for (int spin = 0; spin < 100000; ++spin) {
             if (!(seq & 1)
                 && s.seq.compare_exchange_weak(seq, seq + 1, std::memory_order_acquire, std::memory_order_relaxed)) {
-                std::atomic_thread_fence(std::memory_order_release);
+                // The writer's stores are release stores: none can be seen before this odd number.
                 return seq + 1;
             }
             pause();
@@ -171,7 +172,7 @@ private:
         if (odd == 0)
             return;
         if (s.key.load(std::memory_order_relaxed) == k)
-            s.key.store(0, std::memory_order_relaxed);
+            s.key.store(0, std::memory_order_release);
         unlock(s, odd);
     }
 
