@@ -160,14 +160,14 @@ TEST(JsonWindowReader, WindowsHoldWholeElementsAndParse)
                 reader.next(window);
                 ++windows;
                 EXPECT_EQ(window.offset, 1 + joined.size());
-                EXPECT_EQ(std::string_view(window.text(), window.prefix), window.placeholder ? "[0" : "[");
+                EXPECT_EQ(std::string_view(window.text(), window.prefix), window.placeholder ? "[\"\"" : "[");
                 EXPECT_TRUE(parses(window.text())) << window.text();
                 EXPECT_FALSE(window.endOfText);
                 joined += window.content();
             } while (!window.last);
             EXPECT_EQ(joined, body);
             EXPECT_EQ(cursor.offset(), text.size() - 2); // at the closing bracket
-            EXPECT_EQ(reader.parserState(), "[0");
+            EXPECT_EQ(reader.parserState(), "[\"\"");
             if (windowBytes == 1) {
                 EXPECT_EQ(windows, 501u); // one element each, and an empty last one at the bracket
             } else if (windowBytes == (size_t(1) << 20)) {
@@ -195,7 +195,7 @@ TEST(JsonWindowReader, EndOfTextAndParserState)
         JsonWindowReader reader(cursor, 100);
         JsonWindow window;
         reader.next(window);
-        EXPECT_EQ(reader.parserState(), "[0,");
+        EXPECT_EQ(reader.parserState(), "[\"\",");
     }
     {
         const std::string text = R"([{"a": 1}, {"b": [2)";

@@ -12,6 +12,8 @@ JsonArraySplitter::Result JsonArraySplitter::scanBytes(const char* text, size_t 
 {
     for (size_t i = 0; i < size; ++i) {
         const char c = text[i];
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\r' && c != '\t')
+            m_control = true;
         // A backslash escapes the next byte wherever it is, as in scan() (outside a string it is an
         // error that the parser reports; only the two scanners need to agree).
         if (m_escaped) {
@@ -19,7 +21,7 @@ JsonArraySplitter::Result JsonArraySplitter::scanBytes(const char* text, size_t 
             continue;
         }
         if (c == '\\') {
-            m_escaped = true;
+            m_escaped = m_backslash = true;
             continue;
         }
         if (m_inString) {
@@ -56,9 +58,10 @@ JsonArraySplitter::Result JsonArraySplitter::scanBytes(const char* text, size_t 
 
 namespace {
 
-// Bit i set where byte i of the 64 equals c.
+// Bit i set where byte i of the 64 is a quote, a backslash, an opening or a closing bracket, or a
+// control byte other than whitespace.
 struct Masks {
-    uint64_t quote, backslash, open, close;
+    uint64_t quote, backslash, open, close, control;
 };
 
 inline uint64_t bits16(__m128i eq) { return static_cast<uint16_t>(_mm_movemask_epi8(eq)); }
@@ -68,15 +71,20 @@ inline Masks classify(const char* p)
     const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
     // '[' and '{' differ only in bit 0x20, as do ']' and '}': one compare finds both.
     const __m128i case20 = _mm_set1_epi8(0x20), open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
-    Masks m { 0, 0, 0, 0 };
+    const __m128i x1f = _mm_set1_epi8(0x1f), lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
+                  tab = _mm_set1_epi8('\t');
+    Masks m { 0, 0, 0, 0, 0 };
     for (int k = 0; k < 4; ++k) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
         const __m128i folded = _mm_or_si128(v, case20);
+        const __m128i below20 = _mm_cmpeq_epi8(_mm_max_epu8(v, x1f), x1f);
+        const __m128i space = _mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
         const int shift = 16 * k;
         m.quote |= bits16(_mm_cmpeq_epi8(v, quote)) << shift;
         m.backslash |= bits16(_mm_cmpeq_epi8(v, backslash)) << shift;
         m.open |= bits16(_mm_cmpeq_epi8(folded, open)) << shift;
         m.close |= bits16(_mm_cmpeq_epi8(folded, close)) << shift;
+        m.control |= bits16(_mm_andnot_si128(space, below20)) << shift;
     }
     return m;
 }
@@ -114,6 +122,8 @@ JsonArraySplitter::Result JsonArraySplitter::scan(const char* text, size_t size,
         // Bytes escaped by a backslash: rare in traces, so a loop over the backslashes is enough.
         uint64_t escaped = 0;
         bool carry = false;
+        m_backslash |= m.backslash != 0; // the whole block, even past a stop: a bound is enough
+        m_control |= m.control != 0;
         if (m.backslash != 0 || m_escaped) {
             uint64_t starters = m.backslash;
             if (m_escaped) {

@@ -37,14 +37,23 @@ public:
     // The same, one byte at a time: the reference for tests, and the path for tails and comma cuts.
     Result scanBytes(const char* text, size_t size, Cut cut);
 
-    // At least the deepest nesting (inside the array) since resetMaxDepth(), so that a parser that
-    // recurses can be chosen where it cannot run out of stack.
+    // Since startWindow(): at least the deepest nesting inside the array (a parser that recurses can
+    // then be chosen where it cannot run out of stack); whether a backslash may have been scanned
+    // (without one, a parse in place changes nothing but closing quotes); whether a control byte other
+    // than whitespace may have been (never valid JSON; see JsonWindow::controlBytes).
+    void startWindow()
+    {
+        m_maxDepth = m_depth;
+        m_backslash = m_control = false;
+    }
     int64_t maxDepth() const { return m_maxDepth; }
-    void resetMaxDepth() { m_maxDepth = m_depth; }
+    bool sawBackslash() const { return m_backslash; }
+    bool sawControlByte() const { return m_control; }
 
 private:
     int64_t m_depth = 0;       // inside the array: 0 between elements
     int64_t m_maxDepth = 0;
+    bool m_backslash = false, m_control = false;
     bool m_inString = false;
     bool m_escaped = false;    // the next byte follows a backslash
 };

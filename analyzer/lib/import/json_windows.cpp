@@ -73,22 +73,32 @@ void JsonWindowReader::append(JsonWindow& window, const char* bytes, size_t n)
 bool JsonWindowReader::hasErrorInside(JsonWindow& window)
 {
     std::memset(window.buffer.get() + window.size, 0, kPadding);
-    rapidjson::StringStream stream(window.buffer.get());
-    rapidjson::BaseReaderHandler<> ignore;
-    rapidjson::Reader reader;
-    const rapidjson::ParseResult result = reader.Parse<kJsonParseFlags>(stream, ignore);
+    const rapidjson::ParseResult result = parseBytewise(window.buffer.get());
     return result.IsError() && result.Offset() < window.size;
+}
+
+rapidjson::ParseResult parseBytewise(const char* text)
+{
+    BytewiseStream stream(text);
+    rapidjson::BaseReaderHandler<> ignore;
+    return rapidjson::Reader().Parse<kJsonParseFlags>(stream, ignore);
 }
 
 void JsonWindowReader::next(JsonWindow& window)
 {
+    if (window.capacity == 0) {
+        // Room for the usual window at once (its content ends at the first element end past
+        // m_windowBytes), rather than growing to it through copies.
+        window.capacity = std::min<size_t>(m_windowBytes + m_windowBytes / 16, size_t(64) << 20) + kPadding + 2;
+        window.buffer = std::make_unique_for_overwrite<char[]>(window.capacity);
+    }
     window.size = window.contentSize = 0;
     window.offset = m_input.offset();
     window.placeholder = m_afterElement;
     window.endOfText = window.last = false;
-    append(window, "[0", m_afterElement ? 2 : 1);
+    append(window, "[\"\"", m_afterElement ? 3 : 1);
     window.prefix = window.size;
-    m_splitter.resetMaxDepth();
+    m_splitter.startWindow();
 
     const size_t growthLimit = m_windowBytes * kGrowthBeforeChecks;
     size_t nextCheck = growthLimit;
@@ -140,6 +150,8 @@ void JsonWindowReader::next(JsonWindow& window)
     std::memset(window.buffer.get() + window.size, 0, kPadding); // append() left room for it
 
     window.maxDepth = m_splitter.maxDepth() + 1; // and the "[" around the elements
+    window.escapes = m_splitter.sawBackslash();
+    window.controlBytes = m_splitter.sawControlByte();
     const std::string_view content = window.content();
     window.before = m_tail;
     const std::string_view next = m_input.available();
@@ -157,7 +169,7 @@ void JsonWindowReader::next(JsonWindow& window)
 
 std::string_view JsonWindowReader::parserState() const
 {
-    return m_lastByte == '\0' ? "[" : m_lastByte == ',' ? "[0," : "[0";
+    return m_lastByte == '\0' ? "[" : m_lastByte == ',' ? "[\"\"," : "[\"\"";
 }
 
 } // namespace tuneup::analysis

@@ -20,6 +20,35 @@ namespace tuneup::analysis {
 inline constexpr unsigned kJsonParseFlags = rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseNanAndInfFlag
     | rapidjson::kParseTrailingCommasFlag | rapidjson::kParseIterativeFlag;
 
+// A '\0'-terminated text as a RapidJSON stream of a type of its own, so that RapidJSON reads it byte
+// by byte (its generic code) rather than with its SIMD paths for StringStream: the way the document's
+// parser reads, for the same verdict on the same text (see JsonWindow::controlBytes).
+class BytewiseStream {
+public:
+    using Ch = char;
+    explicit BytewiseStream(const char* text)
+        : m_begin(text)
+        , m_cur(text)
+    {
+    }
+    Ch Peek() const { return *m_cur; }
+    Ch Take() { return *m_cur++; }
+    size_t Tell() const { return static_cast<size_t>(m_cur - m_begin); }
+    // Only needed by RapidJSON for in-situ parsing, which this stream is not for.
+    Ch* PutBegin() { return nullptr; }
+    void Put(Ch) { }
+    void Flush() { }
+    size_t PutEnd(Ch*) { return 0; }
+
+private:
+    const char* m_begin;
+    const char* m_cur;
+};
+
+// Checks a '\0'-terminated text with kJsonParseFlags, byte by byte: the error the document's parser
+// would report there (code, offset), if any.
+rapidjson::ParseResult parseBytewise(const char* text);
+
 /** Where the window reader takes its bytes: the stream the document parser reads. */
 class JsonCursor {
 public:
@@ -32,22 +61,28 @@ public:
     virtual std::string recent(size_t n) const = 0;
 };
 
+// A run of whole elements of the array, as the text "[" + content + "]", a '\0' and zeros (so that
+// SIMD loads near the end stay in the buffer). A window that follows an element rather than a comma
+// starts with that comma; a placeholder element, an empty string, then comes first:
+// "[\"\"" + ", {...}, {...}" + "]". (A string, as whatever follows cannot be read as part of it.)
 struct JsonWindow {
-    // "[" + content + "]" and a '\0', then zeros, so that SIMD loads near the end stay in the buffer.
     static constexpr size_t kPadding = 64; // the '\0' and the zeros after text()
-    // When the window follows an element rather than a comma, its content starts with the comma, and
-    // a placeholder element "0" comes first: "[0" + ", {...}, {...}" + "]".
     std::unique_ptr<char[]> buffer;
     size_t capacity = 0;
     size_t size = 0;        // of the text to parse, without the '\0'
-    size_t prefix = 0;      // bytes before the content: 1 for "[", 2 for "[0"
+    size_t prefix = 0;      // bytes before the content: 1 for "[", 3 with the placeholder
     size_t contentSize = 0;
     uint64_t offset = 0;    // of the content in the whole text
-    bool placeholder = false; // the text starts with "[0": the parser must skip one element
+    bool placeholder = false; // the text starts with "[\"\"": the parser must skip one element
     bool endOfText = false;   // the text ended inside this window: no "]" was added
     bool last = false;        // the array (or the text) ends in this window
     std::string before, after; // a few bytes of the text either side of the content, for context()
     int64_t maxDepth = 0;      // at least the deepest nesting in text()
+    bool escapes = true;       // false: the content holds no backslash
+    // The content may hold a control byte other than whitespace: never valid JSON, and RapidJSON's SSE2
+    // string scan (1.1.0) lets 0x1a..0x1f through inside strings, so such a window must be parsed
+    // byte by byte for the error to be found, where the document's parser would find it.
+    bool controlBytes = true;
 
     char* text() { return buffer.get(); }
     std::string_view content() const { return { buffer.get() + prefix, contentSize }; }
@@ -68,8 +103,8 @@ public:
     void next(JsonWindow& window);
 
     // What a parser reading the array would hold back at the closing bracket: "[" when the array is
-    // empty, "[0" after an element, "[0," after a trailing comma; the document parser is handed this
-    // (with the placeholder element "0") so that it is where the one reading everything would be.
+    // empty, "[\"\"" after an element, "[\"\"," after a trailing comma; the document parser is handed
+    // this (with the placeholder element) so that it is where the one reading everything would be.
     std::string_view parserState() const;
 
 private:

@@ -8,6 +8,7 @@
 
 #include <rapidjson/reader.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -75,38 +76,50 @@ constexpr bool sameMiddle(std::string_view a, std::string_view b)
     return true;
 }
 
-// A table of names (entries with .name and .sig) indexed by signature: a lookup reads about one slot,
-// where a scan would compare with every entry. Keys and categories are looked up several times per event.
+// A table of names (entries with .name and .sig) indexed by signature: one slot per signature, found
+// with one multiply, where a scan would compare with every entry. Keys and categories are looked up
+// several times per event. The multiplier is searched at compile time so that no two signatures
+// share a slot; names with one signature ("Input Dims", "Input dims") are chained.
 template <class Entry, size_t N> class NameIndex {
 public:
     constexpr explicit NameIndex(const Entry (&entries)[N])
         : m_entries(entries)
     {
-        static_assert(N < kSlots / 2, "keep the index sparse");
-        m_slots.fill(-1);
-        for (size_t i = 0; i < N; ++i) {
-            size_t h = slotOf(entries[i].sig);
-            while (m_slots[h] >= 0)
-                h = (h + 1) % kSlots;
-            m_slots[h] = static_cast<int8_t>(i);
+        for (m_multiplier = 2654435761u;; m_multiplier += 2 * 40503u) {
+            m_slots.fill(-1);
+            m_next.fill(-1);
+            bool clash = false;
+            for (size_t i = 0; i < N && !clash; ++i) {
+                int8_t* slot = &m_slots[slotOf(entries[i].sig)];
+                while (*slot >= 0 && entries[static_cast<size_t>(*slot)].sig == entries[i].sig)
+                    slot = &m_next[static_cast<size_t>(*slot)]; // the same signature: chained
+                clash = *slot >= 0;
+                *slot = static_cast<int8_t>(i);
+            }
+            if (!clash)
+                return;
         }
     }
     const Entry* find(std::string_view name) const
     {
         const uint32_t sig = signature(name);
-        for (size_t h = slotOf(sig); m_slots[h] >= 0; h = (h + 1) % kSlots) {
-            const Entry& e = m_entries[m_slots[h]];
-            if (e.sig == sig && sameMiddle(e.name, name))
+        for (int8_t i = m_slots[slotOf(sig)]; i >= 0; i = m_next[static_cast<size_t>(i)]) {
+            const Entry& e = m_entries[i];
+            if (e.sig != sig)
+                return nullptr;
+            if (sameMiddle(e.name, name))
                 return &e;
         }
         return nullptr;
     }
 
 private:
-    static constexpr size_t kSlots = 128;
-    static constexpr size_t slotOf(uint32_t sig) { return (sig * 2654435761u) >> 25; } // the top 7 bits
+    static_assert(N < 64, "a sparse index");
+    constexpr size_t slotOf(uint32_t sig) const { return (sig * m_multiplier) >> 24; } // the top 8 bits
     const Entry* m_entries;
-    std::array<int8_t, kSlots> m_slots {};
+    uint32_t m_multiplier = 0;
+    std::array<int8_t, 256> m_slots {};
+    std::array<int8_t, N> m_next {}; // the next entry with the same signature
 };
 
 constexpr NameIndex kEventKeyIndex(kEventKeys);
@@ -529,7 +542,7 @@ private:
     TraceBuilder& m_b;
     const Role m_role;
     const std::function<bool()>* m_readEvents = nullptr;
-    bool m_placeholderPending = false; // a window's first element is "0", not an event
+    bool m_placeholderPending = false; // the first element is a placeholder (""), not an event
     std::vector<Ctx> m_stack;
     int m_skip = 0; // > 0 while inside a value being skipped (its nesting depth)
     bool m_sawRoot = false, m_sawTraceEvents = false;
@@ -1327,25 +1340,40 @@ constexpr int64_t kMaxRecursion = 256;
 
 } // namespace
 
-rapidjson::ParseResult KinetoPart::parse(const JsonWindow& window, std::vector<char>& scratch)
+rapidjson::ParseResult KinetoPart::parse(JsonWindow& window, std::vector<char>& scratch)
 {
     m_handler->setPlaceholder(window.placeholder);
-    const size_t bytes = window.size + JsonWindow::kPadding;
-    if (scratch.size() < bytes)
-        scratch.resize(bytes);
-    std::memcpy(scratch.data(), window.buffer.get(), bytes);
-    rapidjson::InsituStringStream stream(scratch.data());
+    if (window.controlBytes) {
+        // Not JSON (see JsonWindow::controlBytes): read as the document's parser reads, for its verdict.
+        BytewiseStream stream(window.buffer.get());
+        return rapidjson::Reader().Parse<kJsonParseFlags>(stream, *m_handler);
+    }
+    char* text = window.buffer.get();
+    if (window.escapes) {
+        // Unescaping moves string bytes: parse a copy, the window stays as read.
+        const size_t bytes = window.size + JsonWindow::kPadding;
+        if (scratch.size() < bytes)
+            scratch.resize(bytes);
+        std::memcpy(scratch.data(), text, bytes);
+        text = scratch.data();
+    }
+    rapidjson::InsituStringStream stream(text);
     rapidjson::Reader reader;
     const rapidjson::ParseResult result = window.maxDepth <= kMaxRecursion
         ? reader.Parse<kInSituFlags>(stream, *m_handler)
         : reader.Parse<kInSituFlags | rapidjson::kParseIterativeFlag>(stream, *m_handler);
     if (!result.IsError())
         return result;
+    if (!window.escapes) {
+        // Without escapes the parse wrote only the '\0' ending each string, over its closing quote,
+        // and only before where it stopped; a '\0' there can be nothing else (one in the text stops
+        // the parse where it is).
+        const size_t written = std::min(result.Offset(), window.size);
+        std::replace(window.buffer.get(), window.buffer.get() + written, '\0', '"');
+    }
     // A window's handler never stops the parse: the error is in the text. Found again as the document's
-    // parser finds errors (iterative, not in place), for the same code and offset.
-    rapidjson::StringStream intact(window.buffer.get());
-    rapidjson::BaseReaderHandler<> ignore;
-    return rapidjson::Reader().Parse<kJsonParseFlags>(intact, ignore);
+    // parser finds errors (byte by byte, iterative, not in place), for the same code and offset.
+    return parseBytewise(window.buffer.get());
 }
 
 KinetoDocument::KinetoDocument(TraceBuilder& builder)

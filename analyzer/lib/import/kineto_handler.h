@@ -30,10 +30,12 @@ public:
     KinetoPart(KinetoPart&&) noexcept;
     KinetoPart& operator=(KinetoPart&&) noexcept;
 
-    // Reads window.text(), in place in a copy (`scratch`, reused between calls) so that the window
-    // stays intact. A failed result is the error the document's parser would report, its offset in
-    // window.text() (see JsonWindow::textOffset).
-    rapidjson::ParseResult parse(const JsonWindow& window, std::vector<char>& scratch);
+    // Reads window.text(), in place: strings and numbers are handed out where they lie, not copied.
+    // A window with backslashes is read in a copy (`scratch`, reused between calls); any other only
+    // has its closing quotes changed, and put back if the parse fails, so that the window is intact
+    // for the error message. A failed result is the error the document's parser would report, its
+    // offset in window.text() (see JsonWindow::textOffset).
+    rapidjson::ParseResult parse(JsonWindow& window, std::vector<char>& scratch);
 
 private:
     friend class KinetoDocument;

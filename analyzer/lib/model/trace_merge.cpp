@@ -1,6 +1,7 @@
 // TraceBuilder::append: the rows of a builder filled from a later part of the same file, added as if
 // they had come here in the first place, so that parts read on several threads make the model one
-// thread would have made.
+// thread would have made. Every table of TraceModel is listed: a new table goes here too, with its
+// StringId, ThreadIndex and RowIndex columns renumbered.
 
 #include "model/trace_builder.h"
 
@@ -99,6 +100,15 @@ std::vector<StringId> TraceBuilder::append(TraceBuilder& part)
     });
     appendRows(into.frameworkFlags, from.frameworkFlags, [&](FrameworkFlag& r) { r.name = s[r.name]; });
     appendRows(into.programFacts, from.programFacts, [&](ProgramFact& r) { r.name = s[r.name]; });
+    appendRows(into.gemmCalls, from.gemmCalls, [&](GemmCall& r) {
+        r.thread = t[r.thread];
+        r.name = s[r.name];
+    });
+    appendRows(into.convCalls, from.convCalls, [&](ConvCall& r) {
+        r.thread = t[r.thread];
+        r.name = s[r.name];
+    });
+    appendRows(into.externalCorrelations, from.externalCorrelations, [](ExternalCorrelation&) { });
 
     into.info.profilerWindows.insert(
         into.info.profilerWindows.end(), from.info.profilerWindows.begin(), from.info.profilerWindows.end());
