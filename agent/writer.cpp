@@ -217,8 +217,9 @@ void sampleMainThread(WriterState& state, uint64_t now)
 void* writerMain(void*)
 {
     WriterState& state = *s_state;
-    if (state.eager)
-        openFile(state);
+    // A first sample of the main thread at once: a program that ends before the first tick still has one.
+    if (state.eager && openFile(state))
+        sampleMainThread(state, nowNs());
     uint64_t lastCommit = nowNs();
     bool busy = false;
     for (;;) {
