@@ -1,5 +1,5 @@
 // Times `tuneup advise` phase by phase on one or more traces: import (with its MB/s), steps and
-// breakdown, kernel classes, each rule, the text report. Usage: bench_advise FILE... (see docs/performance.md)
+// breakdown, kernel classes, each rule, the text report, with the peak resident memory so far. Usage: bench_advise FILE... (see docs/performance.md)
 
 #include "advise/advisor.h"
 #include "all_rules.h"
@@ -11,6 +11,7 @@
 #include <span>
 #include <sstream>
 #include <sys/resource.h>
+#include <unistd.h>
 
 using namespace tuneup::analysis;
 
@@ -26,6 +27,17 @@ long maxRssMiB()
     rusage usage {};
     getrusage(RUSAGE_SELF, &usage);
     return usage.ru_maxrss / 1024;
+}
+
+long rssNowMiB()
+{
+    long pages = 0, resident = 0;
+    if (FILE* f = fopen("/proc/self/statm", "r")) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024) / 1024;
 }
 
 } // namespace
@@ -48,8 +60,8 @@ int main(int argc, char** argv)
         }
         const double s = seconds(t);
         const TraceModel& m = models.back();
-        printf("import     %7.3f s  %s: %zu kernels, %.0f MB read (%.0f MB/s)\n", s, argv[i], m.kernels.size(),
-            double(m.stats.bytesRead) / 1e6, double(m.stats.bytesRead) / 1e6 / s);
+        printf("import     %7.3f s  %5ld MiB (now %ld)  %s: %zu kernels, %.0f MB read (%.0f MB/s)\n", s, maxRssMiB(), rssNowMiB(), argv[i],
+            m.kernels.size(), double(m.stats.bytesRead) / 1e6, double(m.stats.bytesRead) / 1e6 / s);
     }
     std::vector<RankAnalysis> ranks(models.size());
     for (size_t i = 0; i < models.size(); ++i) {
@@ -57,11 +69,11 @@ int main(int argc, char** argv)
         ranks[i].rank = int(i);
         auto t = std::chrono::steady_clock::now();
         ranks[i].steps = analyzeSteps(models[i], {});
-        printf("steps      %7.3f s  %zu steps and their breakdown\n", seconds(t),
+        printf("steps      %7.3f s  %5ld MiB (now %ld)  %zu steps and their breakdown\n", seconds(t), maxRssMiB(), rssNowMiB(),
             ranks[i].steps.detection.steps.size());
         t = std::chrono::steady_clock::now();
         ranks[i].kernelClasses = classifyKernels(models[i]);
-        printf("classes    %7.3f s  kernel classes\n", seconds(t));
+        printf("classes    %7.3f s  %5ld MiB  kernel classes\n", seconds(t), maxRssMiB());
     }
     // Each rule alone, where the trace has what it needs (as the engine checks).
     const auto rules = tuneup::rules::builtinRules();
@@ -76,7 +88,7 @@ int main(int argc, char** argv)
         RuleOutcome outcome;
         const auto t = std::chrono::steady_clock::now();
         rule->evaluate(RuleContext(rank, job), outcome);
-        printf("rule       %7.3f s  %s\n", seconds(t), std::string(rule->info().id).c_str());
+        printf("rule       %7.3f s  %5ld MiB  %s\n", seconds(t), maxRssMiB(), std::string(rule->info().id).c_str());
     }
     const auto all = std::chrono::steady_clock::now();
     const AdviceReport report = advise(models, rules, {});

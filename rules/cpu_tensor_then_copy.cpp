@@ -128,6 +128,7 @@ public:
 
         // GPU busy time on the step's device, to weigh how long the GPU waited.
         std::vector<TimeSpan> busy;
+        busy.reserve(m.kernels.size() + m.memcpys.size() + m.memsets.size());
         const int32_t device = context.steps().device;
         for (size_t i = 0; i < m.kernels.size(); ++i)
             if (device < 0 || m.kernels.device[i] == device)

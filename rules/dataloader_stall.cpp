@@ -62,6 +62,7 @@ public:
         // waiting for a peer rank. That time is reported, not claimed: it is the other rank's stall
         // (rank-straggler weighs it), and this rank's own loss is the idle time.
         std::vector<TimeSpan> work;
+        work.reserve(m.kernels.size() + m.memcpys.size() + m.memsets.size());
         for (size_t i = 0; i < m.kernels.size(); ++i)
             if (m.kernels.device[i] == device && context.kernelClass(i) != KernelClass::Communication)
                 work.push_back({ m.kernels.startNs[i], m.kernels.endNs[i] });

@@ -79,9 +79,9 @@ public:
         for (size_t s = 0; s < p.steps; ++s)
             unclaimed[s] = p.unclaimedHostNs(s);
         for (const IdleGap& g : steps.gaps)
-            if (g.hostNs > 0 && cutOff(g) && !(p.launchBound && g.span.durationNs() < kLaunchGapNs)) {
-                unclaimed[size_t(g.step)] -= g.hostNs;
-                cutNs += g.hostNs;
+            if (g.hostNs() > 0 && cutOff(g) && !(p.launchBound && g.span.durationNs() < kLaunchGapNs)) {
+                unclaimed[size_t(g.step)] -= g.hostNs();
+                cutNs += g.hostNs();
             }
         const std::string cutText = cutNs > 0 ? "; " + formatDuration(cutNs)
                 + " after the last recorded CUDA call left out (the trace stops recording GPU work there)"
@@ -101,15 +101,15 @@ public:
         int64_t longNs = 0, shortNs = 0;
         size_t longCount = 0, shortCount = 0;
         for (const IdleGap& g : steps.gaps) {
-            if (g.hostNs <= 0 || cutOff(g)) continue;
+            if (g.hostNs() <= 0 || cutOff(g)) continue;
             const bool isShort = g.span.durationNs() < kLaunchGapNs;
             if (isShort && p.launchBound) continue;
             gaps.push_back(&g);
-            (isShort ? shortNs : longNs) += g.hostNs;
+            (isShort ? shortNs : longNs) += g.hostNs();
             ++(isShort ? shortCount : longCount);
         }
         std::stable_sort(
-            gaps.begin(), gaps.end(), [](const IdleGap* x, const IdleGap* y) { return x->hostNs > y->hostNs; });
+            gaps.begin(), gaps.end(), [](const IdleGap* x, const IdleGap* y) { return x->hostNs() > y->hostNs(); });
 
         const auto thread = launchingThread(m);
         Evidence evidence;
@@ -130,10 +130,10 @@ public:
             const std::string activity = hostActivity(m, thread, g.span);
             const int64_t offset = g.span.startNs - steps.detection.steps[size_t(g.step)].startNs;
             evidence.facts.push_back({ "gap " + std::to_string(i + 1),
-                formatDuration(g.hostNs) + " at " + formatDuration(offset) + " into step "
+                formatDuration(g.hostNs()) + " at " + formatDuration(offset) + " into step "
                     + std::to_string(steps.detection.steps[size_t(g.step)].number)
                     + (activity.empty() ? "" : ": " + activity) });
-            if (i == 0) biggest = formatDuration(g.hostNs) + (activity.empty() ? "" : ", " + activity);
+            if (i == 0) biggest = formatDuration(g.hostNs()) + (activity.empty() ? "" : ", " + activity);
         }
         for (size_t i = 0; i < gaps.size() && evidence.spans.size() < 20; ++i)
             evidence.spans.push_back(gaps[i]->span);

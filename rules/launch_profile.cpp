@@ -50,11 +50,11 @@ LaunchProfile launchProfile(const RuleContext& context) {
 
     for (const IdleGap& g : analysis.gaps) {
         const auto step = size_t(g.step);
-        if (g.span.durationNs() < kLaunchGapNs && g.hostNs > 0) {
-            p.launchGapNs[step] += g.hostNs;
+        if (g.span.durationNs() < kLaunchGapNs && g.hostNs() > 0) {
+            p.launchGapNs[step] += g.hostNs();
             ++p.launchGapCount[step];
         } else {
-            p.otherHostNs[step] += g.hostNs;
+            p.otherHostNs[step] += g.hostNs();
         }
     }
     std::vector<int64_t> stepNs, busy;

@@ -125,8 +125,8 @@ public:
         int64_t stallNs = 0;
         size_t stalls = 0;
         for (const IdleGap& g : steps.gaps) {
-            if (g.syncNs <= 0) continue;
-            stallNs += g.syncNs;
+            if (g.syncNs() <= 0) continue;
+            stallNs += g.syncNs();
             ++stalls;
             auto it = std::upper_bound(points.begin(), points.end(), g.span.startNs,
                 [](int64_t t, const SyncPoint& p) { return t < p.span.startNs; });
@@ -134,7 +134,7 @@ public:
             while (it != points.begin()) {
                 --it;
                 if (it->span.endNs + kSlackNs >= g.span.startNs) {
-                    idleAfter[size_t(it - points.begin())] += g.syncNs;
+                    idleAfter[size_t(it - points.begin())] += g.syncNs();
                     break;
                 }
                 if (g.span.startNs - it->span.startNs > 10'000'000) break;

@@ -265,8 +265,8 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         info.kind = "GPU idle";
         info.name = "GPU idle " + formatDuration(g.span.durationNs());
         f.emplace_back("host waiting for data", formatDuration(g.dataNs));
-        f.emplace_back("host in a synchronisation", formatDuration(g.syncNs));
-        f.emplace_back("launch / Python overhead", formatDuration(g.hostNs));
+        f.emplace_back("host in a synchronisation", formatDuration(g.syncNs()));
+        f.emplace_back("launch / Python overhead", formatDuration(g.hostNs()));
         break;
     }
     }

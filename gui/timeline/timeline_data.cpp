@@ -167,9 +167,9 @@ void addStepsTrack(Builder& b, uint32_t m, const TimelineInput& in, size_t input
     for (size_t i = 0; i < steps.gaps.size(); ++i) {
         const IdleGap& g = steps.gaps[i];
         EventKind kind = EventKind::IdleHost;
-        if (g.dataNs >= g.syncNs && g.dataNs >= g.hostNs)
+        if (g.dataNs >= g.syncNs() && g.dataNs >= g.hostNs())
             kind = EventKind::IdleData;
-        else if (g.syncNs >= g.hostNs)
+        else if (g.syncNs() >= g.hostNs())
             kind = EventKind::IdleSync;
         const int64_t start = std::max(g.span.startNs, previousEnd);
         track.lanes[1].add(start, std::max(g.span.endNs, start), kind, Source::IdleGap, RowIndex(i), idle);

@@ -358,8 +358,8 @@ bool TimelineView::event(QEvent* event)
     if (hit->source == Source::IdleGap) {
         // What the host did while the GPU sat idle, the largest part first: the question a gap raises.
         const analysis::IdleGap& gap = m_data->steps(hit->model)->gaps[size_t(hit->row)];
-        const char* cause = gap.dataNs >= gap.syncNs && gap.dataNs >= gap.hostNs ? "the main thread waits for the DataLoader"
-            : gap.syncNs >= gap.hostNs                                           ? "after the host synchronised with the GPU"
+        const char* cause = gap.dataNs >= gap.syncNs() && gap.dataNs >= gap.hostNs() ? "the main thread waits for the DataLoader"
+            : gap.syncNs() >= gap.hostNs()                                           ? "after the host synchronised with the GPU"
                                                                                  : "launch and Python overhead";
         text = QStringLiteral("<b>GPU idle %1</b> — %2").arg(QString::fromStdString(formatDuration(gap.span.durationNs())), QLatin1String(cause));
         for (const auto& [label, value] : info.fields)

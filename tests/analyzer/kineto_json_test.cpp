@@ -224,6 +224,26 @@ TEST(TraceBuilder, SortsTablesAndLinksRows)
     EXPECT_EQ(span->endNs, 400);
 }
 
+// Lookups by id when ids do not follow time (several streams) and when rows share one (HTA rewrites).
+TEST(TraceBuilder, LookupsFindIdsOutOfTimeOrderAndTheFirstOfSharedOnes)
+{
+    TraceBuilder b(SourceFormat::Unknown, "synthetic");
+    const uint64_t correlations[] = { 50, 10, 40, 10, 30, 0, 20 };
+    for (int i = 0; i < 7; ++i) {
+        Kernel k;
+        k.startNs = 100 * i, k.endNs = 100 * i + 50, k.correlation = correlations[i];
+        b.addKernel(k);
+    }
+    const TraceModel m = b.finish();
+    EXPECT_EQ(m.kernelByCorrelation(50), 0);
+    EXPECT_EQ(m.kernelByCorrelation(40), 2);
+    EXPECT_EQ(m.kernelByCorrelation(20), 6);
+    EXPECT_EQ(m.kernelByCorrelation(10), 1); // the first of the two rows with id 10
+    EXPECT_EQ(m.kernelByCorrelation(0), std::nullopt); // 0 is "unknown", never a key
+    EXPECT_EQ(m.kernelByCorrelation(35), std::nullopt);
+    EXPECT_EQ(m.kernelByCorrelation(60), std::nullopt);
+}
+
 TEST(TraceModel, ParsesInputDimsAndTypes)
 {
     const auto dims = parseInputDims("[[2048,125],[125,320],[],[[1,2],[3]],[7]]");

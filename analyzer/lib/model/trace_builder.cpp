@@ -72,25 +72,6 @@ void renumber(std::vector<RowIndex>& links, const Permutation& newIndex)
             link = static_cast<RowIndex>(newIndex[static_cast<size_t>(link)]);
 }
 
-std::vector<std::pair<uint64_t, RowIndex>> buildIndex(const std::vector<uint64_t>& keys)
-{
-    std::vector<std::pair<uint64_t, RowIndex>> index;
-    index.reserve(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i)
-        if (keys[i] != 0)
-            index.emplace_back(keys[i], static_cast<RowIndex>(i));
-    std::sort(index.begin(), index.end());
-    return index;
-}
-
-RowIndex find(const std::vector<std::pair<uint64_t, RowIndex>>& index, uint64_t key)
-{
-    if (key == 0)
-        return kNoRow;
-    auto it = std::lower_bound(index.begin(), index.end(), std::pair<uint64_t, RowIndex>(key, kNoRow));
-    return it != index.end() && it->first == key ? it->second : kNoRow;
-}
-
 // depth/parent by nesting per thread; rows must be sorted by (start, longer first).
 void computeNesting(const std::vector<int64_t>& start, const std::vector<int64_t>& end,
     const std::vector<ThreadIndex>& thread, size_t threadCount, std::vector<int32_t>& depth,
@@ -137,16 +118,14 @@ void linkApiCallsByNesting(TraceModel& m)
 }
 
 // apiCall and cpuOp for GPU-side tables: the API call by correlation, the op by external id or via the call.
-template <class Table>
-void linkGpuRows(Table& table, const std::vector<std::pair<uint64_t, RowIndex>>& apiByCorrelation,
-    const std::vector<std::pair<uint64_t, RowIndex>>& opByExternalId, const std::vector<RowIndex>& apiCpuOp)
+template <class Table> void linkGpuRows(Table& table, const TraceModel& m)
 {
     for (size_t i = 0; i < table.size(); ++i) {
-        const RowIndex api = find(apiByCorrelation, table.correlation[i]);
+        const RowIndex api = m.apiCallByCorrelation(table.correlation[i]).value_or(kNoRow);
         table.apiCall[i] = api;
-        RowIndex op = find(opByExternalId, table.externalId[i]);
+        RowIndex op = m.cpuOpByExternalId(table.externalId[i]).value_or(kNoRow);
         if (op == kNoRow && api != kNoRow)
-            op = apiCpuOp[static_cast<size_t>(api)];
+            op = m.apiCalls.cpuOp[static_cast<size_t>(api)];
         table.cpuOp[i] = op;
     }
 }
@@ -300,18 +279,18 @@ TraceModel TraceBuilder::finish()
     sortTable(m.collectives);
 
     // Links: kernel/copy/set/sync -> API call (correlation) -> CPU op (external id).
-    m.m_apiCallByCorrelation = buildIndex(m.apiCalls.correlation);
-    m.m_kernelByCorrelation = buildIndex(m.kernels.correlation);
-    m.m_cpuOpByExternalId = buildIndex(m.cpuOps.externalId);
+    m.m_apiCallByCorrelation = TraceModel::buildKeyIndex(m.apiCalls.correlation);
+    m.m_kernelByCorrelation = TraceModel::buildKeyIndex(m.kernels.correlation);
+    m.m_cpuOpByExternalId = TraceModel::buildKeyIndex(m.cpuOps.externalId);
     computeNesting(m.cpuOps.startNs, m.cpuOps.endNs, m.cpuOps.thread, m.threads.size(), m.cpuOps.depth,
         m.cpuOps.parent);
     for (size_t i = 0; i < m.apiCalls.size(); ++i)
-        m.apiCalls.cpuOp[i] = find(m.m_cpuOpByExternalId, m.apiCalls.externalId[i]);
+        m.apiCalls.cpuOp[i] = m.cpuOpByExternalId(m.apiCalls.externalId[i]).value_or(kNoRow);
     linkApiCallsByNesting(m);
-    linkGpuRows(m.kernels, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
-    linkGpuRows(m.memcpys, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
-    linkGpuRows(m.memsets, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
-    linkGpuRows(m.syncs, m.m_apiCallByCorrelation, m.m_cpuOpByExternalId, m.apiCalls.cpuOp);
+    linkGpuRows(m.kernels, m);
+    linkGpuRows(m.memcpys, m);
+    linkGpuRows(m.memsets, m);
+    linkGpuRows(m.syncs, m);
 
     computeNesting(m.annotations.startNs, m.annotations.endNs, m.annotations.thread, m.threads.size(),
         m.annotations.depth, m.annotations.parent);

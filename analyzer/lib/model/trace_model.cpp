@@ -93,29 +93,52 @@ const DeviceInfo* TraceModel::device(int32_t id) const
     return nullptr;
 }
 
-namespace {
-std::optional<RowIndex> lookup(const std::vector<std::pair<uint64_t, RowIndex>>& index, uint64_t key)
+TraceModel::KeyIndex TraceModel::buildKeyIndex(const std::vector<uint64_t>& keys)
 {
-    auto it = std::lower_bound(index.begin(), index.end(), std::pair<uint64_t, RowIndex>(key, kNoRow));
-    if (it == index.end() || it->first != key)
-        return std::nullopt;
-    return it->second;
+    KeyIndex index;
+    for (size_t i = 0; i < keys.size(); ++i)
+        if (keys[i] != 0)
+            index.push_back(static_cast<RowIndex>(i));
+    const auto byKey = [&keys](RowIndex a, RowIndex b) {
+        const uint64_t x = keys[static_cast<size_t>(a)], y = keys[static_cast<size_t>(b)];
+        return x != y ? x < y : a < b;
+    };
+    // Correlation ids mostly grow with time, so the rows often come in key order already.
+    if (!std::is_sorted(index.begin(), index.end(), byKey))
+        std::sort(index.begin(), index.end(), byKey);
+    index.shrink_to_fit();
+    return index;
+}
+
+RowIndex TraceModel::findByKey(const KeyIndex& index, const std::vector<uint64_t>& keys, uint64_t key)
+{
+    if (key == 0)
+        return kNoRow;
+    const auto it = std::lower_bound(index.begin(), index.end(), key,
+        [&keys](RowIndex row, uint64_t k) { return keys[static_cast<size_t>(row)] < k; });
+    return it != index.end() && keys[static_cast<size_t>(*it)] == key ? *it : kNoRow;
+}
+
+namespace {
+std::optional<RowIndex> found(RowIndex row)
+{
+    return row == kNoRow ? std::nullopt : std::optional<RowIndex>(row);
 }
 } // namespace
 
 std::optional<RowIndex> TraceModel::kernelByCorrelation(uint64_t correlation) const
 {
-    return lookup(m_kernelByCorrelation, correlation);
+    return found(findByKey(m_kernelByCorrelation, kernels.correlation, correlation));
 }
 
 std::optional<RowIndex> TraceModel::apiCallByCorrelation(uint64_t correlation) const
 {
-    return lookup(m_apiCallByCorrelation, correlation);
+    return found(findByKey(m_apiCallByCorrelation, apiCalls.correlation, correlation));
 }
 
 std::optional<RowIndex> TraceModel::cpuOpByExternalId(uint64_t externalId) const
 {
-    return lookup(m_cpuOpByExternalId, externalId);
+    return found(findByKey(m_cpuOpByExternalId, cpuOps.externalId, externalId));
 }
 
 bool TraceModel::hasGpuActivity() const

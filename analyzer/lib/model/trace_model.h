@@ -503,8 +503,12 @@ private:
         }
     };
     InstanceId m_instance;
-    // (key, row) sorted by key; several rows may share a key.
-    std::vector<std::pair<uint64_t, RowIndex>> m_kernelByCorrelation, m_apiCallByCorrelation, m_cpuOpByExternalId;
+    // Lookups by a key column: the rows whose key is not 0, ordered by (key, row). Rows only, 4 bytes
+    // each, the key read from its column (a million kernels: 4 MB, not 16 MB of (key, row) pairs).
+    using KeyIndex = std::vector<RowIndex>;
+    static KeyIndex buildKeyIndex(const std::vector<uint64_t>& keys);
+    static RowIndex findByKey(const KeyIndex& index, const std::vector<uint64_t>& keys, uint64_t key); // first row
+    KeyIndex m_kernelByCorrelation, m_apiCallByCorrelation, m_cpuOpByExternalId;
 };
 
 // ---- helpers for reading columns -------------------------------------------------------------------

@@ -98,41 +98,54 @@ int32_t busiestDevice(const TraceModel& model)
 template <class Table, class Keep> std::vector<TimeSpan> spansOf(const Table& t, int32_t device, Keep keep)
 {
     std::vector<TimeSpan> spans;
+    spans.reserve(t.size()); // exact on one GPU; no doubling of a column-sized list
     for (size_t i = 0; i < t.size(); ++i)
         if (t.device[i] == device && keep(i))
             spans.push_back({ t.startNs[i], t.endNs[i] });
     return spans;
 }
 
-// `merged` united with `spans` (sorted by start, as spansOf gives them from a sorted table).
-std::vector<TimeSpan> unite(const std::vector<TimeSpan>& merged, std::vector<TimeSpan> spans)
+// `merged` united with `spans` (sorted by start, as spansOf gives them from a sorted table), in place.
+std::vector<TimeSpan> unite(std::vector<TimeSpan> merged, std::vector<TimeSpan> spans)
 {
+    if (spans.empty())
+        return merged;
     const auto byStart = [](const TimeSpan& x, const TimeSpan& y) { return x.startNs < y.startNs; };
     if (!std::is_sorted(spans.begin(), spans.end(), byStart))
         std::sort(spans.begin(), spans.end(), byStart);
-    std::vector<TimeSpan> all(merged.size() + spans.size());
-    std::merge(merged.begin(), merged.end(), spans.begin(), spans.end(), all.begin(), byStart);
-    return mergeSpans(std::move(all));
+    const auto middle = long(merged.size());
+    merged.reserve(merged.size() + spans.size());
+    merged.insert(merged.end(), spans.begin(), spans.end());
+    spans = {};
+    std::inplace_merge(merged.begin(), merged.begin() + middle, merged.end(), byStart);
+    return mergeSpans(std::move(merged));
+}
+
+// Time each step's [start, end) is covered by `merged`.
+std::vector<int64_t> coverage(const std::vector<TimeSpan>& merged, const std::vector<Step>& steps)
+{
+    std::vector<int64_t> covered(steps.size());
+    for (size_t i = 0; i < steps.size(); ++i)
+        covered[i] = coveredNs(merged, steps[i].startNs, steps[i].endNs);
+    return covered;
 }
 
 // CPU and GPU timestamps may disagree by a microsecond or two: a synchronisation that returns
 // that much before the GPU's last work ends still waited for it.
 constexpr int64_t kSyncSlackNs = 2'000;
 
-// The gaps of `busy` (merged) inside [start, end).
-std::vector<TimeSpan> gapsIn(const std::vector<TimeSpan>& busy, int64_t start, int64_t end)
+// Calls f(gap) for each gap of `busy` (merged) inside [start, end).
+template <class F> void forEachGap(const std::vector<TimeSpan>& busy, int64_t start, int64_t end, F&& f)
 {
-    std::vector<TimeSpan> gaps;
     int64_t cursor = start;
     auto it = std::lower_bound(busy.begin(), busy.end(), start, [](const TimeSpan& s, int64_t t) { return s.endNs <= t; });
     for (; it != busy.end() && it->startNs < end; ++it) {
         if (it->startNs > cursor)
-            gaps.push_back({ cursor, it->startNs });
+            f(TimeSpan { cursor, it->startNs });
         cursor = std::max(cursor, it->endNs);
     }
     if (cursor < end)
-        gaps.push_back({ cursor, end });
-    return gaps;
+        f(TimeSpan { cursor, end });
 }
 
 } // namespace
@@ -144,45 +157,57 @@ StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange)
     result.device = busiestDevice(model);
     const int32_t device = result.device;
 
-    const std::vector<KernelClass> classes = classifyKernels(model);
-    const auto compute = mergeSpans(spansOf(model.kernels, device, [&](size_t i) { return classes[i] != KernelClass::Communication; }));
-    const auto withComm = unite(compute, spansOf(model.kernels, device, [&](size_t i) { return classes[i] == KernelClass::Communication; }));
-    const auto withCopies = unite(withComm, spansOf(model.memcpys, device, [](size_t) { return true; }));
-    const auto busy = unite(withCopies, spansOf(model.memsets, device, [](size_t) { return true; }));
+    // Work counts once, in order of precedence: compute, then communication, copies and sets over
+    // what is still free. One merged list lives at a time, grown level by level (memory: a trace of
+    // millions of kernels).
+    const std::vector<Step>& steps = result.detection.steps;
+    std::vector<int64_t> compute, withComm, withCopies;
+    std::vector<TimeSpan> busy;
+    {
+        const std::vector<KernelClass> classes = classifyKernels(model);
+        busy = mergeSpans(spansOf(model.kernels, device, [&](size_t i) { return classes[i] != KernelClass::Communication; }));
+        compute = coverage(busy, steps);
+        busy = unite(std::move(busy), spansOf(model.kernels, device, [&](size_t i) { return classes[i] == KernelClass::Communication; }));
+    }
+    withComm = coverage(busy, steps);
+    busy = unite(std::move(busy), spansOf(model.memcpys, device, [](size_t) { return true; }));
+    withCopies = coverage(busy, steps);
+    busy = unite(std::move(busy), spansOf(model.memsets, device, [](size_t) { return true; }));
     const auto data = dataLoaderWaits(model);
     const auto syncs = hostSynchronisations(model);
 
-    for (const Step& step : result.detection.steps) {
-        const auto stepIndex = int32_t(result.perStep.size());
+    size_t gapCount = 0;
+    for (const Step& step : steps)
+        forEachGap(busy, step.startNs, step.endNs, [&](const TimeSpan&) { ++gapCount; });
+    result.gaps.reserve(gapCount);
+    result.perStep.reserve(steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
         StepBreakdown b;
-        const int64_t s = step.startNs, e = step.endNs;
+        const int64_t s = steps[i].startNs, e = steps[i].endNs;
+        const int64_t all = coveredNs(busy, s, e);
         b.stepNs = e - s;
-        const int64_t c = coveredNs(compute, s, e), cm = coveredNs(withComm, s, e), cp = coveredNs(withCopies, s, e),
-                      all = coveredNs(busy, s, e);
-        b.computeNs = c;
-        b.communicationNs = cm - c;
-        b.memcpyNs = cp - cm;
-        b.memsetNs = all - cp;
+        b.computeNs = compute[i];
+        b.communicationNs = withComm[i] - compute[i];
+        b.memcpyNs = withCopies[i] - withComm[i];
+        b.memsetNs = all - withCopies[i];
         b.idleNs = b.stepNs - all;
-        for (const TimeSpan& gap : gapsIn(busy, s, e)) {
-            const int64_t waitingForData = coveredNs(data, gap.startNs, gap.endNs);
+        forEachGap(busy, s, e, [&](const TimeSpan& gap) {
+            IdleGap g;
+            g.step = int32_t(i);
+            g.span = gap;
+            g.dataNs = coveredNs(data, gap.startNs, gap.endNs);
             // The GPU ran dry while the host sat in a synchronisation (it entered before the gap
             // opened and still waited then): the rest of the gap, until the host queued new work,
             // is the price of that synchronisation. One that starts inside the gap (the host
             // syncing after CPU work) did not cause it.
             auto sync = std::upper_bound(syncs.begin(), syncs.end(), gap.startNs,
                 [](int64_t t, const TimeSpan& x) { return t < x.startNs; });
-            const bool afterSync = sync != syncs.begin() && std::prev(sync)->endNs + kSyncSlackNs >= gap.startNs;
-            const int64_t rest = gap.durationNs() - waitingForData;
-            b.idleDataNs += waitingForData;
-            (afterSync ? b.idleSyncNs : b.idleHostNs) += rest;
-            IdleGap g;
-            g.step = stepIndex;
-            g.span = gap;
-            g.dataNs = waitingForData;
-            (afterSync ? g.syncNs : g.hostNs) = rest;
+            g.afterSync = sync != syncs.begin() && std::prev(sync)->endNs + kSyncSlackNs >= gap.startNs;
+            b.idleDataNs += g.dataNs;
+            b.idleSyncNs += g.syncNs();
+            b.idleHostNs += g.hostNs();
             result.gaps.push_back(g);
-        }
+        });
         result.perStep.push_back(b);
     }
     // The median step's own breakdown (not per-field medians), so its parts add up to its time.

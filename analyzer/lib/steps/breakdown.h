@@ -23,13 +23,16 @@ struct StepBreakdown {
 };
 
 // A stretch of a step with no GPU work on the step's device, and what the host did meanwhile.
-// The idle fields of StepBreakdown are the sums of these over the step's gaps.
+// The idle fields of StepBreakdown are the sums of these over the step's gaps. 32 bytes: a trace of
+// millions of back-to-back kernels has millions of gaps.
 struct IdleGap {
-    int32_t step = 0; // index in StepAnalysis::perStep
     TimeSpan span;
-    int64_t dataNs = 0; // covered by DataLoader waits
-    int64_t syncNs = 0; // the rest, when the host sat in a synchronisation as the GPU ran dry
-    int64_t hostNs = 0; // the rest otherwise: launch, Python and framework overhead
+    int64_t dataNs = 0;     // covered by DataLoader waits
+    int32_t step = 0;       // index in StepAnalysis::perStep
+    bool afterSync = false; // the host sat in a synchronisation as the GPU ran dry
+    // The rest of the gap: after a synchronisation, or else launch, Python and framework overhead.
+    int64_t syncNs() const { return afterSync ? span.durationNs() - dataNs : 0; }
+    int64_t hostNs() const { return afterSync ? 0 : span.durationNs() - dataNs; }
 };
 
 struct StepAnalysis {
