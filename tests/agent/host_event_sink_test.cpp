@@ -5,6 +5,7 @@
 #include "host_event_sink.h"
 #include "sqlite_query.h"
 #include "trace_db.h"
+#include "temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -112,10 +113,6 @@ class HostEventSinkTest : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        char dir[] = "/tmp/tuneup-sink-test-XXXXXX";
-        ASSERT_NE(mkdtemp(dir), nullptr);
-        m_dir = dir;
-        m_path = m_dir + "/trace.db";
         std::string error;
         m_db = TraceDb::create(m_path, error);
         ASSERT_TRUE(m_db) << error;
@@ -128,7 +125,6 @@ protected:
         m_feed.reset();
         m_sink.reset();
         m_db.reset();
-        std::filesystem::remove_all(m_dir);
     }
 
     // Commits and closes the file, then opens it for reading.
@@ -145,7 +141,8 @@ protected:
         return query;
     }
 
-    std::string m_dir, m_path;
+    tuneup::test::TempDir m_tmp { "tuneup-sink-test" };
+    std::string m_dir = m_tmp.path(), m_path = m_dir + "/trace.db";
     std::unique_ptr<TraceDb> m_db;
     std::unique_ptr<HostEventSink> m_sink;
     std::unique_ptr<Feeder> m_feed;

@@ -12,6 +12,7 @@
 #include "sqlite_query.h"
 #include "trace_db.h"
 #include "trace_schema.h"
+#include "temp_dir.h"
 
 #include <atomic>
 #include <cstring>
@@ -376,9 +377,8 @@ TEST(BackendGraph, UnknownOrDestroyedDescriptorsAreNoConvolution)
 
 TEST(LibraryCallRows, GemmAndConvRecordsBecomeRowsWithUnknownsAsNull)
 {
-    char dir[] = "/tmp/tuneup-calls-test-XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
-    const std::string path = std::string(dir) + "/trace.db";
+    const tuneup::test::TempDir dir("tuneup-calls-test");
+    const std::string path = dir.path() + "/trace.db";
     {
         std::string error;
         auto db = TraceDb::create(path, error);
@@ -430,7 +430,6 @@ TEST(LibraryCallRows, GemmAndConvRecordsBecomeRowsWithUnknownsAsNull)
         (std::vector<tuneup::test::Row> { { "cudnnBackendExecute", "2000", "2500", "1", "1", "8", std::nullopt,
             std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt, "2", "3", std::nullopt, "2000" } }));
     EXPECT_EQ(q.scalar("SELECT count(*) FROM threads WHERE tid = 4243"), 1);
-    std::filesystem::remove_all(dir);
 }
 
 TEST(LibraryFunctions, NamesAreTheLibrariesOwn)

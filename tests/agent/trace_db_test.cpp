@@ -4,6 +4,7 @@
 #include "sqlite_query.h"
 #include "trace_db.h"
 #include "trace_schema.h"
+#include "temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -36,14 +37,6 @@ std::string readAll(const std::string& path)
 
 class TraceDbTest : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        char dir[] = "/tmp/tuneup-tracedb-test-XXXXXX";
-        ASSERT_NE(mkdtemp(dir), nullptr);
-        m_dir = dir;
-        m_path = m_dir + "/trace.db";
-    }
-    void TearDown() override { std::filesystem::remove_all(m_dir); }
 
     std::unique_ptr<TraceDb> create()
     {
@@ -54,7 +47,8 @@ protected:
         return db;
     }
 
-    std::string m_dir, m_path;
+    tuneup::test::TempDir m_tmp { "tuneup-tracedb-test" };
+    std::string m_dir = m_tmp.path(), m_path = m_dir + "/trace.db";
 };
 
 } // namespace

@@ -3,6 +3,7 @@
 
 #include "import/import_many.h"
 #include "trace_fixture.h"
+#include "temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -16,15 +17,9 @@ namespace {
 
 class ImportManyTest : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "tuneup_import_many.XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
     std::string path(const std::string& name) const { return m_dir + "/" + name; }
-    std::string m_dir;
+    tuneup::test::TempDir m_tmp { "tuneup_import_many" };
+    std::string m_dir = m_tmp.path();
 };
 
 } // namespace

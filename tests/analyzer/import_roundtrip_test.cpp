@@ -4,6 +4,7 @@
 
 #include "export/tuneup_writer.h"
 #include "import/importer.h"
+#include "temp_dir.h"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -19,14 +20,8 @@ const fs::path kTraces = TUNEUP_SHARED_TRACES;
 
 class ImportRoundTrip : public ::testing::TestWithParam<std::string> {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "import_roundtrip_test.XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
-    std::string m_dir;
+    tuneup::test::TempDir m_tmp { "import_roundtrip_test" };
+    std::string m_dir = m_tmp.path();
 };
 
 template <class Table> int64_t totalDuration(const Table& t)

@@ -11,6 +11,7 @@
 #include "import/tuneup_file.h"
 #include "nsys_fixture.h"
 #include "steps/step_detector.h"
+#include "temp_dir.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -55,13 +56,6 @@ size_t countName(const TraceModel& m, const ApiCallTable& calls, std::string_vie
 
 class TempDir : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "nsys_sqlite_test.XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
     std::string path(const std::string& name) const { return (fs::path(m_dir) / name).string(); }
     // An export with one process (pid 100, main thread 100) launching `kernels` kernels 1 ms apart.
     std::string smallExport(const std::string& name, const std::string& extraSql = "", int kernels = 3)
@@ -81,7 +75,8 @@ protected:
         writeNsysExport(path(name), sql + extraSql);
         return path(name);
     }
-    std::string m_dir;
+    tuneup::test::TempDir m_tmp { "nsys_sqlite_test" };
+    std::string m_dir = m_tmp.path();
 };
 
 // ---- the real exports ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include "model/trace_builder.h"
 #include "report/report.h"
 #include "trace_fixture.h"
+#include "temp_dir.h"
 
 #include <filesystem>
 #include <fstream>
@@ -41,15 +42,6 @@ constexpr std::string_view kPageableRule = "-- Copies from pageable host memory,
 
 class SqlRuleTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        std::string pattern = (fs::temp_directory_path() / "sql_rule_test.XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(m_dir, ec);
-    }
     // Writes `text` as m_dir/<sub>/<name> and returns the directory.
     std::string write(const std::string& name, std::string_view text, const std::string& sub = "rules") {
         fs::create_directories(m_dir / sub);
@@ -69,7 +61,8 @@ protected:
     }
     std::string badPath() const { return (m_dir / ("bad" + std::to_string(m_bad)) / "bad.sql").string(); }
 
-    fs::path m_dir;
+    tuneup::test::TempDir m_tmp { "sql_rule_test" };
+    fs::path m_dir = m_tmp.path();
     int m_bad = 0;
 };
 

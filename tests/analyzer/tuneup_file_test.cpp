@@ -3,6 +3,7 @@
 #include "import/tuneup_file.h"
 #include "import/tuneup_import.h"
 #include "trace_fixture.h"
+#include "temp_dir.h"
 
 #include <filesystem>
 #include <fstream>
@@ -23,17 +24,6 @@ namespace {
 
 class TuneupFileTest : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "tuneup_file_test.XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override
-    {
-        chmod(m_dir.c_str(), 0700);
-        fs::remove_all(m_dir);
-    }
     std::string path(const std::string& name) const { return (fs::path(m_dir) / name).string(); }
 
     // Opens and summarises; returns the error's kind and message, or fails the test when it opens.
@@ -76,7 +66,8 @@ protected:
         return bytes;
     }
 
-    std::string m_dir;
+    tuneup::test::TempDir m_tmp { "tuneup_file_test" };
+    std::string m_dir = m_tmp.path();
 };
 
 TEST_F(TuneupFileTest, MissingFileNamesThePath)

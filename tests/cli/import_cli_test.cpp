@@ -3,6 +3,7 @@
 // file that the other commands read, refusing to replace what is not its to replace.
 
 #include "nsys_fixture.h"
+#include "temp_dir.h"
 
 #include <fcntl.h>
 #include <filesystem>
@@ -44,13 +45,6 @@ std::string readAll(const std::string& file)
 
 class ImportCliTest : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "import_cli_test.XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
     std::string path(const std::string& name) const { return (fs::path(m_dir) / name).string(); }
 
     Result run(const std::vector<std::string>& args)
@@ -78,7 +72,8 @@ protected:
         return r;
     }
 
-    std::string m_dir;
+    tuneup::test::TempDir m_tmp { "import_cli_test" };
+    std::string m_dir = m_tmp.path();
 };
 
 TEST_F(ImportCliTest, AdviseOnAnNsysExportRunsEveryRule)

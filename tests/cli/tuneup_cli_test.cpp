@@ -3,6 +3,7 @@
 // Tests marked "needs the agent" load build/.../libtuneup-agent.so into the command.
 
 #include "trace_fixture.h"
+#include "temp_dir.h"
 
 #include <chrono>
 #include <csignal>
@@ -28,17 +29,6 @@ struct Result {
 
 class TuneupCliTest : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "tuneup_cli_test.XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override
-    {
-        chmod(m_dir.c_str(), 0700);
-        fs::remove_all(m_dir);
-    }
     std::string path(const std::string& name) const { return (fs::path(m_dir) / name).string(); }
     std::string marker() const { return path("ran"); }
     // A command that leaves the marker behind if it runs.
@@ -111,7 +101,8 @@ protected:
         return fs::exists(file);
     }
 
-    std::string m_dir;
+    tuneup::test::TempDir m_tmp { "tuneup_cli_test" };
+    std::string m_dir = m_tmp.path();
 };
 
 #define EXPECT_CONTAINS(haystack, needle) EXPECT_NE((haystack).find(needle), std::string::npos) << (haystack)

@@ -5,6 +5,7 @@
 // conv algorithms) are checked by scripts/gpu-check.sh.
 
 #include "sqlite_query.h"
+#include "temp_dir.h"
 
 #include <rapidjson/document.h>
 
@@ -38,23 +39,10 @@ struct SampleCase {
 // gtest prints a parameter in a failing test's name: the sample, not its bytes.
 void PrintTo(const SampleCase& c, std::ostream* out) { *out << (c.python ? "python " : "C++ ") << c.name; }
 
-std::string readFile(const std::string& path)
-{
-    std::ifstream file(path);
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-}
+using tuneup::test::readFile;
 
 class PatternSampleTest : public ::testing::TestWithParam<SampleCase> {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "tuneup_pattern_sample.XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
 
     // Records the sample (broken or fixed) and returns its file; the run must succeed.
     std::string record(bool fixed)
@@ -110,7 +98,8 @@ protected:
         EXPECT_EQ(q.scalar("SELECT value FROM stats WHERE name = 'events.dropped'"), 0);
     }
 
-    std::string m_dir;
+    tuneup::test::TempDir m_tmp { "tuneup_pattern_sample" };
+    std::string m_dir = m_tmp.path();
 };
 
 TEST_P(PatternSampleTest, RecordsTheSampleAndItsFixedTwin)

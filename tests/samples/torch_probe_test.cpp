@@ -3,6 +3,7 @@
 // thread. The file must hold what the sample set, and `tuneup advise` must read it back.
 
 #include "sqlite_query.h"
+#include "temp_dir.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -18,13 +19,6 @@ namespace {
 
 class TorchProbeTest : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "tuneup_torch_probe.XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
 
     // Records the sample with `options`; returns the file.
     std::string record(const std::string& name, const std::string& options, const std::string& trace = "")
@@ -47,7 +41,8 @@ protected:
         return rows.empty() || !rows[0][0] ? "" : *rows[0][0];
     }
 
-    std::string m_dir;
+    tuneup::test::TempDir m_tmp { "tuneup_torch_probe" };
+    std::string m_dir = m_tmp.path();
 };
 
 TEST_F(TorchProbeTest, DefaultsAreReadOnTheTrainingThread)
