@@ -182,11 +182,13 @@ public:
         }
         if (kind == LoaderKind::SingleProcess)
             f.detail += "The DataLoader runs in the training process (_SingleProcessDataLoaderIter, num_workers=0): "
-                        "loading and augmenting each batch stops the loop. Worker processes prepare batches while "
-                        "the GPU computes.";
+                        "loading and augmenting each batch stops the loop. "
+                + std::string(gpu ? "Worker processes prepare batches while the GPU computes."
+                                  : "Worker processes prepare batches on other CPU cores while the loop trains.");
         else if (kind == LoaderKind::MultiProcess)
             f.detail += "The DataLoader already uses worker processes (_MultiProcessingDataLoaderIter), but they "
-                        "produce batches more slowly than the GPU consumes them ("
+                        "produce batches more slowly than the "
+                + std::string(gpu ? "GPU consumes" : "training loop consumes") + " them ("
                 + std::to_string(longWaits) + " of " + std::to_string(waitsInSteps)
                 + " waits take 1 ms or more): more workers, cheaper decoding/augmentation, or persistent workers.";
         f.evidence = std::move(evidence);
