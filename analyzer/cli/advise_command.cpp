@@ -5,6 +5,7 @@
 #include "import/import_many.h"
 #include "report/report.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -76,6 +77,50 @@ std::optional<std::vector<std::unique_ptr<Rule>>> loadRules(const std::string& u
     return rules;
 }
 
+// What a helper process's file is, from the role the agent wrote; empty for a training process (main,
+// rank) and for files of other formats.
+std::string helperRole(const TraceModel& model)
+{
+    const std::string role = model.info.metadataValue("role");
+    if (role == "dataloader-worker")
+        return "DataLoader worker";
+    if (role == "forked-child")
+        return "forked child";
+    if (role == "other")
+        return "other process";
+    return {};
+}
+
+// Files of helper processes (DataLoader workers, other children, launchers) are not ranks: analysed
+// beside the training process they would read as idle GPUs and stragglers. They are set aside, with a
+// note, unless nothing else was given.
+void setHelperProcessesAside(std::vector<TraceModel>& models, std::vector<std::string>& files)
+{
+    std::vector<std::string> roles;
+    for (const TraceModel& m : models)
+        roles.push_back(helperRole(m));
+    if (std::all_of(roles.begin(), roles.end(), [](const std::string& r) { return !r.empty(); }))
+        return;
+    std::string aside;
+    size_t kept = 0;
+    for (size_t i = 0; i < models.size(); ++i) {
+        if (!roles[i].empty()) {
+            aside += (aside.empty() ? "" : ", ") + files[i] + " (" + roles[i] + ")";
+            continue;
+        }
+        if (kept != i) {
+            models[kept] = std::move(models[i]);
+            files[kept] = std::move(files[i]);
+        }
+        ++kept;
+    }
+    models.resize(kept);
+    files.resize(kept);
+    if (!aside.empty())
+        fprintf(stderr, "tuneup advise: not training processes, so not analysed as ranks: %s (tuneup-gui shows them "
+                        "beside their main process)\n", aside.c_str());
+}
+
 } // namespace
 
 int runAdvise(const AdviseOptions& options)
@@ -96,6 +141,7 @@ int runAdvise(const AdviseOptions& options)
         return kBadInput;
 
     std::vector<TraceModel> models;
+    std::vector<std::string> files = options.files;
     try {
         Progress progress(options.files);
         ImportManyOptions importOptions;
@@ -105,13 +151,14 @@ int runAdvise(const AdviseOptions& options)
         fprintf(stderr, "tuneup advise: %s\n", e.what());
         return kBadInput;
     }
+    setHelperProcessesAside(models, files);
 
     analysis::AdviseOptions engineOptions;
     engineOptions.stepRange = options.stepRange;
     const AdviceReport report = advise(models, *rules, engineOptions);
 
     ReportContext context;
-    context.inputs = options.files;
+    context.inputs = files;
     context.toolVersion = TUNEUP_VERSION;
     context.docsDir = TUNEUP_RULES_DOC_DIR;
     std::ofstream file;

@@ -4,6 +4,7 @@
 // sitecustomize, switch off on request and never change what the program does.
 
 #include "sqlite_query.h"
+#include "temp_dir.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
 #include <string>
 #include <sys/wait.h>
 
@@ -18,15 +20,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using tuneup::test::readFile;
+
 class PythonBootstrapTest : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        std::string pattern = (fs::temp_directory_path() / "tuneup_python_bootstrap.XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        m_dir = pattern;
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
 
     // Runs `tuneup record -o DIR/NAME.db -- python3 ARGS` with `env` before it; returns the exit code.
     int record(const std::string& name, const std::string& args, const std::string& env = "")
@@ -71,7 +68,8 @@ protected:
         return rows.empty() || !rows[0][0] ? "" : *rows[0][0];
     }
 
-    std::string m_dir;
+    tuneup::test::TempDir m_tmp { "tuneup_python_bootstrap" };
+    std::string m_dir = m_tmp.path();
 };
 
 TEST_F(PythonBootstrapTest, MarksTheTrainingLoopAsTorchProfilerNamesIt)
@@ -142,6 +140,17 @@ TEST_F(PythonBootstrapTest, DataLoaderWorkersWriteTheirOwnFilesWithTheBatchesThe
     tuneup::test::SqliteQuery main(db("workers"));
     EXPECT_EQ(ranges(main, "tuneup.dataloader.fetch"), 0);
     EXPECT_EQ(fact(main, "tuneup.dataloader.worker_id"), "");
+
+    // `tuneup advise run*.db` analyses the training process alone: the workers are not ranks.
+    const std::string out = m_dir + "/advice.json", notes = m_dir + "/advise.err";
+    const std::string command = std::string(TUNEUP_BINARY) + " advise " + db("workers") + " " + workerFiles[0] + " "
+        + workerFiles[1] + " --format json -o " + out + " 2> " + notes;
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    rapidjson::Document advice;
+    advice.Parse(readFile(out).c_str());
+    ASSERT_TRUE(advice.IsObject()) << readFile(out);
+    EXPECT_EQ(advice["inputs"].Size(), 1u) << readFile(out).substr(0, 2000);
+    EXPECT_NE(readFile(notes).find(workerFiles[0] + " (DataLoader worker)"), std::string::npos) << readFile(notes);
 }
 
 TEST_F(PythonBootstrapTest, AdviseFindsStepsAndAnomalyDetection)
