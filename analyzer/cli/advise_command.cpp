@@ -78,16 +78,19 @@ std::optional<std::vector<std::unique_ptr<Rule>>> loadRules(const std::string& u
 }
 
 // What a helper process's file is, from the role the agent wrote; empty for a training process (main,
-// rank) and for files of other formats.
+// rank) and for files of other formats. Children and other processes that ran GPU work train (ranks
+// started by mp.spawn without RANK set write run.pidN.db): only those without are helpers (launchers).
 std::string helperRole(const TraceModel& model)
 {
     const std::string role = model.info.metadataValue("role");
     if (role == "dataloader-worker")
         return "DataLoader worker";
+    if (model.hasGpuActivity())
+        return {};
     if (role == "forked-child")
-        return "forked child";
+        return "forked child without GPU work";
     if (role == "other")
-        return "other process";
+        return "process without GPU work";
     return {};
 }
 
