@@ -4,6 +4,7 @@
 
 #include "export/tuneup_writer.h"
 #include "import/importer.h"
+#include "model/trace_builder.h"
 #include "temp_dir.h"
 
 #include <filesystem>
@@ -93,5 +94,37 @@ INSTANTIATE_TEST_SUITE_P(SharedTraces, ImportRoundTrip,
                 c = '_';
         return name;
     });
+
+
+// A tuneup file written from a tuneup recording keeps the program's facts (the Python bootstrap's marks)
+// and the torch flags, so the rules that read them say the same of the copy.
+TEST(ImportRoundTripFacts, ProgramFactsAndFlagsSurviveATuneupCopy)
+{
+    const tuneup::test::TempDir dir("import_roundtrip_facts");
+    TraceBuilder b(SourceFormat::TuneupDb, "run.db");
+    const ThreadIndex main = b.thread(100, 100);
+    Annotation step;
+    step.startNs = 1000, step.endNs = 5000, step.thread = main, step.name = b.intern("step");
+    b.addAnnotation(step);
+    b.addProgramFact({ 1100, b.intern("tuneup.dataloader.num_workers"), 0 });
+    b.addProgramFact({ 1200, b.intern("tuneup.zero_grad.set_to_none"), 1 });
+    b.addProgramFact({ 1300, b.intern("tuneup.big"), int64_t(1) << 40 });
+    b.addFrameworkFlag({ 1050, b.intern("cudnn.benchmark"), 0 });
+    const TraceModel source = b.finish();
+    const std::string file = dir.path() + "/copy.db";
+    writeTuneupFile(source, file);
+    const TraceModel back = importTrace(file);
+
+    ASSERT_EQ(back.programFacts.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(back.programFacts.timeNs[i], source.programFacts.timeNs[i]);
+        EXPECT_EQ(back.str(back.programFacts.name[i]), source.str(source.programFacts.name[i]));
+        EXPECT_EQ(back.programFacts.value[i], source.programFacts.value[i]);
+    }
+    ASSERT_EQ(back.frameworkFlags.size(), 1u);
+    EXPECT_EQ(back.str(back.frameworkFlags.name[0]), "cudnn.benchmark");
+    EXPECT_EQ(back.frameworkFlags.value[0], 0);
+    ASSERT_EQ(back.annotations.size(), 1u); // the facts' marks are not ranges
+}
 
 } // namespace

@@ -278,6 +278,28 @@ void writeRows(const TraceModel& model, sqlite3* db) {
                 .integerOr(n.parent[i] == kNoRow ? -1 : int64_t(n.parent[i]) + 1, -1)
                 .insert();
     }
+    // The program's facts as the agent records them (int64 payloads of marks in the NVTX domain "tuneup",
+    // docs/agent.md), so that a copy of a recording keeps what the Python bootstrap saw.
+    const ProgramFactTable& facts = model.programFacts;
+    if (!facts.empty()) {
+        constexpr int64_t kDomain = 1, kPayloadInt64 = 2;
+        const std::optional<StringId> known = model.strings.find("tuneup");
+        const int64_t domainName = known ? int64_t(*known) : int64_t(model.strings.size());
+        if (!known)
+            Insert(db, "INSERT INTO strings (id, value) VALUES (?, ?)").integer(domainName).text("tuneup").insert();
+        Insert(db, "INSERT INTO nvtx_domains (id, name_id) VALUES (?, ?)").integer(kDomain).integer(domainName).insert();
+        Insert s(db, "INSERT INTO nvtx_marks (id, ts_ns, tid, domain_id, name_id, payload_type, payload) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?)");
+        for (size_t i = 0; i < facts.size(); ++i)
+            s.integer(int64_t(i) + 1)
+                .integer(facts.timeNs[i])
+                .integer(mainPid(model))
+                .integer(kDomain)
+                .integer(facts.name[i])
+                .integer(kPayloadInt64)
+                .integer(facts.value[i])
+                .insert();
+    }
     // The interposers' calls (schema 3), column for column.
     const GemmCallTable& g = model.gemmCalls;
     {
