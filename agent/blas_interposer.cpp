@@ -76,203 +76,151 @@ inline cublasStatus_t callGemm(Args... args)
     return recordGemm<Real, Function, ShapeOf>(args...);
 }
 
+// ---- the shapes, by argument layout ---------------------------------------------------------------------
+// The GEMMs come in five argument layouts, each read by one generic lambda: a function and its _64 twin share
+// one (`auto` takes their int and int64_t sizes alike), and the S/H/D variants share the typed ones, their
+// data and compute types being the function's. The scalars and matrices are passed over.
+
+// cublas{S,H,D}gemm.
+template <cudaDataType Type, cublasComputeType_t Compute>
+constexpr auto kTypedGemmShape
+    = [](cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, auto m, auto n, auto k, auto /*alpha*/,
+          auto /*A*/, auto lda, auto /*B*/, auto ldb, auto /*beta*/, auto /*C*/, auto ldc) {
+          return BlasShape { .transa = transa, .transb = transb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
+              .ldc = ldc, .aType = Type, .bType = Type, .cType = Type, .computeType = Compute };
+      };
+
+// cublas{S,H}gemmStridedBatched: a stride after each leading dimension, the batch last.
+template <cudaDataType Type, cublasComputeType_t Compute>
+constexpr auto kTypedStridedBatchedShape
+    = [](cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, auto m, auto n, auto k, auto /*alpha*/,
+          auto /*A*/, auto lda, long long strideA, auto /*B*/, auto ldb, long long strideB, auto /*beta*/, auto /*C*/,
+          auto ldc, long long strideC, auto batch) {
+          return BlasShape { .transa = transa, .transb = transb, .m = m, .n = n, .k = k, .batch = batch, .lda = lda,
+              .ldb = ldb, .ldc = ldc, .strideA = strideA, .strideB = strideB, .strideC = strideC, .aType = Type,
+              .bType = Type, .cType = Type, .computeType = Compute };
+      };
+
+// cublasGemmEx: each matrix's data type before its leading dimension, the compute type and algorithm last.
+constexpr auto kGemmExShape
+    = [](cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, auto m, auto n, auto k, auto /*alpha*/,
+          auto /*A*/, cudaDataType aType, auto lda, auto /*B*/, cudaDataType bType, auto ldb, auto /*beta*/,
+          auto /*C*/, cudaDataType cType, auto ldc, cublasComputeType_t computeType, cublasGemmAlgo_t) {
+          return BlasShape { .transa = transa, .transb = transb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
+              .ldc = ldc, .aType = aType, .bType = bType, .cType = cType, .computeType = computeType };
+      };
+
+// cublasGemmStridedBatchedEx: cublasGemmEx with a stride after each leading dimension and the batch before the
+// compute type.
+constexpr auto kGemmStridedBatchedExShape
+    = [](cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, auto m, auto n, auto k, auto /*alpha*/,
+          auto /*A*/, cudaDataType aType, auto lda, long long strideA, auto /*B*/, cudaDataType bType, auto ldb,
+          long long strideB, auto /*beta*/, auto /*C*/, cudaDataType cType, auto ldc, long long strideC, auto batch,
+          cublasComputeType_t computeType, cublasGemmAlgo_t) {
+          return BlasShape { .transa = transa, .transb = transb, .m = m, .n = n, .k = k, .batch = batch, .lda = lda,
+              .ldb = ldb, .ldc = ldc, .strideA = strideA, .strideB = strideB, .strideC = strideC, .aType = aType,
+              .bType = bType, .cType = cType, .computeType = computeType };
+      };
+
+// cublasGemmBatchedEx: cublasGemmEx over arrays of matrices (no strides), the batch before the compute type.
+constexpr auto kGemmBatchedExShape
+    = [](cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, auto m, auto n, auto k, auto /*alpha*/,
+          auto /*Aarray*/, cudaDataType aType, auto lda, auto /*Barray*/, cudaDataType bType, auto ldb, auto /*beta*/,
+          auto /*Carray*/, cudaDataType cType, auto ldc, auto batch, cublasComputeType_t computeType,
+          cublasGemmAlgo_t) {
+          return BlasShape { .transa = transa, .transb = transb, .m = m, .n = n, .k = k, .batch = batch, .lda = lda,
+              .ldb = ldb, .ldc = ldc, .aType = aType, .bType = bType, .cType = cType, .computeType = computeType };
+      };
+
+// ---- the real functions ---------------------------------------------------------------------------------
+// The non-_64 Ex functions' types are spelled out: cublas_api.h overloads them for C++ (with a cudaDataType
+// compute type), which makes decltype(&::cublasGemmEx) ambiguous.
+
+RealFunction<decltype(&::cublasSgemm_v2)> s_cublasSgemm { "cublasSgemm_v2", kCublasLibraries };
+RealFunction<decltype(&::cublasSgemm_v2_64)> s_cublasSgemm64 { "cublasSgemm_v2_64", kCublasLibraries };
+RealFunction<decltype(&::cublasHgemm)> s_cublasHgemm { "cublasHgemm", kCublasLibraries };
+RealFunction<decltype(&::cublasHgemm_64)> s_cublasHgemm64 { "cublasHgemm_64", kCublasLibraries };
+RealFunction<decltype(&::cublasDgemm_v2)> s_cublasDgemm { "cublasDgemm_v2", kCublasLibraries };
+RealFunction<decltype(&::cublasDgemm_v2_64)> s_cublasDgemm64 { "cublasDgemm_v2_64", kCublasLibraries };
+RealFunction<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+    const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*, cudaDataType, int,
+    cublasComputeType_t, cublasGemmAlgo_t)>
+    s_cublasGemmEx { "cublasGemmEx", kCublasLibraries };
+RealFunction<decltype(&::cublasGemmEx_64)> s_cublasGemmEx64 { "cublasGemmEx_64", kCublasLibraries };
+RealFunction<decltype(&::cublasSgemmStridedBatched)> s_cublasSgemmStridedBatched { "cublasSgemmStridedBatched",
+    kCublasLibraries };
+RealFunction<decltype(&::cublasSgemmStridedBatched_64)> s_cublasSgemmStridedBatched64 {
+    "cublasSgemmStridedBatched_64", kCublasLibraries
+};
+RealFunction<decltype(&::cublasHgemmStridedBatched)> s_cublasHgemmStridedBatched { "cublasHgemmStridedBatched",
+    kCublasLibraries };
+RealFunction<decltype(&::cublasHgemmStridedBatched_64)> s_cublasHgemmStridedBatched64 {
+    "cublasHgemmStridedBatched_64", kCublasLibraries
+};
+RealFunction<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+    const void*, cudaDataType, int, long long int, const void*, cudaDataType, int, long long int, const void*, void*,
+    cudaDataType, int, long long int, int, cublasComputeType_t, cublasGemmAlgo_t)>
+    s_cublasGemmStridedBatchedEx { "cublasGemmStridedBatchedEx", kCublasLibraries };
+RealFunction<decltype(&::cublasGemmStridedBatchedEx_64)> s_cublasGemmStridedBatchedEx64 {
+    "cublasGemmStridedBatchedEx_64", kCublasLibraries
+};
+RealFunction<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+    const void* const*, cudaDataType, int, const void* const*, cudaDataType, int, const void*, void* const*,
+    cudaDataType, int, int, cublasComputeType_t, cublasGemmAlgo_t)>
+    s_cublasGemmBatchedEx { "cublasGemmBatchedEx", kCublasLibraries };
+RealFunction<decltype(&::cublasGemmBatchedEx_64)> s_cublasGemmBatchedEx64 { "cublasGemmBatchedEx_64",
+    kCublasLibraries };
+
 } // namespace
 
-static RealFunction<decltype(&::cublasSgemm_v2)> s_cublasSgemm { "cublasSgemm_v2", kCublasLibraries };
-
-// cublasSgemm_v2's shape, from its arguments.
-static BlasShape shapeOf_cublasSgemm_v2(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int m,
-    int n, int k, const float*, const float*, int lda, const float*, int ldb, const float*, float*, int ldc)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.aType = s.bType = s.cType = CUDA_R_32F;
-    s.computeType = CUBLAS_COMPUTE_32F;
-    return s;
-}
+// ---- the interposed functions ---------------------------------------------------------------------------
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A, int lda, const float* B, int ldb,
     const float* beta, float* C, int ldc)
 {
-    return callGemm<s_cublasSgemm, LibraryFunction::CublasSgemm, shapeOf_cublasSgemm_v2>(
+    return callGemm<s_cublasSgemm, LibraryFunction::CublasSgemm, kTypedGemmShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-static RealFunction<decltype(&::cublasSgemm_v2_64)> s_cublasSgemm64 { "cublasSgemm_v2_64", kCublasLibraries };
-
-// cublasSgemm_v2_64's shape, from its arguments.
-static BlasShape shapeOf_cublasSgemm_v2_64(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb,
-    int64_t m, int64_t n, int64_t k, const float*, const float*, int64_t lda, const float*, int64_t ldb, const float*,
-    float*, int64_t ldc)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.aType = s.bType = s.cType = CUDA_R_32F;
-    s.computeType = CUBLAS_COMPUTE_32F;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda,
     const float* B, int64_t ldb, const float* beta, float* C, int64_t ldc)
 {
-    return callGemm<s_cublasSgemm64, LibraryFunction::CublasSgemm64, shapeOf_cublasSgemm_v2_64>(
+    return callGemm<s_cublasSgemm64, LibraryFunction::CublasSgemm64, kTypedGemmShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-static RealFunction<decltype(&::cublasHgemm)> s_cublasHgemm { "cublasHgemm", kCublasLibraries };
-
-// cublasHgemm's shape, from its arguments.
-static BlasShape shapeOf_cublasHgemm(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-    int k, const __half*, const __half*, int lda, const __half*, int ldb, const __half*, __half*, int ldc)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.aType = s.bType = s.cType = CUDA_R_16F;
-    s.computeType = CUBLAS_COMPUTE_16F;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemm(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const __half* alpha, const __half* A, int lda, const __half* B,
     int ldb, const __half* beta, __half* C, int ldc)
 {
-    return callGemm<s_cublasHgemm, LibraryFunction::CublasHgemm, shapeOf_cublasHgemm>(
+    return callGemm<s_cublasHgemm, LibraryFunction::CublasHgemm, kTypedGemmShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-static RealFunction<decltype(&::cublasHgemm_64)> s_cublasHgemm64 { "cublasHgemm_64", kCublasLibraries };
-
-// cublasHgemm_64's shape, from its arguments.
-static BlasShape shapeOf_cublasHgemm_64(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
-    int64_t n, int64_t k, const __half*, const __half*, int64_t lda, const __half*, int64_t ldb, const __half*, __half*,
-    int64_t ldc)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.aType = s.bType = s.cType = CUDA_R_16F;
-    s.computeType = CUBLAS_COMPUTE_16F;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemm_64(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const __half* alpha, const __half* A, int64_t lda,
     const __half* B, int64_t ldb, const __half* beta, __half* C, int64_t ldc)
 {
-    return callGemm<s_cublasHgemm64, LibraryFunction::CublasHgemm64, shapeOf_cublasHgemm_64>(
+    return callGemm<s_cublasHgemm64, LibraryFunction::CublasHgemm64, kTypedGemmShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-static RealFunction<decltype(&::cublasDgemm_v2)> s_cublasDgemm { "cublasDgemm_v2", kCublasLibraries };
-
-// cublasDgemm_v2's shape, from its arguments.
-static BlasShape shapeOf_cublasDgemm_v2(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int m,
-    int n, int k, const double*, const double*, int lda, const double*, int ldb, const double*, double*, int ldc)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.aType = s.bType = s.cType = CUDA_R_64F;
-    s.computeType = CUBLAS_COMPUTE_64F;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const double* alpha, const double* A, int lda, const double* B,
     int ldb, const double* beta, double* C, int ldc)
 {
-    return callGemm<s_cublasDgemm, LibraryFunction::CublasDgemm, shapeOf_cublasDgemm_v2>(
+    return callGemm<s_cublasDgemm, LibraryFunction::CublasDgemm, kTypedGemmShape<CUDA_R_64F, CUBLAS_COMPUTE_64F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-static RealFunction<decltype(&::cublasDgemm_v2_64)> s_cublasDgemm64 { "cublasDgemm_v2_64", kCublasLibraries };
-
-// cublasDgemm_v2_64's shape, from its arguments.
-static BlasShape shapeOf_cublasDgemm_v2_64(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb,
-    int64_t m, int64_t n, int64_t k, const double*, const double*, int64_t lda, const double*, int64_t ldb,
-    const double*, double*, int64_t ldc)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.aType = s.bType = s.cType = CUDA_R_64F;
-    s.computeType = CUBLAS_COMPUTE_64F;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasDgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda,
     const double* B, int64_t ldb, const double* beta, double* C, int64_t ldc)
 {
-    return callGemm<s_cublasDgemm64, LibraryFunction::CublasDgemm64, shapeOf_cublasDgemm_v2_64>(
+    return callGemm<s_cublasDgemm64, LibraryFunction::CublasDgemm64, kTypedGemmShape<CUDA_R_64F, CUBLAS_COMPUTE_64F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-static RealFunction<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
-    const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*, cudaDataType, int,
-    cublasComputeType_t, cublasGemmAlgo_t)>
-    s_cublasGemmEx { "cublasGemmEx", kCublasLibraries };
-
-// cublasGemmEx's shape, from its arguments.
-static BlasShape shapeOf_cublasGemmEx(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-    int k, const void*, const void*, cudaDataType Atype, int lda, const void*, cudaDataType Btype, int ldb, const void*,
-    void*, cudaDataType Ctype, int ldc, cublasComputeType_t computeType, cublasGemmAlgo_t)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.aType = Atype;
-    s.bType = Btype;
-    s.cType = Ctype;
-    s.computeType = computeType;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
@@ -280,31 +228,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle,
     const void* B, cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc,
     cublasComputeType_t computeType, cublasGemmAlgo_t algo)
 {
-    return callGemm<s_cublasGemmEx, LibraryFunction::CublasGemmEx, shapeOf_cublasGemmEx>(
+    return callGemm<s_cublasGemmEx, LibraryFunction::CublasGemmEx, kGemmExShape>(
         handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
-}
-
-static RealFunction<decltype(&::cublasGemmEx_64)> s_cublasGemmEx64 { "cublasGemmEx_64", kCublasLibraries };
-
-// cublasGemmEx_64's shape, from its arguments.
-static BlasShape shapeOf_cublasGemmEx_64(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
-    int64_t n, int64_t k, const void*, const void*, cudaDataType Atype, int64_t lda, const void*, cudaDataType Btype,
-    int64_t ldb, const void*, void*, cudaDataType Ctype, int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.aType = Atype;
-    s.bType = Btype;
-    s.cType = Ctype;
-    s.computeType = computeType;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa,
@@ -312,34 +237,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmEx_64(cublasHandle_t hand
     int64_t lda, const void* B, cudaDataType Btype, int64_t ldb, const void* beta, void* C, cudaDataType Ctype,
     int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo)
 {
-    return callGemm<s_cublasGemmEx64, LibraryFunction::CublasGemmEx64, shapeOf_cublasGemmEx_64>(
+    return callGemm<s_cublasGemmEx64, LibraryFunction::CublasGemmEx64, kGemmExShape>(
         handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
-}
-
-static RealFunction<decltype(&::cublasSgemmStridedBatched)> s_cublasSgemmStridedBatched { "cublasSgemmStridedBatched",
-    kCublasLibraries };
-
-// cublasSgemmStridedBatched's shape, from its arguments.
-static BlasShape shapeOf_cublasSgemmStridedBatched(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb,
-    int m, int n, int k, const float*, const float*, int lda, long long int strideA, const float*, int ldb,
-    long long int strideB, const float*, float*, int ldc, long long int strideC, int batchCount)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.batch = batchCount;
-    s.strideA = strideA;
-    s.strideB = strideB;
-    s.strideC = strideC;
-    s.aType = s.bType = s.cType = CUDA_R_32F;
-    s.computeType = CUBLAS_COMPUTE_32F;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
@@ -348,36 +247,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched(cublasHan
     int batchCount)
 {
     return callGemm<s_cublasSgemmStridedBatched, LibraryFunction::CublasSgemmStridedBatched,
-        shapeOf_cublasSgemmStridedBatched>(
+        kTypedStridedBatchedShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
-}
-
-static RealFunction<decltype(&::cublasSgemmStridedBatched_64)> s_cublasSgemmStridedBatched64 {
-    "cublasSgemmStridedBatched_64", kCublasLibraries
-};
-
-// cublasSgemmStridedBatched_64's shape, from its arguments.
-static BlasShape shapeOf_cublasSgemmStridedBatched_64(cublasHandle_t, cublasOperation_t transa,
-    cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const float*, const float*, int64_t lda,
-    long long int strideA, const float*, int64_t ldb, long long int strideB, const float*, float*, int64_t ldc,
-    long long int strideC, int64_t batchCount)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.batch = batchCount;
-    s.strideA = strideA;
-    s.strideB = strideB;
-    s.strideC = strideC;
-    s.aType = s.bType = s.cType = CUDA_R_32F;
-    s.computeType = CUBLAS_COMPUTE_32F;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched_64(cublasHandle_t handle,
@@ -386,34 +257,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched_64(cublas
     const float* beta, float* C, int64_t ldc, long long int strideC, int64_t batchCount)
 {
     return callGemm<s_cublasSgemmStridedBatched64, LibraryFunction::CublasSgemmStridedBatched64,
-        shapeOf_cublasSgemmStridedBatched_64>(
+        kTypedStridedBatchedShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
-}
-
-static RealFunction<decltype(&::cublasHgemmStridedBatched)> s_cublasHgemmStridedBatched { "cublasHgemmStridedBatched",
-    kCublasLibraries };
-
-// cublasHgemmStridedBatched's shape, from its arguments.
-static BlasShape shapeOf_cublasHgemmStridedBatched(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb,
-    int m, int n, int k, const __half*, const __half*, int lda, long long int strideA, const __half*, int ldb,
-    long long int strideB, const __half*, __half*, int ldc, long long int strideC, int batchCount)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.batch = batchCount;
-    s.strideA = strideA;
-    s.strideB = strideB;
-    s.strideC = strideC;
-    s.aType = s.bType = s.cType = CUDA_R_16F;
-    s.computeType = CUBLAS_COMPUTE_16F;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
@@ -422,36 +267,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched(cublasHan
     int batchCount)
 {
     return callGemm<s_cublasHgemmStridedBatched, LibraryFunction::CublasHgemmStridedBatched,
-        shapeOf_cublasHgemmStridedBatched>(
+        kTypedStridedBatchedShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
-}
-
-static RealFunction<decltype(&::cublasHgemmStridedBatched_64)> s_cublasHgemmStridedBatched64 {
-    "cublasHgemmStridedBatched_64", kCublasLibraries
-};
-
-// cublasHgemmStridedBatched_64's shape, from its arguments.
-static BlasShape shapeOf_cublasHgemmStridedBatched_64(cublasHandle_t, cublasOperation_t transa,
-    cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const __half*, const __half*, int64_t lda,
-    long long int strideA, const __half*, int64_t ldb, long long int strideB, const __half*, __half*, int64_t ldc,
-    long long int strideC, int64_t batchCount)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.batch = batchCount;
-    s.strideA = strideA;
-    s.strideB = strideB;
-    s.strideC = strideC;
-    s.aType = s.bType = s.cType = CUDA_R_16F;
-    s.computeType = CUBLAS_COMPUTE_16F;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched_64(cublasHandle_t handle,
@@ -460,39 +277,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched_64(cublas
     const __half* beta, __half* C, int64_t ldc, long long int strideC, int64_t batchCount)
 {
     return callGemm<s_cublasHgemmStridedBatched64, LibraryFunction::CublasHgemmStridedBatched64,
-        shapeOf_cublasHgemmStridedBatched_64>(
+        kTypedStridedBatchedShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
-}
-
-static RealFunction<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
-    const void*, cudaDataType, int, long long int, const void*, cudaDataType, int, long long int, const void*, void*,
-    cudaDataType, int, long long int, int, cublasComputeType_t, cublasGemmAlgo_t)>
-    s_cublasGemmStridedBatchedEx { "cublasGemmStridedBatchedEx", kCublasLibraries };
-
-// cublasGemmStridedBatchedEx's shape, from its arguments.
-static BlasShape shapeOf_cublasGemmStridedBatchedEx(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb,
-    int m, int n, int k, const void*, const void*, cudaDataType Atype, int lda, long long int strideA, const void*,
-    cudaDataType Btype, int ldb, long long int strideB, const void*, void*, cudaDataType Ctype, int ldc,
-    long long int strideC, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.batch = batchCount;
-    s.strideA = strideA;
-    s.strideB = strideB;
-    s.strideC = strideC;
-    s.aType = Atype;
-    s.bType = Btype;
-    s.cType = Ctype;
-    s.computeType = computeType;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
@@ -502,39 +288,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(cublasHa
     cublasGemmAlgo_t algo)
 {
     return callGemm<s_cublasGemmStridedBatchedEx, LibraryFunction::CublasGemmStridedBatchedEx,
-        shapeOf_cublasGemmStridedBatchedEx>(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype,
-        ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
-}
-
-static RealFunction<decltype(&::cublasGemmStridedBatchedEx_64)> s_cublasGemmStridedBatchedEx64 {
-    "cublasGemmStridedBatchedEx_64", kCublasLibraries
-};
-
-// cublasGemmStridedBatchedEx_64's shape, from its arguments.
-static BlasShape shapeOf_cublasGemmStridedBatchedEx_64(cublasHandle_t, cublasOperation_t transa,
-    cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void*, const void*, cudaDataType Atype,
-    int64_t lda, long long int strideA, const void*, cudaDataType Btype, int64_t ldb, long long int strideB,
-    const void*, void*, cudaDataType Ctype, int64_t ldc, long long int strideC, int64_t batchCount,
-    cublasComputeType_t computeType, cublasGemmAlgo_t)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.batch = batchCount;
-    s.strideA = strideA;
-    s.strideB = strideB;
-    s.strideC = strideC;
-    s.aType = Atype;
-    s.bType = Btype;
-    s.cType = Ctype;
-    s.computeType = computeType;
-    return s;
+        kGemmStridedBatchedExShape>(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
+        strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx_64(cublasHandle_t handle,
@@ -544,36 +299,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx_64(cubla
     long long int strideC, int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo)
 {
     return callGemm<s_cublasGemmStridedBatchedEx64, LibraryFunction::CublasGemmStridedBatchedEx64,
-        shapeOf_cublasGemmStridedBatchedEx_64>(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype,
-        ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
-}
-
-static RealFunction<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
-    const void* const*, cudaDataType, int, const void* const*, cudaDataType, int, const void*, void* const*,
-    cudaDataType, int, int, cublasComputeType_t, cublasGemmAlgo_t)>
-    s_cublasGemmBatchedEx { "cublasGemmBatchedEx", kCublasLibraries };
-
-// cublasGemmBatchedEx's shape, from its arguments.
-static BlasShape shapeOf_cublasGemmBatchedEx(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int m,
-    int n, int k, const void*, const void* const[], cudaDataType Atype, int lda, const void* const[],
-    cudaDataType Btype, int ldb, const void*, void* const[], cudaDataType Ctype, int ldc, int batchCount,
-    cublasComputeType_t computeType, cublasGemmAlgo_t)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.batch = batchCount;
-    s.aType = Atype;
-    s.bType = Btype;
-    s.cType = Ctype;
-    s.computeType = computeType;
-    return s;
+        kGemmStridedBatchedExShape>(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
+        strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
@@ -581,35 +308,9 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx(cublasHandle_t 
     int lda, const void* const Barray[], cudaDataType Btype, int ldb, const void* beta, void* const Carray[],
     cudaDataType Ctype, int ldc, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo)
 {
-    return callGemm<s_cublasGemmBatchedEx, LibraryFunction::CublasGemmBatchedEx, shapeOf_cublasGemmBatchedEx>(handle,
-        transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount,
+    return callGemm<s_cublasGemmBatchedEx, LibraryFunction::CublasGemmBatchedEx, kGemmBatchedExShape>(handle, transa,
+        transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount,
         computeType, algo);
-}
-
-static RealFunction<decltype(&::cublasGemmBatchedEx_64)> s_cublasGemmBatchedEx64 { "cublasGemmBatchedEx_64",
-    kCublasLibraries };
-
-// cublasGemmBatchedEx_64's shape, from its arguments.
-static BlasShape shapeOf_cublasGemmBatchedEx_64(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb,
-    int64_t m, int64_t n, int64_t k, const void*, const void* const[], cudaDataType Atype, int64_t lda,
-    const void* const[], cudaDataType Btype, int64_t ldb, const void*, void* const[], cudaDataType Ctype, int64_t ldc,
-    int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t)
-{
-    BlasShape s;
-    s.transa = transa;
-    s.transb = transb;
-    s.m = m;
-    s.n = n;
-    s.k = k;
-    s.lda = lda;
-    s.ldb = ldb;
-    s.ldc = ldc;
-    s.batch = batchCount;
-    s.aType = Atype;
-    s.bType = Btype;
-    s.cType = Ctype;
-    s.computeType = computeType;
-    return s;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx_64(cublasHandle_t handle, cublasOperation_t transa,
@@ -618,7 +319,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx_64(cublasHandle
     void* const Carray[], cudaDataType Ctype, int64_t ldc, int64_t batchCount, cublasComputeType_t computeType,
     cublasGemmAlgo_t algo)
 {
-    return callGemm<s_cublasGemmBatchedEx64, LibraryFunction::CublasGemmBatchedEx64, shapeOf_cublasGemmBatchedEx_64>(
-        handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc,
-        batchCount, computeType, algo);
+    return callGemm<s_cublasGemmBatchedEx64, LibraryFunction::CublasGemmBatchedEx64, kGemmBatchedExShape>(handle,
+        transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount,
+        computeType, algo);
 }

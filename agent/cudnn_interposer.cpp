@@ -97,16 +97,28 @@ template <class Perf> int64_t bestAlgorithm(cudnnStatus_t status, const int* ret
     return int64_t(results[0].algo);
 }
 
+// How a call's algorithm was chosen: each kind of call chooses one way.
+struct AlgoChoice {
+    int callKind;   // schema::ConvCallKind
+    int algoSource; // schema::AlgoSource
+};
+// A convolution runs the algorithm it is passed.
+constexpr AlgoChoice kGiven { schema::kConvRun, schema::kAlgoGiven };
+// Find: cuDNN runs and times the algorithms.
+constexpr AlgoChoice kSearched { schema::kConvFind, schema::kAlgoFind };
+// Get: cuDNN's heuristics rank them without running them.
+constexpr AlgoChoice kHeuristic { schema::kConvHeuristic, schema::kAlgoHeuristic };
+
+// What a recorded call says besides its time and status, read after the real call returned.
 struct ConvFacts {
     ConvShape shape;
     int64_t algo = kUnknown;
-    int algoSource = schema::kAlgoUnknown;
 };
 
 // Calls the real function and records it (the outermost interposed call on this thread), out of line.
 template <class Fn, class Describe, class... Args>
 __attribute__((noinline)) cudnnStatus_t recordConv(
-    Fn f, LibraryFunction function, int callKind, Describe describe, Args... args)
+    Fn f, LibraryFunction function, AlgoChoice choice, Describe describe, Args... args)
 {
     LibraryCall call(true);
     const cudnnStatus_t status = f(args...);
@@ -120,8 +132,8 @@ __attribute__((noinline)) cudnnStatus_t recordConv(
     out.status = int32_t(status);
     out.function = uint16_t(function);
     out.api = uint8_t(schema::kConvLegacy);
-    out.callKind = uint8_t(callKind);
-    out.algoSource = uint8_t(facts.algoSource);
+    out.callKind = uint8_t(choice.callKind);
+    out.algoSource = uint8_t(choice.algoSource);
     emitConvCall(call.startNs, out);
     return status;
 }
@@ -130,20 +142,37 @@ __attribute__((noinline)) cudnnStatus_t recordConv(
 // interposed call runs on this thread. `describe(status)` reads the shape and algorithm only then.
 template <class Fn, class Describe, class... Args>
 inline cudnnStatus_t callConv(
-    RealFunction<Fn>& real, LibraryFunction function, int callKind, Describe describe, Args... args)
+    RealFunction<Fn>& real, LibraryFunction function, AlgoChoice choice, Describe describe, Args... args)
 {
     const Fn f = real.get();
     if (!f) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
     if (!recordingConv() || insideLibraryCall()) [[likely]]
         return f(args...);
-    return recordConv(f, function, callKind, describe, args...);
+    return recordConv(f, function, choice, describe, args...);
 }
 
-ConvFacts given(
-    int direction, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv, int algo)
+// The `describe` callConv takes: a lambda over the call's arguments that reads the shape from the input
+// (x or dx), filter (w or dw) and convolution descriptors, and gives the algorithm, when the call is
+// recorded. It holds nothing but the call's own arguments (the direction is a template argument): the
+// compiler builds it before the branch, and each further value would cost an unrecorded call a store.
+
+// A convolution's: the algorithm it was passed.
+template <schema::ConvDirection Direction>
+auto shapeAndAlgorithm(
+    cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv, int algo)
 {
-    return { readShape(direction, x, w, conv), algo, schema::kAlgoGiven };
+    return [=](cudnnStatus_t) { return ConvFacts { readShape(Direction, x, w, conv), algo }; };
+}
+
+// A Find or Get call's: the algorithm it ranked first.
+template <schema::ConvDirection Direction, class Perf>
+auto shapeAndBestAlgorithm(cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
+    const int* returned, const Perf* results)
+{
+    return [=](cudnnStatus_t status) {
+        return ConvFacts { readShape(Direction, x, w, conv), bestAlgorithm(status, returned, results) };
+    };
 }
 
 RealFunction<decltype(&::cudnnConvolutionForward)> s_forward { "cudnnConvolutionForward", kCudnnLibraries };
@@ -190,10 +219,9 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionForward(cudnnHandle_t
     const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo, void* workSpace,
     size_t workSpaceSizeInBytes, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y)
 {
-    return callConv(
-        s_forward, LibraryFunction::CudnnConvolutionForward, schema::kConvRun,
-        [=](cudnnStatus_t) { return given(schema::kConvForward, xDesc, wDesc, convDesc, int(algo)); }, handle, alpha,
-        xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
+    return callConv(s_forward, LibraryFunction::CudnnConvolutionForward, kGiven,
+        shapeAndAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, int(algo)), handle, alpha, xDesc, x, wDesc, w,
+        convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
 }
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward(cudnnHandle_t handle,
@@ -203,11 +231,9 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward
     const cudnnTensorDescriptor_t biasDesc, const void* bias, const cudnnActivationDescriptor_t activationDesc,
     const cudnnTensorDescriptor_t yDesc, void* y)
 {
-    return callConv(
-        s_biasActivation, LibraryFunction::CudnnConvolutionBiasActivationForward, schema::kConvRun,
-        [=](cudnnStatus_t) { return given(schema::kConvForward, xDesc, wDesc, convDesc, int(algo)); }, handle, alpha1,
-        xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias,
-        activationDesc, yDesc, y);
+    return callConv(s_biasActivation, LibraryFunction::CudnnConvolutionBiasActivationForward, kGiven,
+        shapeAndAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, int(algo)), handle, alpha1, xDesc, x, wDesc, w,
+        convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
 }
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardData(cudnnHandle_t handle, const void* alpha,
@@ -215,10 +241,9 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardData(cudnnHan
     const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdDataAlgo_t algo, void* workSpace,
     size_t workSpaceSizeInBytes, const void* beta, const cudnnTensorDescriptor_t dxDesc, void* dx)
 {
-    return callConv(
-        s_backwardData, LibraryFunction::CudnnConvolutionBackwardData, schema::kConvRun,
-        [=](cudnnStatus_t) { return given(schema::kConvBackwardData, dxDesc, wDesc, convDesc, int(algo)); }, handle,
-        alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
+    return callConv(s_backwardData, LibraryFunction::CudnnConvolutionBackwardData, kGiven,
+        shapeAndAlgorithm<schema::kConvBackwardData>(dxDesc, wDesc, convDesc, int(algo)), handle, alpha, wDesc, w,
+        dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
 }
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* alpha,
@@ -226,10 +251,9 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardFilter(cudnnH
     const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdFilterAlgo_t algo, void* workSpace,
     size_t workSpaceSizeInBytes, const void* beta, const cudnnFilterDescriptor_t dwDesc, void* dw)
 {
-    return callConv(
-        s_backwardFilter, LibraryFunction::CudnnConvolutionBackwardFilter, schema::kConvRun,
-        [=](cudnnStatus_t) { return given(schema::kConvBackwardFilter, xDesc, dwDesc, convDesc, int(algo)); }, handle,
-        alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
+    return callConv(s_backwardFilter, LibraryFunction::CudnnConvolutionBackwardFilter, kGiven,
+        shapeAndAlgorithm<schema::kConvBackwardFilter>(xDesc, dwDesc, convDesc, int(algo)), handle, alpha, xDesc, x,
+        dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
 }
 
 // ---- the autotuner's search: cuDNN runs and times the algorithms ----------------------------------
@@ -239,13 +263,9 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithm(
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults)
 {
-    return callConv(
-        s_findForward, LibraryFunction::CudnnFindForward, schema::kConvFind,
-        [=](cudnnStatus_t status) {
-            return ConvFacts { readShape(schema::kConvForward, xDesc, wDesc, convDesc),
-                bestAlgorithm(status, returnedAlgoCount, perfResults), schema::kAlgoFind };
-        },
-        handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    return callConv(s_findForward, LibraryFunction::CudnnFindForward, kSearched,
+        shapeAndBestAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, returnedAlgoCount, perfResults), handle,
+        xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t handle,
@@ -254,13 +274,9 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithmE
     const int requestedAlgoCount, int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults, void* workSpace,
     size_t workSpaceSizeInBytes)
 {
-    return callConv(
-        s_findForwardEx, LibraryFunction::CudnnFindForwardEx, schema::kConvFind,
-        [=](cudnnStatus_t status) {
-            return ConvFacts { readShape(schema::kConvForward, xDesc, wDesc, convDesc),
-                bestAlgorithm(status, returnedAlgoCount, perfResults), schema::kAlgoFind };
-        },
-        handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace,
+    return callConv(s_findForwardEx, LibraryFunction::CudnnFindForwardEx, kSearched,
+        shapeAndBestAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, returnedAlgoCount, perfResults), handle,
+        xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace,
         workSpaceSizeInBytes);
 }
 
@@ -269,12 +285,8 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgor
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults)
 {
-    return callConv(
-        s_findBackwardData, LibraryFunction::CudnnFindBackwardData, schema::kConvFind,
-        [=](cudnnStatus_t status) {
-            return ConvFacts { readShape(schema::kConvBackwardData, dxDesc, wDesc, convDesc),
-                bestAlgorithm(status, returnedAlgoCount, perfResults), schema::kAlgoFind };
-        },
+    return callConv(s_findBackwardData, LibraryFunction::CudnnFindBackwardData, kSearched,
+        shapeAndBestAlgorithm<schema::kConvBackwardData>(dxDesc, wDesc, convDesc, returnedAlgoCount, perfResults),
         handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
 
@@ -284,12 +296,8 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgor
     const int requestedAlgoCount, int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults,
     void* workSpace, size_t workSpaceSizeInBytes)
 {
-    return callConv(
-        s_findBackwardDataEx, LibraryFunction::CudnnFindBackwardDataEx, schema::kConvFind,
-        [=](cudnnStatus_t status) {
-            return ConvFacts { readShape(schema::kConvBackwardData, dxDesc, wDesc, convDesc),
-                bestAlgorithm(status, returnedAlgoCount, perfResults), schema::kAlgoFind };
-        },
+    return callConv(s_findBackwardDataEx, LibraryFunction::CudnnFindBackwardDataEx, kSearched,
+        shapeAndBestAlgorithm<schema::kConvBackwardData>(dxDesc, wDesc, convDesc, returnedAlgoCount, perfResults),
         handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults,
         workSpace, workSpaceSizeInBytes);
 }
@@ -299,12 +307,8 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardFilterAlg
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults)
 {
-    return callConv(
-        s_findBackwardFilter, LibraryFunction::CudnnFindBackwardFilter, schema::kConvFind,
-        [=](cudnnStatus_t status) {
-            return ConvFacts { readShape(schema::kConvBackwardFilter, xDesc, dwDesc, convDesc),
-                bestAlgorithm(status, returnedAlgoCount, perfResults), schema::kAlgoFind };
-        },
+    return callConv(s_findBackwardFilter, LibraryFunction::CudnnFindBackwardFilter, kSearched,
+        shapeAndBestAlgorithm<schema::kConvBackwardFilter>(xDesc, dwDesc, convDesc, returnedAlgoCount, perfResults),
         handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
 
@@ -314,12 +318,8 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardFilterAlg
     const int requestedAlgoCount, int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults,
     void* workSpace, size_t workSpaceSizeInBytes)
 {
-    return callConv(
-        s_findBackwardFilterEx, LibraryFunction::CudnnFindBackwardFilterEx, schema::kConvFind,
-        [=](cudnnStatus_t status) {
-            return ConvFacts { readShape(schema::kConvBackwardFilter, xDesc, dwDesc, convDesc),
-                bestAlgorithm(status, returnedAlgoCount, perfResults), schema::kAlgoFind };
-        },
+    return callConv(s_findBackwardFilterEx, LibraryFunction::CudnnFindBackwardFilterEx, kSearched,
+        shapeAndBestAlgorithm<schema::kConvBackwardFilter>(xDesc, dwDesc, convDesc, returnedAlgoCount, perfResults),
         handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults,
         workSpace, workSpaceSizeInBytes);
 }
@@ -331,12 +331,8 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionForwardAlgorithm_v
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t destDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults)
 {
-    return callConv(
-        s_getForward, LibraryFunction::CudnnGetForwardV7, schema::kConvHeuristic,
-        [=](cudnnStatus_t status) {
-            return ConvFacts { readShape(schema::kConvForward, srcDesc, filterDesc, convDesc),
-                bestAlgorithm(status, returnedAlgoCount, perfResults), schema::kAlgoHeuristic };
-        },
+    return callConv(s_getForward, LibraryFunction::CudnnGetForwardV7, kHeuristic,
+        shapeAndBestAlgorithm<schema::kConvForward>(srcDesc, filterDesc, convDesc, returnedAlgoCount, perfResults),
         handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
 
@@ -345,12 +341,9 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardDataAlgori
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t gradDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults)
 {
-    return callConv(
-        s_getBackwardData, LibraryFunction::CudnnGetBackwardDataV7, schema::kConvHeuristic,
-        [=](cudnnStatus_t status) {
-            return ConvFacts { readShape(schema::kConvBackwardData, gradDesc, filterDesc, convDesc),
-                bestAlgorithm(status, returnedAlgoCount, perfResults), schema::kAlgoHeuristic };
-        },
+    return callConv(s_getBackwardData, LibraryFunction::CudnnGetBackwardDataV7, kHeuristic,
+        shapeAndBestAlgorithm<schema::kConvBackwardData>(
+            gradDesc, filterDesc, convDesc, returnedAlgoCount, perfResults),
         handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
 
@@ -359,11 +352,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardFilterAlgo
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults)
 {
-    return callConv(
-        s_getBackwardFilter, LibraryFunction::CudnnGetBackwardFilterV7, schema::kConvHeuristic,
-        [=](cudnnStatus_t status) {
-            return ConvFacts { readShape(schema::kConvBackwardFilter, srcDesc, gradDesc, convDesc),
-                bestAlgorithm(status, returnedAlgoCount, perfResults), schema::kAlgoHeuristic };
-        },
+    return callConv(s_getBackwardFilter, LibraryFunction::CudnnGetBackwardFilterV7, kHeuristic,
+        shapeAndBestAlgorithm<schema::kConvBackwardFilter>(srcDesc, gradDesc, convDesc, returnedAlgoCount, perfResults),
         handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
