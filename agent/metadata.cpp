@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 namespace tuneup::agent {
@@ -50,6 +51,9 @@ void writeMetadata(TraceDb& db, const ProcessFacts& facts, bool reopened)
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) == 0)
         db.setMeta("host", host);
+    // System call numbers in thread_states depend on the architecture.
+    if (utsname names {}; uname(&names) == 0)
+        db.setMeta("machine", names.machine);
     if (auto rank = rankFromEnvironment())
         db.setMeta("rank", std::to_string(*rank));
     for (auto [env, key] : { std::pair { "LOCAL_RANK", "local_rank" }, { "WORLD_SIZE", "world_size" },

@@ -124,10 +124,21 @@ public:
         if (!p.launchBound)
             evidence.facts.push_back({ "shorter gaps",
                 std::to_string(shortCount) + ", " + formatDuration(context.perStep(shortNs)) + " per step" });
+        // What the main thread did in these gaps, from the agent's samples (tuneup recordings only).
+        const HostStateTimeline host(m);
+        std::vector<TimeSpan> gapSpans;
+        for (const IdleGap* g : gaps)
+            gapSpans.push_back(g->span);
+        if (const std::string sampled = describeHostTime(host.timeIn(gapSpans)); !sampled.empty())
+            evidence.facts.push_back({ "main thread in these gaps (sampled)", sampled });
         std::string biggest;
         for (size_t i = 0; i < gaps.size() && i < kGapsShown; ++i) {
             const IdleGap& g = *gaps[i];
-            const std::string activity = hostActivity(m, thread, g.span);
+            std::string activity = hostActivity(m, thread, g.span);
+            if (const HostState state = steps.hostStateDuring(size_t(gaps[i] - steps.gaps.data()));
+                state.activity != HostActivity::Unknown)
+                activity += (activity.empty() ? "main thread " : "; main thread ")
+                    + describeHostState(state, m.info.machine);
             const int64_t offset = g.span.startNs - steps.detection.steps[size_t(g.step)].startNs;
             evidence.facts.push_back({ "gap " + std::to_string(i + 1),
                 formatDuration(g.hostNs()) + " at " + formatDuration(offset) + " into step "

@@ -267,6 +267,8 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         f.emplace_back("host waiting for data", formatDuration(g.dataNs));
         f.emplace_back("host in a synchronisation", formatDuration(g.syncNs()));
         f.emplace_back("launch / Python overhead", formatDuration(g.hostNs()));
+        if (const HostState state = data.steps(id.model)->hostStateDuring(r); state.activity != HostActivity::Unknown)
+            f.emplace_back("main thread (sampled)", describeHostState(state, m.info.machine));
         break;
     }
     }

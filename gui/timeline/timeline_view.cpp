@@ -357,11 +357,12 @@ bool TimelineView::event(QEvent* event)
                            QString::fromStdString(info.kind), QString::fromStdString(formatDuration(info.span.duration())));
     if (hit->source == Source::IdleGap) {
         // What the host did while the GPU sat idle, the largest part first: the question a gap raises.
-        const analysis::IdleGap& gap = m_data->steps(hit->model)->gaps[size_t(hit->row)];
-        const char* cause = gap.dataNs >= gap.syncNs() && gap.dataNs >= gap.hostNs() ? "the main thread waits for the DataLoader"
-            : gap.syncNs() >= gap.hostNs()                                           ? "after the host synchronised with the GPU"
-                                                                                 : "launch and Python overhead";
-        text = QStringLiteral("<b>GPU idle %1</b> — %2").arg(QString::fromStdString(formatDuration(gap.span.durationNs())), QLatin1String(cause));
+        const analysis::StepAnalysis& steps = *m_data->steps(hit->model);
+        const analysis::IdleGap& gap = steps.gaps[size_t(hit->row)];
+        const std::string cause = analysis::describeIdleGap(
+            gap, steps.hostStateDuring(size_t(hit->row)), m_data->model(hit->model).info.machine);
+        text = QStringLiteral("<b>GPU idle %1</b> — %2")
+                   .arg(QString::fromStdString(formatDuration(gap.span.durationNs())), QString::fromStdString(cause).toHtmlEscaped());
         for (const auto& [label, value] : info.fields)
             if (value != "0 ns")
                 text += QStringLiteral("<br>%1: %2").arg(QString::fromStdString(label), QString::fromStdString(value));

@@ -17,6 +17,8 @@ struct TraceSpec {
     int kernels = 3, memcpys = 2, memsets = 1, syncs = 1, apiCalls = 4, nvtxRanges = 2, nvtxMarks = 5;
     bool frameworkFlags = true; // three readings (schema 2 and later)
     bool libraryCalls = false;  // two GEMM calls, two convolution calls, one external correlation (schema 3)
+    bool threadStates = false;  // three samples of the main thread (schema 2 and later)
+    std::string machine;        // meta `machine`; none when empty (files before it was written)
     int pageSize = 4096;
 };
 
@@ -89,7 +91,13 @@ inline void fillTrace(sqlite3* db, const TraceSpec& spec)
             "INSERT INTO framework_flags (ts_ns, tid, name_id, value) VALUES (1010000000, 4242, 4, 0), "
             "(1010000000, 4242, 5, NULL), (1500000000, 4242, 4, 1)");
     else if (spec.schemaVersion < 2)
-        exec(db, "DROP TABLE framework_flags");
+        exec(db, "DROP TABLE framework_flags; DROP TABLE thread_states");
+    if (spec.schemaVersion >= 2 && spec.threadStates)
+        exec(db,
+            "INSERT INTO thread_states (ts_ns, tid, state, syscall) VALUES (1010000000, 4242, 'R', -1), "
+            "(1020000000, 4242, 'S', 98), (1030000000, 4242, 'D', NULL)");
+    if (!spec.machine.empty())
+        exec(db, "INSERT INTO meta VALUES ('machine', '" + spec.machine + "')");
     // The interposers' calls (schema 3): a cuBLAS GEMM with its kernel tied by CUPTI's external correlation,
     // a cuBLASLt matmul, a legacy heuristic query and a backend run.
     if (spec.schemaVersion >= 3 && spec.libraryCalls)

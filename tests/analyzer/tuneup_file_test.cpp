@@ -2,6 +2,7 @@
 
 #include "import/tuneup_file.h"
 #include "import/tuneup_import.h"
+#include "steps/host_state.h"
 #include "trace_fixture.h"
 #include "temp_dir.h"
 
@@ -449,6 +450,31 @@ TEST_F(TuneupFileTest, FrameworkFlagsAreImportedWithUnknownAsMinusOne)
     EXPECT_EQ(flags[1], (std::pair<std::string, int64_t> { "autograd.anomaly", -1 }));
     EXPECT_EQ(flags[2], (std::pair<std::string, int64_t> { "cudnn.benchmark", 1 }));
     EXPECT_EQ(m.frameworkFlags.timeNs[2], 1500000000);
+}
+
+TEST_F(TuneupFileTest, ThreadStatesAreImportedWithTheMachineThatNumberedTheirSystemCalls)
+{
+    tuneup::test::TraceSpec spec;
+    spec.threadStates = true;
+    spec.machine = "aarch64";
+    tuneup::test::writeTrace(path("states.db"), spec);
+    const tuneup::analysis::TraceModel m = tuneup::analysis::importTuneupFile(path("states.db"));
+    EXPECT_EQ(m.info.machine, "aarch64");
+    ASSERT_EQ(m.threadStates.size(), 3u);
+    EXPECT_EQ(m.threads[m.threadStates.thread[0]].tid, 4242);
+    EXPECT_EQ(m.threadStates.timeNs[1], 1020000000);
+    EXPECT_EQ(m.threadStates.state[0], 'R');
+    EXPECT_EQ(m.threadStates.syscall[0], -1);
+    EXPECT_EQ(m.threadStates.syscall[1], 98); // futex on aarch64
+    EXPECT_EQ(m.threadStates.state[2], 'D');
+    EXPECT_EQ(m.threadStates.syscall[2], -2); // NULL: unknown
+    const tuneup::analysis::HostStateTimeline t(m);
+    EXPECT_EQ(t.dominant({ 1020000000, 1030000000 }).activity, tuneup::analysis::HostActivity::Lock);
+
+    // A file from before the agent wrote `machine` reads as x86-64, where those were recorded.
+    spec.machine.clear();
+    tuneup::test::writeTrace(path("old.db"), spec);
+    EXPECT_EQ(tuneup::analysis::importTuneupFile(path("old.db")).info.machine, "x86_64");
 }
 
 TEST_F(TuneupFileTest, LibraryCallsAreImportedFieldForField)

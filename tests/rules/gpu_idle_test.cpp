@@ -88,7 +88,9 @@ namespace {
 
 // Synthetic: 4 steps of 10 ms; the GPU computes for 7 ms, then idles 3 ms while the training thread
 // runs a CPU op `hostOp` (when given); a DataLoader wait covers `dataNs` at the start of the idle.
-TraceModel syntheticHostGap(const char* hostOp, int64_t dataNs) {
+// With `sampled`, the agent's thread samples say the main thread sleeps (nanosleep) for the first 2 ms
+// of each gap and runs for the last 1 ms.
+TraceModel syntheticHostGap(const char* hostOp, int64_t dataNs, bool sampled = false) {
     auto b = ruletest::syntheticTrace(4, 10'000'000);
     const ThreadIndex thread = b.thread(1, 1);
     uint64_t correlation = 1;
@@ -115,6 +117,11 @@ TraceModel syntheticHostGap(const char* hostOp, int64_t dataNs) {
             op.thread = thread;
             op.name = b.intern(hostOp);
             b.addCpuOp(op);
+        }
+        if (sampled) {
+            b.addThreadState({ .timeNs = t0, .thread = thread, .state = 'R', .syscall = -1 });
+            b.addThreadState({ .timeNs = t0 + 7'000'000, .thread = thread, .state = 'S', .syscall = 35 });
+            b.addThreadState({ .timeNs = t0 + 9'000'000, .thread = thread, .state = 'R', .syscall = -1 });
         }
         if (dataNs > 0) {
             Annotation next;
@@ -149,6 +156,28 @@ TEST(GpuIdle, SyntheticHostGapFiresAndNamesTheOperator) {
     EXPECT_NE(f.title.find("biggest gap 3.0 ms, training thread in aten::_unique2"), std::string::npos) << f.title;
     EXPECT_EQ(f.evidence.eventsTotal, 4u);
     EXPECT_EQ(f.evidence.spans.size(), 4u);
+}
+
+TEST(GpuIdle, SyntheticSampledThreadStatesSayWhatTheMainThreadDid) {
+    // A tuneup recording samples the main thread: 2 of each 3 ms gap asleep, 1 running.
+    std::vector<TraceModel> models;
+    models.push_back(syntheticHostGap("aten::_unique2", 0, true));
+    const auto run = ruletest::runRuleOnModels("gpu-idle", std::move(models));
+    ASSERT_EQ(run.findings(), 1u) << run.outcome.reason;
+    const Finding& f = run.outcome.findings[0];
+    EXPECT_EQ(fact(f, "main thread in these gaps (sampled)"), "67% sleeping, 33% running");
+    EXPECT_NE(fact(f, "gap 1").find("training thread in aten::_unique2; main thread sleeping (nanosleep)"),
+        std::string::npos)
+        << fact(f, "gap 1");
+}
+
+TEST(GpuIdle, SyntheticWithoutSamplesSaysNothingOfThem) {
+    std::vector<TraceModel> models;
+    models.push_back(syntheticHostGap("aten::_unique2", 0));
+    const auto run = ruletest::runRuleOnModels("gpu-idle", std::move(models));
+    ASSERT_EQ(run.findings(), 1u) << run.outcome.reason;
+    EXPECT_EQ(fact(run.outcome.findings[0], "main thread in these gaps (sampled)"), "");
+    EXPECT_EQ(fact(run.outcome.findings[0], "gap 1").find("main thread"), std::string::npos);
 }
 
 TEST(GpuIdle, SyntheticDataWaitIsNotCountedTwice) {

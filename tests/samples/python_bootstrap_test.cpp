@@ -153,6 +153,33 @@ TEST_F(PythonBootstrapTest, DataLoaderWorkersWriteTheirOwnFilesWithTheBatchesThe
     EXPECT_NE(readFile(notes).find(workerFiles[0] + " (DataLoader worker)"), std::string::npos) << readFile(notes);
 }
 
+TEST_F(PythonBootstrapTest, DataLoaderStallSaysWhatTheMainThreadDidWhileItWaited)
+{
+    // The agent samples the main thread: with workers it waits on their pipe; without, it makes each
+    // batch itself, here sleeping (the sample's dataset sleeps --load-ms per sample, like slow storage).
+    for (const auto& [workers, expected] :
+        { std::pair { "2", "waiting on a pipe or socket" }, std::pair { "0", "sleeping" } }) {
+        const std::string name = std::string("stall") + workers;
+        ASSERT_EQ(train(name, std::string("--load-ms 5 --workers ") + workers), 0) << err();
+        const std::string out = m_dir + "/" + name + ".json";
+        const std::string command
+            = std::string(TUNEUP_BINARY) + " advise " + db(name) + " --format json -o " + out + " 2>/dev/null";
+        ASSERT_EQ(std::system(command.c_str()), 0) << command;
+        rapidjson::Document advice;
+        advice.Parse(readFile(out).c_str());
+        ASSERT_TRUE(advice.IsObject()) << readFile(out);
+        std::string sampled;
+        for (const auto& f : advice["findings"].GetArray())
+            if (std::string(f["rule"].GetString()) == "dataloader-stall"
+                && f["evidence"]["facts"].HasMember("main thread during the waits (sampled)"))
+                sampled = f["evidence"]["facts"]["main thread during the waits (sampled)"].GetString();
+        // Mostly that activity: it comes first, with most of the time.
+        EXPECT_EQ(sampled.find(std::string("% ") + expected), sampled.find('%')) << workers << ": " << sampled;
+        EXPECT_NE(sampled.find('%'), std::string::npos) << workers << ": " << sampled;
+        EXPECT_GE(std::atoi(sampled.c_str()), 60) << workers << ": " << sampled;
+    }
+}
+
 TEST_F(PythonBootstrapTest, AdviseFindsStepsAndAnomalyDetection)
 {
     ASSERT_EQ(train("advise", "--anomaly"), 0) << err();

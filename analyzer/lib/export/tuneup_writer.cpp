@@ -372,6 +372,17 @@ void writeRows(const TraceModel& model, sqlite3* db) {
             s.integer(int64_t(e.correlation[i])).integer(schema::kExternalKindTuneup).integer(int64_t(e.externalId[i]))
                 .insert();
     }
+    const ThreadStateTable& states = model.threadStates;
+    {
+        Insert s(db, "INSERT INTO thread_states (id, ts_ns, tid, state, syscall) VALUES (?, ?, ?, ?, ?)");
+        for (size_t i = 0; i < states.size(); ++i)
+            s.integer(int64_t(i) + 1)
+                .integer(states.timeNs[i])
+                .integer(tidOf(states.thread[i]))
+                .text(std::string_view(&states.state[i], 1))
+                .integerOr(states.syscall[i], -2)
+                .insert();
+    }
     const FrameworkFlagTable& f = model.frameworkFlags;
     Insert flag(db, "INSERT INTO framework_flags (id, ts_ns, tid, name_id, value) VALUES (?, ?, ?, ?, ?)");
     for (size_t i = 0; i < f.size(); ++i)

@@ -175,6 +175,8 @@ TraceModel importTuneupFile(const std::string& path)
         info.worldSize = std::stoi(world);
     for (const auto& [key, value] : summary.meta)
         info.metadata.emplace_back(key, value);
+    // Older files do not say: their numbers are read as x86-64's, as docs/schema.md then said they were.
+    info.machine = summary.metaValue("machine").empty() ? "x86_64" : summary.metaValue("machine");
     const int64_t pid = summary.metaValue("pid").empty() ? 0 : std::stoll(summary.metaValue("pid"));
     for (const StatRow& stat : summary.stats)
         builder.stats().add("recording." + stat.name,
@@ -288,6 +290,18 @@ TraceModel importTuneupFile(const std::string& path)
                 f.value = i64(s, 1);
                 f.name = name(s, 2);
                 builder.addFrameworkFlag(f);
+            });
+    // Schema 2 also added the main thread's sampled states.
+    if (summary.schemaVersion >= 2)
+        query(*file, "SELECT ts_ns, tid, state, coalesce(syscall, -2) FROM thread_states ORDER BY ts_ns, id",
+            [&](sqlite3_stmt* s) {
+                ThreadState t;
+                t.timeNs = i64(s, 0);
+                t.thread = builder.thread(pid, i64(s, 1));
+                const unsigned char* state = sqlite3_column_text(s, 2);
+                t.state = state && *state ? char(*state) : '?';
+                t.syscall = i32(s, 3);
+                builder.addThreadState(t);
             });
     // Schema 3: the interposers' GEMM and convolution calls, and CUPTI's links from CUDA calls to them.
     if (summary.schemaVersion >= 3) {

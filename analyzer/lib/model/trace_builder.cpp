@@ -224,6 +224,7 @@ void TraceBuilder::shiftTimes(int64_t deltaNs)
     shiftTable(m.convCalls);
     shift(m.frameworkFlags.timeNs);
     shift(m.programFacts.timeNs);
+    shift(m.threadStates.timeNs);
     for (auto& w : m.info.profilerWindows) {
         w.startNs += deltaNs;
         w.endNs += deltaNs;
@@ -266,6 +267,7 @@ TraceModel TraceBuilder::finish()
     sortTable(m.convCalls);
     sortInstants(m.frameworkFlags);
     sortInstants(m.programFacts);
+    sortInstants(m.threadStates);
     const Permutation rangeIndex = sortTable(m.counterRanges);
     renumber(m.counterValues.range, rangeIndex);
 

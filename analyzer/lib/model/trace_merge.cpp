@@ -100,6 +100,7 @@ std::vector<StringId> TraceBuilder::append(TraceBuilder& part)
     });
     appendRows(into.frameworkFlags, from.frameworkFlags, [&](FrameworkFlag& r) { r.name = s[r.name]; });
     appendRows(into.programFacts, from.programFacts, [&](ProgramFact& r) { r.name = s[r.name]; });
+    appendRows(into.threadStates, from.threadStates, [&](ThreadState& r) { r.thread = t[r.thread]; });
     appendRows(into.gemmCalls, from.gemmCalls, [&](GemmCall& r) {
         r.thread = t[r.thread];
         r.name = s[r.name];

@@ -265,6 +265,18 @@ TUNEUP_TABLE(FrameworkFlagTable, FrameworkFlag, TUNEUP_FRAMEWORK_FLAG_COLUMNS)
     X(int64_t, value, 0)
 TUNEUP_TABLE(ProgramFactTable, ProgramFact, TUNEUP_PROGRAM_FACT_COLUMNS)
 
+// The scheduler state of a thread over time, sampled by the agent (tuneup files, schema 2: the main
+// thread, every 10 ms, one row per change): each row holds until the next one of its thread. state is
+// /proc's letter ('R' running, 'S' sleeping, 'D' uninterruptible...); syscall the system call it was
+// blocked in, numbered for the recording machine (TraceInfo::machine), -1 running in user space, -2
+// unknown. Empty for Kineto and nsys traces. See steps/host_state.h.
+#define TUNEUP_THREAD_STATE_COLUMNS(X)                                                                  \
+    X(int64_t, timeNs, 0)                                                                              \
+    X(ThreadIndex, thread, 0)                                                                          \
+    X(char, state, '?')                                                                                \
+    X(int32_t, syscall, -2)
+TUNEUP_TABLE(ThreadStateTable, ThreadState, TUNEUP_THREAD_STATE_COLUMNS)
+
 // GEMM calls the agent's cuBLAS / cuBLASLt interposers recorded (tuneup files, schema 3): the outermost
 // call on its thread, its shape as the library sees it (column-major: op(A) is m x k, op(B) k x n, C m x n),
 // cudaDataType codes for the types, a cublasComputeType_t for computeType; -1 when unknown. status 0 is
@@ -402,6 +414,7 @@ struct TraceInfo {
     std::optional<int64_t> baseTimeNs; // Kineto baseTimeNanoseconds, already added to every time
     std::string displayTimeUnit;       // a display hint only: Kineto "ts" is always microseconds
     std::string traceName;
+    std::string machine; // the recording machine's architecture (uname -m: "x86_64", "aarch64"); "" unknown
     bool legacyArrayForm = false;          // the file was a bare JSON array of events (2020 Kineto)
     std::vector<TimeSpan> profilerWindows; // the profiler's own spans (Kineto "Trace" events)
     // Other top-level scalars ("cuda_runtime_version", "host_name", "distributedInfo.nccl_version"...).
@@ -465,6 +478,7 @@ public:
     PythonFunctionTable pythonFunctions;
     FrameworkFlagTable frameworkFlags;
     ProgramFactTable programFacts;
+    ThreadStateTable threadStates;
     GemmCallTable gemmCalls;
     ConvCallTable convCalls;
     ExternalCorrelationTable externalCorrelations;

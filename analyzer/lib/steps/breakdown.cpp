@@ -37,6 +37,21 @@ int64_t coveredNs(const std::vector<TimeSpan>& merged, int64_t start, int64_t en
     return total;
 }
 
+std::string describeIdleGap(const IdleGap& gap, const HostState& mainThread, std::string_view machine)
+{
+    const bool known = mainThread.activity != HostActivity::Unknown;
+    const std::string state = describeHostState(mainThread, machine);
+    if (gap.dataNs >= gap.syncNs() && gap.dataNs >= gap.hostNs())
+        return "main thread " + (known ? state : std::string("waiting")) + " for the DataLoader";
+    if (gap.syncNs() >= gap.hostNs())
+        return "after a synchronisation with the GPU" + (known ? " (main thread " + state + ")" : std::string());
+    if (!known)
+        return "launch and Python overhead";
+    if (mainThread.activity == HostActivity::Running)
+        return "launch and Python overhead (main thread running)";
+    return "main thread " + state + ", not launching work";
+}
+
 bool isDataLoaderWait(std::string_view name)
 {
     return name == "DataLoader.next"
@@ -209,6 +224,11 @@ StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange)
             result.gaps.push_back(g);
         });
         result.perStep.push_back(b);
+    }
+    if (const HostStateTimeline host(model); !host.empty()) {
+        result.gapHostStates.reserve(result.gaps.size());
+        for (const IdleGap& g : result.gaps)
+            result.gapHostStates.push_back(host.dominant(g.span));
     }
     // The median step's own breakdown (not per-field medians), so its parts add up to its time.
     if (!result.perStep.empty()) {

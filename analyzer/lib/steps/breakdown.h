@@ -4,6 +4,7 @@
 // launch and Python overhead). Overlapping work counts once, in that order of precedence.
 
 #include "model/trace_model.h"
+#include "steps/host_state.h"
 #include "steps/step_detector.h"
 
 #include <vector>
@@ -41,10 +42,19 @@ struct StepAnalysis {
     std::vector<StepBreakdown> perStep;  // parallel to detection.steps
     StepBreakdown median;                // the breakdown of the median step (its parts add up)
     std::vector<IdleGap> gaps;           // every idle gap of every step, in time order
+    // What the main thread did during each gap (the state covering most of it), parallel to gaps; empty
+    // when the trace has no sampled thread states (all but tuneup recordings).
+    std::vector<HostState> gapHostStates;
+    HostState hostStateDuring(size_t gap) const { return gap < gapHostStates.size() ? gapHostStates[gap] : HostState {}; }
     int64_t medianStepNs() const { return median.stepNs; }
 };
 
 StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange = {});
+
+// Why a gap's GPU idled, in a few words, from its largest part and what the main thread did: "main thread
+// waiting (futex) for the DataLoader", "after a synchronisation with the GPU", "launch and Python overhead
+// (main thread running)". `machine` names the system calls (TraceInfo::machine).
+std::string describeIdleGap(const IdleGap& gap, const HostState& mainThread, std::string_view machine);
 
 // A range in which the training loop waits for its next batch: PyTorch's
 // `enumerate(DataLoader)#<Iter>.__next__` (torch.profiler, tuneup's Python bootstrap), or a range named
