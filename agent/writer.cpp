@@ -221,7 +221,7 @@ void* writerMain(void*)
     if (state.eager && openFile(state))
         sampleMainThread(state, nowNs());
     uint64_t lastCommit = nowNs();
-    bool busy = false;
+    bool busy = false, signalled = false;
     for (;;) {
         pollfd wake { s_wakePipe[0], POLLIN, 0 };
         // Busy: loop again at once so rings never fill while there is data. Idle: a short tick, short
@@ -243,12 +243,7 @@ void* writerMain(void*)
         }
         if (signal || stop) {
             finalize(state);
-            if (signal) {
-                // The process is about to die by the signal: the file is committed; say so.
-                const char ack = 'a';
-                ssize_t ignored = write(s_ackPipe[1], &ack, 1);
-                (void)ignored;
-            }
+            signalled = signal;
             break;
         }
         uint64_t requested;
@@ -274,6 +269,13 @@ void* writerMain(void*)
     }
     state.sink.reset();
     state.db.reset(); // closes the file, checkpointing the WAL into it
+    if (signalled) {
+        // The process is about to die (a signal, or _exit): the file is committed and closed, with no
+        // -wal left beside it to copy along; say so.
+        const char ack = 'a';
+        ssize_t ignored = write(s_ackPipe[1], &ack, 1);
+        (void)ignored;
+    }
     s_finished.store(true);
     {
         std::lock_guard lock(s_mutex);

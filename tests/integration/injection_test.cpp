@@ -226,6 +226,8 @@ TEST_F(InjectionTest, ForkedChildrenWriteTheirOwnFiles)
 
     auto files = m_dir.traceFiles();
     ASSERT_EQ(files.size(), 5u) << ::testing::PrintToString(files);
+    // Every file closed, _exit included: no -wal or -shm beside them to copy along.
+    EXPECT_EQ(m_dir.outEntries().size(), 5u) << ::testing::PrintToString(m_dir.outEntries());
     ASSERT_NE(std::find(files.begin(), files.end(), "run.db"), files.end());
 
     auto parent = open("run.db");
@@ -323,6 +325,8 @@ TEST_P(SignalTest, FlushesThenDiesByTheSignal)
     process->kill(sig);
     ASSERT_TRUE(process->wait(kRunTimeout));
     EXPECT_EQ(process->termSignal(), sig) << "status " << process->rawStatus() << "\nstderr:\n" << process->err();
+    // Closed before the process died: the file holds everything, with no -wal beside it.
+    EXPECT_EQ(m_dir.outEntries(), (std::vector<std::string> { "run.db" }));
 
     auto q = open();
     EXPECT_EQ(q->text("PRAGMA quick_check"), "ok");
