@@ -90,6 +90,7 @@ std::optional<TimeRange> eventSpan(const TimelineData& data, const EventId& id)
         return TimeRange { s->gaps[r].span.startNs, s->gaps[r].span.endNs };
     }
     case Source::GpuAnnotation: return from(m.gpuAnnotations);
+    case Source::ThreadState: return data.threadStateSpan(id.model, id.row);
     }
     return std::nullopt;
 }
@@ -269,6 +270,20 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         f.emplace_back("launch / Python overhead", formatDuration(g.hostNs()));
         if (const HostState state = data.steps(id.model)->hostStateDuring(r); state.activity != HostActivity::Unknown)
             f.emplace_back("main thread (sampled)", describeHostState(state, m.info.machine));
+        break;
+    }
+    case Source::ThreadState: {
+        const auto& s = m.threadStates;
+        const HostActivity activity = classifyHostState(m.info.machine, s.state[r], s.syscall[r]);
+        info.kind = "thread state (sampled)";
+        info.name = describeHostState({ activity, int16_t(s.syscall[r]) }, m.info.machine);
+        f.emplace_back("activity", std::string(hostActivityName(activity)));
+        f.emplace_back("scheduler state", std::string(1, s.state[r]));
+        if (s.syscall[r] >= 0) {
+            const std::string_view call = syscallName(m.info.machine, s.syscall[r]);
+            f.emplace_back("system call", (call.empty() ? std::string() : std::string(call) + " ") + "(" + num(s.syscall[r])
+                    + (m.info.machine.empty() ? ")" : " on " + m.info.machine + ")"));
+        }
         break;
     }
     }

@@ -24,6 +24,8 @@ constexpr std::array<KindStyle, size_t(EventKind::Count)> kStyles = { {
     { 0xe15759, "GPU idle: waiting for data" },
     { 0xff9da7, "GPU idle: after synchronisation" },
     { 0xbab0ac, "GPU idle: launch / Python overhead" },
+    { 0x9c755f, "thread running" },
+    { 0xd7c9bd, "thread waiting" },
 } };
 
 } // namespace

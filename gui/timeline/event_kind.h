@@ -25,6 +25,8 @@ enum class EventKind : uint8_t {
     IdleData, // GPU idle while the host waited for data
     IdleSync, // ... after a synchronisation
     IdleHost, // ... otherwise: launch and Python overhead
+    HostRunning, // the main thread's sampled state: running
+    HostWaiting, // ... blocked in a system call (a lock, a pipe, a sleep, the driver)
     Count,
 };
 
@@ -36,7 +38,7 @@ const KindStyle& kindStyle(EventKind kind);
 // The kinds a legend lists, in its order.
 inline constexpr EventKind kLegendKinds[] = { EventKind::KernelCompute, EventKind::KernelGemm, EventKind::KernelComm,
     EventKind::Memcpy, EventKind::Memset, EventKind::Range, EventKind::CpuOp, EventKind::ApiCall, EventKind::SyncCall,
-    EventKind::DataWait };
+    EventKind::DataWait, EventKind::HostRunning, EventKind::HostWaiting };
 
 // True for the names of CUDA calls during which the host waits for the GPU.
 bool isBlockingCudaCall(std::string_view name);

@@ -225,7 +225,46 @@ std::string processLabel(const TraceModel& model, int64_t pid)
     return label;
 }
 
-void addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const std::atomic<bool>* cancel)
+// The sampled thread's states (tuneup recordings), one lane under its track: running, or the system
+// call it waited in, each until the next sample; the last until `end`. Returns where the last ends.
+int64_t addThreadStateTrack(Builder& b, const TraceModel& model, ThreadIndex thread, Track track, int64_t end)
+{
+    const ThreadStateTable& s = model.threadStates;
+    track.type = TrackType::ThreadState;
+    track.title = "thread " + std::to_string(model.threads[thread].tid) + " · state (sampled)";
+    track.lanes.resize(1);
+    std::unordered_map<int64_t, uint32_t> names; // by state << 32 | syscall
+    size_t previous = s.size();
+    auto close = [&](int64_t until) {
+        if (previous == s.size())
+            return;
+        const HostActivity activity = classifyHostState(model.info.machine, s.state[previous], s.syscall[previous]);
+        if (activity == HostActivity::Unknown)
+            return;
+        const HostState state { activity, int16_t(s.syscall[previous]) };
+        const int64_t key = int64_t(activity) << 32 | uint32_t(state.syscall);
+        auto it = names.find(key);
+        if (it == names.end())
+            it = names.emplace(key, b.syntheticName(describeHostState(state, model.info.machine))).first;
+        track.lanes[0].add(s.timeNs[previous], std::max(until, s.timeNs[previous]),
+            activity == HostActivity::Running ? EventKind::HostRunning : EventKind::HostWaiting, Source::ThreadState,
+            RowIndex(previous), it->second);
+    };
+    for (size_t i = 0; i < s.size(); ++i)
+        if (s.thread[i] == thread) {
+            close(s.timeNs[i]);
+            previous = i;
+        }
+    if (previous != s.size())
+        end = std::max(end, s.timeNs[previous]);
+    close(end);
+    if (track.lanes[0].size())
+        b.addFixedTrack(std::move(track));
+    return end;
+}
+
+// Returns where the sampled thread's last state ends (INT64_MIN when none was sampled).
+int64_t addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const std::atomic<bool>* cancel)
 {
     const TraceModel& model = *in.model;
     std::vector<Pending> threads(model.threads.size());
@@ -261,10 +300,14 @@ void addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const std:
                 it->second ? EventKind::SyncCall : EventKind::ApiCall, Source::ApiCall, RowIndex(i), name);
         }
 
-    // By process, the process's own thread (tid == pid) first, then by thread id.
+    // By process, the process's own thread (tid == pid) first, then by thread id; the sampled thread even
+    // without events of its own, for its states.
+    const HostStateTimeline states(model);
+    const ThreadIndex sampled = states.empty() ? ThreadIndex(threads.size()) : states.thread();
+    int64_t lastStateEnd = std::numeric_limits<int64_t>::min();
     std::vector<ThreadIndex> order;
     for (ThreadIndex t = 0; t < threads.size(); ++t)
-        if (!threads[t].empty())
+        if (!threads[t].empty() || t == sampled)
             order.push_back(t);
     std::sort(order.begin(), order.end(), [&](ThreadIndex first, ThreadIndex second) {
         const ThreadInfo &x = model.threads[first], &y = model.threads[second];
@@ -276,7 +319,7 @@ void addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const std:
     });
     for (ThreadIndex t : order) {
         if (cancel && cancel->load())
-            return;
+            return lastStateEnd;
         const ThreadInfo& info = model.threads[t];
         Track track;
         track.type = TrackType::Thread;
@@ -289,9 +332,16 @@ void addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const std:
             track.title = name;
         else
             track.title = "thread " + tid + (!name.empty() ? " · " + std::string(name) : info.tid == info.pid ? " · main" : "");
-        b.addTrack(std::move(track), threads[t]);
+        const int64_t eventsEnd = threads[t].empty() ? std::numeric_limits<int64_t>::min()
+                                                     : *std::max_element(threads[t].ends.begin(), threads[t].ends.end());
+        const Track header = track;
+        if (!threads[t].empty())
+            b.addTrack(std::move(track), threads[t]);
+        if (t == sampled)
+            lastStateEnd = addThreadStateTrack(b, model, t, header, eventsEnd);
         threads[t] = Pending(); // free as we go: the biggest inputs have millions of CPU events
     }
+    return lastStateEnd;
 }
 
 } // namespace
@@ -325,7 +375,7 @@ TimelineData buildTimeline(std::span<const TimelineInput> inputs, const std::ato
         if (cancel && cancel->load())
             return data;
         addGpuTracks(builder, m, inputs[m]);
-        addThreadTracks(builder, m, inputs[m], cancel);
+        data.m_lastStateEnds.push_back(addThreadTracks(builder, m, inputs[m], cancel));
     }
     if (data.span.empty())
         data.span = { 0, 1 };
@@ -353,10 +403,11 @@ std::optional<TimelineData::Place> TimelineData::place(const EventId& wanted) co
     const EventId id = canonical(wanted);
     if (id.model >= m_models.size() || id.row < 0)
         return std::nullopt;
-    if (id.source == Source::Step || id.source == Source::IdleGap) {
+    if (id.source == Source::Step || id.source == Source::IdleGap || id.source == Source::ThreadState) {
+        const TrackType type = id.source == Source::ThreadState ? TrackType::ThreadState : TrackType::Steps;
         for (uint32_t t = 0; t < tracks.size(); ++t)
-            if (tracks[t].type == TrackType::Steps && tracks[t].model == id.model)
-                return Place { t, id.source == Source::Step ? 0u : 1u };
+            if (tracks[t].type == type && tracks[t].model == id.model)
+                return Place { t, id.source == Source::IdleGap ? 1u : 0u };
         return std::nullopt;
     }
     if (placeIndex(id.source) >= kPlacedSources)
@@ -366,6 +417,19 @@ std::optional<TimelineData::Place> TimelineData::place(const EventId& wanted) co
         return std::nullopt;
     const uint32_t packed = places[size_t(id.row)];
     return Place { packed >> kLaneBits, packed & kMaxLane };
+}
+
+std::optional<TimeRange> TimelineData::threadStateSpan(uint32_t model, RowIndex row) const
+{
+    if (model >= m_models.size() || row < 0 || size_t(row) >= m_models[model]->threadStates.size())
+        return std::nullopt;
+    const ThreadStateTable& s = m_models[model]->threadStates;
+    const size_t r = size_t(row);
+    for (size_t next = r + 1; next < s.size(); ++next)
+        if (s.thread[next] == s.thread[r])
+            return TimeRange { s.timeNs[r], std::max(s.timeNs[next], s.timeNs[r]) };
+    const int64_t end = model < m_lastStateEnds.size() ? m_lastStateEnds[model] : s.timeNs[r];
+    return TimeRange { s.timeNs[r], std::max(end, s.timeNs[r]) };
 }
 
 std::string_view TimelineData::name(uint32_t model, uint32_t nameId) const

@@ -33,6 +33,7 @@ enum class Source : uint8_t {
     Step = 100,
     IdleGap = 101,
     GpuAnnotation = 102, // rows of TraceModel::gpuAnnotations (Kineto gpu_user_annotation)
+    ThreadState = 103,   // rows of TraceModel::threadStates: each holds until the thread's next sample
 };
 inline constexpr size_t kEventTables = size_t(analysis::EventTable::ConvCall) + 1;
 inline Source sourceOf(analysis::EventTable t) { return Source(uint8_t(t)); }
@@ -64,7 +65,7 @@ struct Lane {
     void add(int64_t start, int64_t end, EventKind kind, Source source, analysis::RowIndex row, uint32_t name);
 };
 
-enum class TrackType : uint8_t { Steps, Gpu, Thread };
+enum class TrackType : uint8_t { Steps, Gpu, Thread, ThreadState };
 
 struct Track {
     TrackType type = TrackType::Gpu;
@@ -101,6 +102,9 @@ public:
     size_t modelCount() const { return m_models.size(); }
     const analysis::TraceModel& model(uint32_t i) const { return *m_models[i]; }
     const analysis::StepAnalysis* steps(uint32_t i) const { return m_steps[i]; }
+    // A sampled thread state's span: from its sample to the thread's next one (the last, to the end
+    // of that thread's track).
+    std::optional<TimeRange> threadStateSpan(uint32_t model, analysis::RowIndex row) const;
     // The name of an event as drawn and searched.
     std::string_view name(uint32_t model, uint32_t nameId) const;
 
@@ -108,6 +112,7 @@ private:
     friend TimelineData buildTimeline(std::span<const TimelineInput>, const std::atomic<bool>*);
     std::vector<const analysis::TraceModel*> m_models;
     std::vector<const analysis::StepAnalysis*> m_steps;
+    std::vector<int64_t> m_lastStateEnds; // per model: where its last sampled thread state ends
     // Per model and placeIndex(source): per row, track << 12 | lane (lanes beyond 4095 share the last), or kNowhere.
     static constexpr uint32_t kNowhere = UINT32_MAX;
     std::vector<std::vector<std::vector<uint32_t>>> m_places;

@@ -70,6 +70,12 @@ TraceModel syntheticRun(int steps, int fills, int64_t dataWaitNs)
         // The loop waits for its batch: the GPU idles.
         if (w > 0)
             range(t0 + 10'000, t0 + 10'000 + w, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+        // The agent's samples of the main thread: blocked in read (x86-64 call 0) while it waits, else running.
+        b.addThreadState({ .timeNs = t0, .thread = thread, .state = 'R', .syscall = -1 });
+        if (w > 0) {
+            b.addThreadState({ .timeNs = t0 + 10'000, .thread = thread, .state = 'S', .syscall = 0 });
+            b.addThreadState({ .timeNs = t0 + 10'000 + w, .thread = thread, .state = 'R', .syscall = -1 });
+        }
         Memcpy copy;
         copy.correlation = call(t0 + w + 20'000, 30'000, "cudaMemcpyAsync");
         copy.startNs = t0 + w + 30'000;

@@ -17,7 +17,8 @@ namespace tuneup::guitest {
 // A run of `steps` steps of 15 ms + `dataWaitNs` on thread 100 of pid 100, GPU 0 stream 7: per step a
 // DataLoader wait of dataWaitNs, a 4 MB pageable host-to-device copy, an Optimizer.zero_grad range
 // launching `fills` FillFunctor kernels, GEMMs and pointwise kernels, and a cudaStreamSynchronize.
-// zero-grad-fill, pageable-memcpy and dataloader-stall fire on it.
+// The main thread's sampled state: in read during the wait, else running. zero-grad-fill,
+// pageable-memcpy and dataloader-stall fire on it.
 analysis::TraceModel syntheticRun(int steps = 12, int fills = 40, int64_t dataWaitNs = 5'000'000);
 // `model` written as a tuneup file at `path` (replacing it); returns the path.
 std::string writeTrace(const analysis::TraceModel& model, const std::string& path);

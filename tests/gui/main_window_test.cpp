@@ -321,7 +321,7 @@ private slots:
         QHelpEvent help(QEvent::ToolTip, hover, t->mapToGlobal(hover));
         QCoreApplication::sendEvent(t, &help);
         QVERIFY2(QToolTip::text().contains(QStringLiteral("GPU idle 5.03 ms")), qPrintable(QToolTip::text()));
-        QVERIFY2(QToolTip::text().contains(QStringLiteral("main thread waiting for the DataLoader")), qPrintable(QToolTip::text()));
+        QVERIFY2(QToolTip::text().contains(QStringLiteral("main thread waiting (read) for the DataLoader")), qPrintable(QToolTip::text()));
     }
 
     void searchFindsEventsByName()

@@ -81,9 +81,9 @@ private slots:
         QVERIFY(findingOf(*s, "zero-grad-fill"));
         QVERIFY(findingOf(*s, "pageable-memcpy"));
 
-        // Tracks: the steps, the GPU stream, the main thread, the worker's thread.
+        // Tracks: the steps, the GPU stream, the main thread and its sampled states, the worker's thread.
         const TimelineData& t = s->timeline;
-        QCOMPARE(t.tracks.size(), size_t(4));
+        QCOMPARE(t.tracks.size(), size_t(5));
         QCOMPARE(t.tracks[0].type, TrackType::Steps);
         QCOMPARE(t.tracks[0].lanes.size(), size_t(2));
         QCOMPARE(t.tracks[0].lanes[0].size(), size_t(12));
@@ -97,8 +97,28 @@ private slots:
         QCOMPARE(t.tracks[2].title, std::string("thread 100 · python3"));
         // ProfilerStep > (DataLoader wait | zero_grad | forward) > CUDA calls: three rows.
         QCOMPARE(t.tracks[2].lanes.size(), size_t(3));
-        QCOMPARE(t.tracks[3].model, 1u);
-        QVERIFY(t.tracks[3].group.find("DataLoader worker") != std::string::npos);
+        // Under it, what the thread did: running, then blocked in read for each DataLoader wait.
+        const Track& states = t.tracks[3];
+        QCOMPARE(states.type, TrackType::ThreadState);
+        QCOMPARE(states.title, std::string("thread 100 · state (sampled)"));
+        QCOMPARE(states.group, t.tracks[2].group);
+        QCOMPARE(states.lanes.size(), size_t(1));
+        const Lane& sampled = states.lanes[0];
+        QCOMPARE(sampled.size(), size_t(12 * 3));
+        QCOMPARE(t.name(0, sampled.names[1]), std::string_view("waiting (read)"));
+        QCOMPARE(sampled.kinds[1], EventKind::HostWaiting);
+        QCOMPARE(sampled.ends[1] - sampled.starts[1], int64_t(5'000'000));
+        QCOMPARE(t.name(0, sampled.names[2]), std::string_view("running"));
+        QCOMPARE(sampled.kinds[2], EventKind::HostRunning);
+        QCOMPARE(sampled.ends.back(), t.tracks[2].lanes[0].ends.back()); // the last holds to the thread's end
+        const EventId wait { 0, Source::ThreadState, sampled.rows[1] };
+        QCOMPARE(t.place(wait)->track, 3u);
+        const EventInfo info = describeEvent(t, wait);
+        QCOMPARE(info.name, std::string("waiting (read)"));
+        QCOMPARE(info.span, (TimeRange { sampled.starts[1], sampled.ends[1] }));
+        QCOMPARE(describeEvent(t, { 0, Source::ThreadState, sampled.rows.back() }).span.endNs, sampled.ends.back());
+        QCOMPARE(t.tracks[4].model, 1u);
+        QVERIFY(t.tracks[4].group.find("DataLoader worker") != std::string::npos);
 
         // Every lane is sorted and never overlaps: what the level of detail relies on.
         for (const Track& track : t.tracks)

@@ -111,6 +111,7 @@ void writeMeta(const TraceModel& model, sqlite3* db) {
     if (info.rank) set("rank", std::to_string(*info.rank));
     if (info.worldSize) set("world_size", std::to_string(*info.worldSize));
     if (!info.backend.empty()) set("backend", info.backend);
+    if (!info.machine.empty()) set("machine", info.machine); // numbers thread_states' system calls
     if (const auto span = model.span()) {
         set("start_ns", std::to_string(span->startNs));
         set("end_ns", std::to_string(span->endNs));
