@@ -93,6 +93,8 @@ bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check
     row("events", groupedInteger(s.eventCount()));
     for (const analysis::TableCount& count : s.eventCounts)
         printf("    %-14s %12s\n", count.table.c_str(), groupedInteger(count.rows).c_str());
+    if (s.threadSamples > 0)
+        row("main thread", groupedInteger(s.threadSamples) + " state changes sampled (thread_states)");
 
     if (!s.stats.empty()) {
         printf("  stats\n");

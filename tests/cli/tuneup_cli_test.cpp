@@ -374,7 +374,9 @@ TEST_F(TuneupCliTest, TerminateIsForwarded)
 
 TEST_F(TuneupCliTest, InfoOnAValidFile)
 {
-    tuneup::test::writeTrace(path("run.db"));
+    tuneup::test::TraceSpec spec;
+    spec.threadStates = true;
+    tuneup::test::writeTrace(path("run.db"), spec);
     const Result r = run({ "info", path("run.db") });
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_CONTAINS(r.out, "tuneup-trace, schema " + std::to_string(tuneup::schema::kSchemaVersion));
@@ -388,6 +390,7 @@ TEST_F(TuneupCliTest, InfoOnAValidFile)
     EXPECT_CONTAINS(r.out, "NVIDIA H100 80GB HBM3");
     EXPECT_CONTAINS(r.out, "2 s");
     EXPECT_CONTAINS(r.out, "integrity    ok");
+    EXPECT_CONTAINS(r.out, "main thread  3 state changes sampled");
     EXPECT_TRUE(r.err.empty()) << r.err;
 }
 

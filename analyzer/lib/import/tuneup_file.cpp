@@ -453,6 +453,10 @@ TuneupFileSummary TuneupFile::summary(bool eventSpan) const
         if (!s.isNull(1)) summary.firstNs = std::min(summary.firstNs.value_or(s.integer(1)), s.integer(1));
         if (!s.isNull(2)) summary.lastNs = std::max(summary.lastNs.value_or(s.integer(2)), s.integer(2));
     }
+    if (tables.count("thread_states")) {
+        Statement s(m_db, m_path, "SELECT count(*) FROM thread_states");
+        if (s.step()) summary.threadSamples = s.integer(0);
+    }
     if (tables.count("devices")) {
         Statement s(m_db, m_path,
             "SELECT id, name, compute_major, compute_minor, sm_count, global_memory_bytes, memory_bandwidth_gbs "

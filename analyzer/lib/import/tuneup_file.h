@@ -57,6 +57,7 @@ struct TuneupFileSummary {
     std::map<std::string, std::string> meta;
     std::vector<StatRow> stats;
     std::vector<TableCount> eventCounts; // kEventTables, in that order
+    int64_t threadSamples = 0;           // thread_states rows: samples of the main thread, not events
     std::vector<DeviceRow> devices;
     std::optional<int64_t> firstNs, lastNs; // over the event tables, else meta start_ns/end_ns
     bool complete = false; // meta end_ns present: the process exited cleanly
