@@ -129,7 +129,8 @@ public:
         std::vector<TimeSpan> gapSpans;
         for (const IdleGap* g : gaps)
             gapSpans.push_back(g->span);
-        if (const std::string sampled = describeHostTime(host.timeIn(gapSpans)); !sampled.empty())
+        const HostTime hostTime = host.timeIn(gapSpans);
+        if (const std::string sampled = describeHostTime(hostTime); !sampled.empty())
             evidence.facts.push_back({ "main thread in these gaps (sampled)", sampled });
         std::string biggest;
         for (size_t i = 0; i < gaps.size() && i < kGapsShown; ++i) {
@@ -174,6 +175,8 @@ public:
             + ". The host was busy elsewhere: Python code, CPU-side pre- or post-processing, logging, allocations, or "
               "operators that run on the CPU. The evidence lists the biggest gaps and what the training thread was "
               "doing then.";
+        if (const std::string why = explainHostTime(hostTime); !why.empty())
+            f.detail += " " + why;
         f.evidence = std::move(evidence);
         f.fixPython = "# Find what the host does in the gaps (with_stack shows the Python lines):\n"
                       "with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"

@@ -166,6 +166,7 @@ TEST(GpuIdle, SyntheticSampledThreadStatesSayWhatTheMainThreadDid) {
     ASSERT_EQ(run.findings(), 1u) << run.outcome.reason;
     const Finding& f = run.outcome.findings[0];
     EXPECT_EQ(fact(f, "main thread in these gaps (sampled)"), "67% sleeping, 33% running");
+    EXPECT_NE(f.detail.find("The main thread was mostly sleeping"), std::string::npos) << f.detail;
     EXPECT_NE(fact(f, "gap 1").find("training thread in aten::_unique2; main thread sleeping (nanosleep)"),
         std::string::npos)
         << fact(f, "gap 1");
@@ -178,6 +179,7 @@ TEST(GpuIdle, SyntheticWithoutSamplesSaysNothingOfThem) {
     ASSERT_EQ(run.findings(), 1u) << run.outcome.reason;
     EXPECT_EQ(fact(run.outcome.findings[0], "main thread in these gaps (sampled)"), "");
     EXPECT_EQ(fact(run.outcome.findings[0], "gap 1").find("main thread"), std::string::npos);
+    EXPECT_EQ(run.outcome.findings[0].detail.find("The main thread"), std::string::npos);
 }
 
 TEST(GpuIdle, SyntheticDataWaitIsNotCountedTwice) {

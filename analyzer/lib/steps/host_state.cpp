@@ -109,6 +109,39 @@ std::string describeHostTime(const HostTime& ns)
     return text;
 }
 
+std::string explainHostTime(const HostTime& ns)
+{
+    int64_t sampled = 0;
+    for (size_t i = 1; i < ns.size(); ++i)
+        sampled += ns[i];
+    if (sampled <= 0 || ns[size_t(HostActivity::Unknown)] * 2 > sampled + ns[size_t(HostActivity::Unknown)])
+        return {};
+    const auto top = size_t(std::max_element(ns.begin() + 1, ns.end()) - ns.begin());
+    if (ns[top] * 2 < sampled)
+        return {};
+    switch (HostActivity(top)) {
+    case HostActivity::Running:
+        return "The main thread was running: Python or CPU work between launches, not a wait.";
+    case HostActivity::Lock:
+        return "The main thread mostly waited on a lock (futex): the GIL held by another thread (a logger, a "
+               "metrics or data thread), or a queue between threads.";
+    case HostActivity::Pipe:
+        return "The main thread mostly waited on a pipe or socket: another process (DataLoader workers outside "
+               "a __next__ range, a remote store, another rank).";
+    case HostActivity::Sleep:
+        return "The main thread was mostly sleeping: time.sleep, or a polling loop, inside the step.";
+    case HostActivity::Child:
+        return "The main thread mostly waited for a child process to end (subprocess, os.system).";
+    case HostActivity::Driver:
+        return "The main thread was mostly inside a driver call (ioctl): a blocking CUDA call that the trace did "
+               "not mark as a synchronisation, or a slow allocation.";
+    case HostActivity::OtherWait:
+        return "The main thread mostly waited in other system calls (file I/O, for one).";
+    case HostActivity::Unknown: break;
+    }
+    return {};
+}
+
 std::string describeHostState(const HostState& state, std::string_view machine)
 {
     if (state.activity == HostActivity::Unknown)

@@ -41,6 +41,9 @@ using HostTime = std::array<int64_t, kHostActivities>; // nanoseconds, indexed b
 // "70% waiting on a pipe or socket, 25% running": each activity with 5% or more of the sampled time,
 // largest first; "" when less than half of the time was sampled.
 std::string describeHostTime(const HostTime& ns);
+// What it means when one activity holds at least half of the sampled time while the GPU idles: a
+// sentence for a finding's detail ("The main thread mostly waited on a lock (futex): …"); "" otherwise.
+std::string explainHostTime(const HostTime& ns);
 
 // One thread's states as a step function of time: each sample holds until that thread's next one.
 class HostStateTimeline {
