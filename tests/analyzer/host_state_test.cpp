@@ -67,8 +67,8 @@ TEST(HostState, TheMostSampledThreadIsFollowedAsAStepFunction)
     EXPECT_EQ(ns[size_t(HostActivity::Running)], 50 + 100);
     EXPECT_EQ(ns[size_t(HostActivity::Lock)], 50 + 50);
     EXPECT_EQ(ns[size_t(HostActivity::Pipe)], 300);
-    EXPECT_EQ(describeHostTime(ns), "55% waiting on a pipe or socket, 27% running, 18% waiting on a lock");
-    EXPECT_TRUE(explainHostTime(ns).starts_with("The main thread mostly waited on a pipe or socket"));
+    EXPECT_EQ(describeHostTime(ns), "55% waiting to read (pipe, socket, file), 27% running, 18% waiting on a lock");
+    EXPECT_TRUE(explainHostTime(ns).starts_with("The main thread mostly waited to read from a pipe, socket or file"));
     // No activity with half of the time: nothing to say.
     EXPECT_EQ(explainHostTime(t.timeIn({ { 50, 700 } })), ""); // 46% lock, 46% pipe, 8% running
     EXPECT_TRUE(explainHostTime(t.timeIn({ { 50, 450 } })).starts_with("The main thread mostly waited on a lock"));

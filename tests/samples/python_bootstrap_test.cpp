@@ -160,7 +160,7 @@ TEST_F(PythonBootstrapTest, DataLoaderStallSaysWhatTheMainThreadDidWhileItWaited
     // The agent samples the main thread: with workers it waits on their pipe; without, it makes each
     // batch itself, here sleeping (the sample's dataset sleeps --load-ms per sample, like slow storage).
     for (const auto& [workers, expected] :
-        { std::pair { "2", "waiting on a pipe or socket" }, std::pair { "0", "sleeping" } }) {
+        { std::pair { "2", "waiting to read (pipe, socket, file)" }, std::pair { "0", "sleeping" } }) {
         const std::string name = std::string("stall") + workers;
         ASSERT_EQ(train(name, std::string("--load-ms 5 --workers ") + workers), 0) << err();
         const std::string out = m_dir + "/" + name + ".json";

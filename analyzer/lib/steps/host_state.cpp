@@ -88,7 +88,7 @@ std::string_view hostActivityName(HostActivity activity)
 std::string describeHostTime(const HostTime& ns)
 {
     static constexpr std::string_view kWords[kHostActivities] = { "unknown", "running", "waiting on a lock",
-        "waiting on a pipe or socket", "sleeping", "waiting for a child process", "in the driver (ioctl)",
+        "waiting to read (pipe, socket, file)", "sleeping", "waiting for a child process", "in the driver (ioctl)",
         "in other system calls" };
     int64_t total = 0;
     for (int64_t v : ns)
@@ -126,8 +126,8 @@ std::string explainHostTime(const HostTime& ns)
         return "The main thread mostly waited on a lock (futex): the GIL held by another thread (a logger, a "
                "metrics or data thread), or a queue between threads.";
     case HostActivity::Pipe:
-        return "The main thread mostly waited on a pipe or socket: another process (DataLoader workers outside "
-               "a __next__ range, a remote store, another rank).";
+        return "The main thread mostly waited to read from a pipe, socket or file: another process (DataLoader "
+               "workers outside a __next__ range, another rank), a remote store, or storage.";
     case HostActivity::Sleep:
         return "The main thread was mostly sleeping: time.sleep, or a polling loop, inside the step.";
     case HostActivity::Child:

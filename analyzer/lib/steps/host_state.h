@@ -15,7 +15,7 @@ enum class HostActivity : uint8_t {
     Unknown = 0, // no sample covers the time (not a tuneup recording, or sampling was off)
     Running,     // on a CPU or ready for one: Python, launching work, CPU computation
     Lock,        // futex: a lock (the GIL), a condition variable, a queue between threads
-    Pipe,        // read, poll, select, epoll, recv: a pipe or socket (DataLoader worker processes send batches so)
+    Pipe,        // read, poll, select, epoll, recv: a pipe (DataLoader workers send batches so), socket or file
     Sleep,       // nanosleep, clock_nanosleep, sched_yield
     Child,       // wait4, waitid: waiting for a child process to end
     Driver,      // ioctl: inside a driver call (a blocking CUDA synchronisation)
@@ -38,7 +38,7 @@ std::string describeHostState(const HostState& state, std::string_view machine);
 std::string_view hostActivityName(HostActivity activity); // "running", "lock", "pipe"...
 
 using HostTime = std::array<int64_t, kHostActivities>; // nanoseconds, indexed by HostActivity
-// "70% waiting on a pipe or socket, 25% running": each activity with 5% or more of the sampled time,
+// "70% waiting to read (pipe, socket, file), 25% running": each activity with 5% or more of the sampled time,
 // largest first; "" when less than half of the time was sampled.
 std::string describeHostTime(const HostTime& ns);
 // What it means when one activity holds at least half of the sampled time while the GPU idles: a
