@@ -12,8 +12,7 @@ using namespace tuneup::analysis;
 namespace {
 
 // One thread sampled on x86-64: running from 0, in futex from 100, in read from 400, running from 700.
-TraceModel sampledTrace(std::string machine = "x86_64")
-{
+TraceModel sampledTrace(std::string machine = "x86_64") {
     TraceBuilder b(SourceFormat::TuneupDb, "synthetic");
     b.info().machine = std::move(machine);
     const ThreadIndex main = b.thread(10, 10), other = b.thread(10, 11);
@@ -27,8 +26,7 @@ TraceModel sampledTrace(std::string machine = "x86_64")
 
 } // namespace
 
-TEST(HostState, SystemCallsAreNamedForTheRecordingMachine)
-{
+TEST(HostState, SystemCallsAreNamedForTheRecordingMachine) {
     EXPECT_EQ(syscallName("x86_64", 202), "futex");
     EXPECT_EQ(syscallName("aarch64", 98), "futex");
     EXPECT_EQ(syscallName("x86_64", 98), "");
@@ -44,8 +42,7 @@ TEST(HostState, SystemCallsAreNamedForTheRecordingMachine)
     EXPECT_EQ(classifyHostState("x86_64", '?', -2), HostActivity::Unknown);
 }
 
-TEST(HostState, DescribedInAFewWords)
-{
+TEST(HostState, DescribedInAFewWords) {
     EXPECT_EQ(describeHostState({ HostActivity::Lock, 202 }, "x86_64"), "waiting (futex)");
     EXPECT_EQ(describeHostState({ HostActivity::Sleep, 35 }, "x86_64"), "sleeping (nanosleep)");
     EXPECT_EQ(describeHostState({ HostActivity::OtherWait, 999 }, "x86_64"), "waiting (system call 999)");
@@ -53,8 +50,7 @@ TEST(HostState, DescribedInAFewWords)
     EXPECT_EQ(describeHostState({}, "x86_64"), "unknown");
 }
 
-TEST(HostState, TheMostSampledThreadIsFollowedAsAStepFunction)
-{
+TEST(HostState, TheMostSampledThreadIsFollowedAsAStepFunction) {
     const TraceModel m = sampledTrace();
     const HostStateTimeline t(m);
     ASSERT_FALSE(t.empty());
@@ -72,11 +68,9 @@ TEST(HostState, TheMostSampledThreadIsFollowedAsAStepFunction)
     // No activity with half of the time: nothing to say.
     EXPECT_EQ(explainHostTime(t.timeIn({ { 50, 700 } })), ""); // 46% lock, 46% pipe, 8% running
     EXPECT_TRUE(explainHostTime(t.timeIn({ { 50, 450 } })).starts_with("The main thread mostly waited on a lock"));
-
 }
 
-TEST(HostState, BeforeTheFirstSampleIsUnknown)
-{
+TEST(HostState, BeforeTheFirstSampleIsUnknown) {
     const HostStateTimeline t(sampledTrace());
     const HostTime ns = t.timeIn({ { -300, 100 } });
     EXPECT_EQ(ns[size_t(HostActivity::Unknown)], 300);
@@ -86,8 +80,7 @@ TEST(HostState, BeforeTheFirstSampleIsUnknown)
     EXPECT_EQ(t.dominant({ -300, 100 }), (HostState { HostActivity::Running, -1 })) << "the sampled part decides";
 }
 
-TEST(HostState, AnUnsampledTraceHasNoTimeline)
-{
+TEST(HostState, AnUnsampledTraceHasNoTimeline) {
     TraceBuilder b(SourceFormat::KinetoJson, "synthetic");
     b.thread(1, 1);
     const TraceModel m = b.finish();
@@ -96,23 +89,23 @@ TEST(HostState, AnUnsampledTraceHasNoTimeline)
     EXPECT_EQ(t.dominant({ 0, 100 }), HostState {});
 }
 
-TEST(HostState, IdleGapsAreDescribedByTheirLargestPartAndTheSampledState)
-{
+TEST(HostState, IdleGapsAreDescribedByTheirLargestPartAndTheSampledState) {
     const IdleGap data { .span = { 0, 100 }, .dataNs = 80 };
     const IdleGap sync { .span = { 0, 100 }, .dataNs = 20, .afterSync = true };
     const IdleGap host { .span = { 0, 100 }, .dataNs = 20 };
-    const HostState futex { HostActivity::Lock, 202 }, ioctl { HostActivity::Driver, 16 }, running { HostActivity::Running, -1 };
+    const HostState futex { HostActivity::Lock, 202 }, ioctl { HostActivity::Driver, 16 },
+        running { HostActivity::Running, -1 };
     EXPECT_EQ(describeIdleGap(data, futex, "x86_64"), "main thread waiting (futex) for the DataLoader");
     EXPECT_EQ(describeIdleGap(data, {}, "x86_64"), "main thread waiting for the DataLoader");
-    EXPECT_EQ(describeIdleGap(sync, ioctl, "x86_64"), "after a synchronisation with the GPU (main thread waiting (ioctl))");
+    EXPECT_EQ(
+        describeIdleGap(sync, ioctl, "x86_64"), "after a synchronisation with the GPU (main thread waiting (ioctl))");
     EXPECT_EQ(describeIdleGap(sync, {}, "x86_64"), "after a synchronisation with the GPU");
     EXPECT_EQ(describeIdleGap(host, running, "x86_64"), "launch and Python overhead (main thread running)");
     EXPECT_EQ(describeIdleGap(host, futex, "x86_64"), "main thread waiting (futex), not launching work");
     EXPECT_EQ(describeIdleGap(host, {}, "x86_64"), "launch and Python overhead");
 }
 
-TEST(HostState, StepAnalysisGivesEachGapTheStateThatCoversIt)
-{
+TEST(HostState, StepAnalysisGivesEachGapTheStateThatCoversIt) {
     // Two 10 us steps: a kernel in the first 6 us of each, the rest idle; the main thread runs in step 1's
     // gap and waits on a lock in step 2's.
     TraceBuilder b(SourceFormat::TuneupDb, "synthetic");
@@ -120,7 +113,9 @@ TEST(HostState, StepAnalysisGivesEachGapTheStateThatCoversIt)
     const ThreadIndex main = b.thread(10, 10);
     for (int s = 0; s < 2; ++s) {
         const int64_t t0 = 100'000 + s * 10'000;
-        b.addAnnotation({ .startNs = t0, .endNs = t0 + 10'000, .thread = main,
+        b.addAnnotation({ .startNs = t0,
+            .endNs = t0 + 10'000,
+            .thread = main,
             .name = b.intern("ProfilerStep#" + std::to_string(s)) });
         b.addKernel({ .startNs = t0, .endNs = t0 + 6'000, .device = 0, .name = b.intern("k") });
     }

@@ -39,62 +39,59 @@ constexpr Syscall kSyscalls[] = {
     { 1, 64, "write", HostActivity::OtherWait },
 };
 
-const Syscall* findSyscall(std::string_view machine, int number)
-{
-    if (number < 0)
-        return nullptr;
+const Syscall* findSyscall(std::string_view machine, int number) {
+    if (number < 0) return nullptr;
     const bool arm = machine == "aarch64" || machine == "arm64";
-    if (!arm && machine != "x86_64" && !machine.empty())
-        return nullptr;
+    if (!arm && machine != "x86_64" && !machine.empty()) return nullptr;
     for (const Syscall& s : kSyscalls)
-        if ((arm ? s.aarch64 : s.x86_64) == number)
-            return &s;
+        if ((arm ? s.aarch64 : s.x86_64) == number) return &s;
     return nullptr;
 }
 
 } // namespace
 
-std::string_view syscallName(std::string_view machine, int syscall)
-{
+std::string_view syscallName(std::string_view machine, int syscall) {
     const Syscall* s = findSyscall(machine, syscall);
     return s ? s->name : std::string_view();
 }
 
-HostActivity classifyHostState(std::string_view machine, char state, int syscall)
-{
+HostActivity classifyHostState(std::string_view machine, char state, int syscall) {
     // In user space, or runnable: working (a thread in a system call that is 'R' is working in the kernel).
-    if (state == 'R' || syscall == -1)
-        return HostActivity::Running;
-    if (const Syscall* s = findSyscall(machine, syscall))
-        return s->activity;
+    if (state == 'R' || syscall == -1) return HostActivity::Running;
+    if (const Syscall* s = findSyscall(machine, syscall)) return s->activity;
     return state == '?' ? HostActivity::Unknown : HostActivity::OtherWait;
 }
 
-std::string_view hostActivityName(HostActivity activity)
-{
+std::string_view hostActivityName(HostActivity activity) {
     switch (activity) {
-    case HostActivity::Unknown: return "unknown";
-    case HostActivity::Running: return "running";
-    case HostActivity::Lock: return "lock";
-    case HostActivity::Pipe: return "pipe";
-    case HostActivity::Sleep: return "sleep";
-    case HostActivity::Child: return "child";
-    case HostActivity::Driver: return "driver";
-    case HostActivity::OtherWait: return "other wait";
+    case HostActivity::Unknown:
+        return "unknown";
+    case HostActivity::Running:
+        return "running";
+    case HostActivity::Lock:
+        return "lock";
+    case HostActivity::Pipe:
+        return "pipe";
+    case HostActivity::Sleep:
+        return "sleep";
+    case HostActivity::Child:
+        return "child";
+    case HostActivity::Driver:
+        return "driver";
+    case HostActivity::OtherWait:
+        return "other wait";
     }
     return "unknown";
 }
 
-std::string describeHostTime(const HostTime& ns)
-{
-    static constexpr std::string_view kWords[kHostActivities] = { "unknown", "running", "waiting on a lock",
-        "waiting to read (pipe, socket, file)", "sleeping", "waiting for a child process", "in the driver (ioctl)",
-        "in other system calls" };
+std::string describeHostTime(const HostTime& ns) {
+    static constexpr std::string_view kWords[kHostActivities]
+        = { "unknown", "running", "waiting on a lock", "waiting to read (pipe, socket, file)", "sleeping",
+              "waiting for a child process", "in the driver (ioctl)", "in other system calls" };
     int64_t total = 0;
     for (int64_t v : ns)
         total += v;
-    if (total <= 0 || ns[size_t(HostActivity::Unknown)] * 2 > total)
-        return {};
+    if (total <= 0 || ns[size_t(HostActivity::Unknown)] * 2 > total) return {};
     std::array<size_t, kHostActivities> order {};
     for (size_t i = 0; i < order.size(); ++i)
         order[i] = i;
@@ -102,23 +99,19 @@ std::string describeHostTime(const HostTime& ns)
     std::string text;
     for (size_t i : order) {
         const int64_t percent = (ns[i] * 100 + total / 2) / total;
-        if (i == size_t(HostActivity::Unknown) || percent < 5)
-            continue;
+        if (i == size_t(HostActivity::Unknown) || percent < 5) continue;
         text += (text.empty() ? "" : ", ") + std::to_string(percent) + "% " + std::string(kWords[i]);
     }
     return text;
 }
 
-std::string explainHostTime(const HostTime& ns)
-{
+std::string explainHostTime(const HostTime& ns) {
     int64_t sampled = 0;
     for (size_t i = 1; i < ns.size(); ++i)
         sampled += ns[i];
-    if (sampled <= 0 || ns[size_t(HostActivity::Unknown)] * 2 > sampled + ns[size_t(HostActivity::Unknown)])
-        return {};
+    if (sampled <= 0 || ns[size_t(HostActivity::Unknown)] * 2 > sampled + ns[size_t(HostActivity::Unknown)]) return {};
     const auto top = size_t(std::max_element(ns.begin() + 1, ns.end()) - ns.begin());
-    if (ns[top] * 2 < sampled)
-        return {};
+    if (ns[top] * 2 < sampled) return {};
     switch (HostActivity(top)) {
     case HostActivity::Running:
         return "The main thread was running: Python or CPU work between launches, not a wait.";
@@ -137,57 +130,49 @@ std::string explainHostTime(const HostTime& ns)
                "not mark as a synchronisation, or a slow allocation.";
     case HostActivity::OtherWait:
         return "The main thread mostly waited in other system calls (file I/O, for one).";
-    case HostActivity::Unknown: break;
+    case HostActivity::Unknown:
+        break;
     }
     return {};
 }
 
-std::string describeHostState(const HostState& state, std::string_view machine)
-{
-    if (state.activity == HostActivity::Unknown)
-        return "unknown";
-    if (state.activity == HostActivity::Running)
-        return "running";
+std::string describeHostState(const HostState& state, std::string_view machine) {
+    if (state.activity == HostActivity::Unknown) return "unknown";
+    if (state.activity == HostActivity::Running) return "running";
     std::string call(syscallName(machine, state.syscall));
-    if (call.empty() && state.syscall >= 0)
-        call = "system call " + std::to_string(state.syscall);
+    if (call.empty() && state.syscall >= 0) call = "system call " + std::to_string(state.syscall);
     const char* verb = state.activity == HostActivity::Sleep ? "sleeping" : "waiting";
     return call.empty() ? std::string(verb) : std::string(verb) + " (" + call + ")";
 }
 
-HostStateTimeline::HostStateTimeline(const TraceModel& model)
-{
+HostStateTimeline::HostStateTimeline(const TraceModel& model) {
     const ThreadStateTable& t = model.threadStates;
     std::map<ThreadIndex, size_t> rows;
     for (size_t i = 0; i < t.size(); ++i)
         ++rows[t.thread[i]];
-    if (rows.empty())
-        return;
-    m_thread = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
-                   ->first;
+    if (rows.empty()) return;
+    m_thread = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+    })->first;
     for (size_t i = 0; i < t.size(); ++i) {
-        if (t.thread[i] != m_thread)
-            continue;
+        if (t.thread[i] != m_thread) continue;
         m_times.push_back(t.timeNs[i]);
         m_states.push_back({ classifyHostState(model.info.machine, t.state[i], t.syscall[i]), int16_t(t.syscall[i]) });
     }
 }
 
-template <class F> void HostStateTimeline::forEachPiece(TimeSpan span, F&& f) const
-{
+template <class F> void HostStateTimeline::forEachPiece(TimeSpan span, F&& f) const {
     // The sample in force at the span's start (the last at or before it), then each later one inside.
     auto it = std::upper_bound(m_times.begin(), m_times.end(), span.startNs);
     size_t i = it == m_times.begin() ? 0 : size_t(it - m_times.begin()) - 1;
     for (; i < m_times.size() && m_times[i] < span.endNs; ++i) {
         const int64_t from = std::max(m_times[i], span.startNs);
         const int64_t to = i + 1 < m_times.size() ? std::min(m_times[i + 1], span.endNs) : span.endNs;
-        if (to > from)
-            f(m_states[i], to - from);
+        if (to > from) f(m_states[i], to - from);
     }
 }
 
-HostState HostStateTimeline::dominant(TimeSpan span) const
-{
+HostState HostStateTimeline::dominant(TimeSpan span) const {
     // A few distinct states at most inside one gap: a short list beats a map.
     std::array<std::pair<HostState, int64_t>, 8> seen {};
     size_t count = 0;
@@ -197,16 +182,14 @@ HostState HostStateTimeline::dominant(TimeSpan span) const
                 seen[k].second += ns;
                 return;
             }
-        if (count < seen.size())
-            seen[count++] = { state, ns };
+        if (count < seen.size()) seen[count++] = { state, ns };
     });
-    const auto best = std::max_element(seen.begin(), seen.begin() + long(count),
-        [](const auto& a, const auto& b) { return a.second < b.second; });
+    const auto best = std::max_element(
+        seen.begin(), seen.begin() + long(count), [](const auto& a, const auto& b) { return a.second < b.second; });
     return best == seen.begin() + long(count) ? HostState {} : best->first;
 }
 
-HostTime HostStateTimeline::timeIn(const std::vector<TimeSpan>& spans) const
-{
+HostTime HostStateTimeline::timeIn(const std::vector<TimeSpan>& spans) const {
     HostTime ns {};
     for (const TimeSpan& span : spans) {
         int64_t sampled = 0;

@@ -13,13 +13,13 @@ namespace tuneup::analysis {
 
 enum class HostActivity : uint8_t {
     Unknown = 0, // no sample covers the time (not a tuneup recording, or sampling was off)
-    Running,     // on a CPU or ready for one: Python, launching work, CPU computation
-    Lock,        // futex: a lock (the GIL), a condition variable, a queue between threads
-    Pipe,        // read, poll, select, epoll, recv: a pipe (DataLoader workers send batches so), socket or file
-    Sleep,       // nanosleep, clock_nanosleep, sched_yield
-    Child,       // wait4, waitid: waiting for a child process to end
-    Driver,      // ioctl: inside a driver call (a blocking CUDA synchronisation)
-    OtherWait,   // another system call, or sleeping in one not known
+    Running, // on a CPU or ready for one: Python, launching work, CPU computation
+    Lock, // futex: a lock (the GIL), a condition variable, a queue between threads
+    Pipe, // read, poll, select, epoll, recv: a pipe (DataLoader workers send batches so), socket or file
+    Sleep, // nanosleep, clock_nanosleep, sched_yield
+    Child, // wait4, waitid: waiting for a child process to end
+    Driver, // ioctl: inside a driver call (a blocking CUDA synchronisation)
+    OtherWait, // another system call, or sleeping in one not known
 };
 inline constexpr size_t kHostActivities = 8;
 
