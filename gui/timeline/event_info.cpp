@@ -280,9 +280,10 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         f.emplace_back("activity", std::string(hostActivityName(activity)));
         f.emplace_back("scheduler state", std::string(1, s.state[r]));
         if (s.syscall[r] >= 0) {
+            // "futex (202 on x86_64)": the number is the recording machine's.
             const std::string_view call = syscallName(m.info.machine, s.syscall[r]);
-            f.emplace_back("system call", (call.empty() ? std::string() : std::string(call) + " ") + "(" + num(s.syscall[r])
-                    + (m.info.machine.empty() ? ")" : " on " + m.info.machine + ")"));
+            const std::string number = num(s.syscall[r]) + (m.info.machine.empty() ? "" : " on " + m.info.machine);
+            f.emplace_back("system call", call.empty() ? number : std::string(call) + " (" + number + ")");
         }
         break;
     }
