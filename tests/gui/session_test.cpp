@@ -115,6 +115,8 @@ private slots:
         QCOMPARE(t.place(wait)->track, 3u);
         const EventInfo info = describeEvent(t, wait);
         QCOMPARE(info.name, std::string("waiting (read)"));
+        QVERIFY(std::find(info.fields.begin(), info.fields.end(), std::pair<std::string, std::string> { "system call", "read (0 on x86_64)" })
+            != info.fields.end());
         QCOMPARE(info.span, (TimeRange { sampled.starts[1], sampled.ends[1] }));
         QCOMPARE(describeEvent(t, { 0, Source::ThreadState, sampled.rows.back() }).span.endNs, sampled.ends.back());
         QCOMPARE(t.tracks[4].model, 1u);
