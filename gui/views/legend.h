@@ -1,7 +1,10 @@
 #pragma once
-// The timeline's colour legend, one swatch per kind of event, in one line above it.
+// The timeline's colour legend, one swatch per kind of event, above it: in one line when the window is
+// wide enough, else wrapped onto more.
 
 #include <QWidget>
+
+#include <vector>
 
 namespace tuneup::gui {
 
@@ -10,9 +13,15 @@ class Legend : public QWidget {
 public:
     explicit Legend(QWidget* parent = nullptr);
     QSize sizeHint() const override;
+    bool hasHeightForWidth() const override { return true; }
+    int heightForWidth(int width) const override;
 
 protected:
     void paintEvent(QPaintEvent* event) override;
+
+private:
+    // Where each entry of kLegendKinds goes at this width.
+    std::vector<QRect> entryRects(int width) const;
 };
 
 } // namespace tuneup::gui

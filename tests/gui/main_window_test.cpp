@@ -18,6 +18,7 @@
 #include "views/details_pane.h"
 #include "views/findings_panel.h"
 #include "views/kernel_view.h"
+#include "views/legend.h"
 
 #include <QChart>
 #include <QLineEdit>
@@ -322,6 +323,21 @@ private slots:
         QCoreApplication::sendEvent(t, &help);
         QVERIFY2(QToolTip::text().contains(QStringLiteral("GPU idle 5.03 ms")), qPrintable(QToolTip::text()));
         QVERIFY2(QToolTip::text().contains(QStringLiteral("main thread waiting (read) for the DataLoader")), qPrintable(QToolTip::text()));
+    }
+
+    void legendWrapsRatherThanCutsEntries()
+    {
+        Legend legend;
+        const int line = legend.heightForWidth(5000);
+        QCOMPARE(line, legend.fontMetrics().height() + 6); // every entry on one line
+        QVERIFY(legend.heightForWidth(400) >= 3 * line);  // on a narrow window, on more lines: none left out
+        legend.resize(400, legend.heightForWidth(400));
+        const QImage image = legend.grab().toImage();
+        const QRect all = image.rect();
+        // The last kinds' swatches are drawn even so.
+        for (const EventKind kind : { EventKind::HostRunning, EventKind::HostWaiting })
+            QVERIFY2(guitest::countColor(image, all, QRgb(kindStyle(kind).rgb) | 0xff000000u, 2) > 4,
+                qPrintable(QString::fromUtf8(kindStyle(kind).label.data())));
     }
 
     void searchFindsEventsByName()
