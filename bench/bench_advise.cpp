@@ -1,5 +1,6 @@
 // Times `tuneup advise` phase by phase on one or more traces: import (with its MB/s), steps and
-// breakdown, kernel classes, each rule, the text report, with the peak resident memory so far. Usage: bench_advise FILE... (see docs/performance.md)
+// breakdown, kernel classes, each rule, the text report, with the peak resident memory so far.
+// Usage: bench_advise FILE... (see docs/performance.md)
 
 #include "advise/advisor.h"
 #include "all_rules.h"

@@ -134,7 +134,7 @@ public:
                 formatDuration(context.perStep(waitNs)) + " per step (" + formatPercent(shareOf(waitNs)) + ")" } };
         // What the main thread did while it waited, from the agent's samples: a pipe means worker
         // processes had no batch ready; running means it made the batch itself.
-        if (const std::string host = describeHostTime(HostStateTimeline(m).timeIn(waitSpans)); !host.empty())
+        if (const std::string host = describeHostTime(steps.hostStates.timeIn(waitSpans)); !host.empty())
             evidence.facts.push_back({ "main thread during the waits (sampled)", host });
         if (gpu)
             evidence.facts.push_back({ "GPU idle meanwhile",

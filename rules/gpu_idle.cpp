@@ -125,11 +125,10 @@ public:
             evidence.facts.push_back({ "shorter gaps",
                 std::to_string(shortCount) + ", " + formatDuration(context.perStep(shortNs)) + " per step" });
         // What the main thread did in these gaps, from the agent's samples (tuneup recordings only).
-        const HostStateTimeline host(m);
         std::vector<TimeSpan> gapSpans;
         for (const IdleGap* g : gaps)
             gapSpans.push_back(g->span);
-        const HostTime hostTime = host.timeIn(gapSpans);
+        const HostTime hostTime = steps.hostStates.timeIn(gapSpans);
         if (const std::string sampled = describeHostTime(hostTime); !sampled.empty())
             evidence.facts.push_back({ "main thread in these gaps (sampled)", sampled });
         std::string biggest;

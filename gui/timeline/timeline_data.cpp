@@ -302,8 +302,7 @@ int64_t addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const s
 
     // By process, the process's own thread (tid == pid) first, then by thread id; the sampled thread even
     // without events of its own, for its states.
-    const HostStateTimeline states(model);
-    const ThreadIndex sampled = states.empty() ? ThreadIndex(threads.size()) : states.thread();
+    const ThreadIndex sampled = sampledThread(model).value_or(ThreadIndex(threads.size()));
     int64_t lastStateEnd = std::numeric_limits<int64_t>::min();
     std::vector<ThreadIndex> order;
     for (ThreadIndex t = 0; t < threads.size(); ++t)

@@ -225,11 +225,7 @@ StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange)
         });
         result.perStep.push_back(b);
     }
-    if (const HostStateTimeline host(model); !host.empty()) {
-        result.gapHostStates.reserve(result.gaps.size());
-        for (const IdleGap& g : result.gaps)
-            result.gapHostStates.push_back(host.dominant(g.span));
-    }
+    result.hostStates = HostStateTimeline(model);
     // The median step's own breakdown (not per-field medians), so its parts add up to its time.
     if (!result.perStep.empty()) {
         std::vector<size_t> order(result.perStep.size());

@@ -42,10 +42,13 @@ struct StepAnalysis {
     std::vector<StepBreakdown> perStep;  // parallel to detection.steps
     StepBreakdown median;                // the breakdown of the median step (its parts add up)
     std::vector<IdleGap> gaps;           // every idle gap of every step, in time order
-    // What the main thread did during each gap (the state covering most of it), parallel to gaps; empty
-    // when the trace has no sampled thread states (all but tuneup recordings).
-    std::vector<HostState> gapHostStates;
-    HostState hostStateDuring(size_t gap) const { return gap < gapHostStates.size() ? gapHostStates[gap] : HostState {}; }
+    // The main thread's sampled states; empty for traces without them (all but tuneup recordings).
+    HostStateTimeline hostStates;
+    // What the main thread did during a gap: the state covering most of it (Unknown without samples).
+    HostState hostStateDuring(size_t gap) const
+    {
+        return gap < gaps.size() ? hostStates.dominant(gaps[gap].span) : HostState {};
+    }
     int64_t medianStepNs() const { return median.stepNs; }
 };
 

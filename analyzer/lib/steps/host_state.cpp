@@ -145,15 +145,21 @@ std::string describeHostState(const HostState& state, std::string_view machine) 
     return call.empty() ? std::string(verb) : std::string(verb) + " (" + call + ")";
 }
 
-HostStateTimeline::HostStateTimeline(const TraceModel& model) {
-    const ThreadStateTable& t = model.threadStates;
+std::optional<ThreadIndex> sampledThread(const TraceModel& model) {
     std::map<ThreadIndex, size_t> rows;
-    for (size_t i = 0; i < t.size(); ++i)
-        ++rows[t.thread[i]];
-    if (rows.empty()) return;
-    m_thread = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    for (const ThreadIndex thread : model.threadStates.thread)
+        ++rows[thread];
+    if (rows.empty()) return std::nullopt;
+    return std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
         return a.second < b.second;
     })->first;
+}
+
+HostStateTimeline::HostStateTimeline(const TraceModel& model) {
+    const std::optional<ThreadIndex> thread = sampledThread(model);
+    if (!thread) return;
+    m_thread = *thread;
+    const ThreadStateTable& t = model.threadStates;
     for (size_t i = 0; i < t.size(); ++i) {
         if (t.thread[i] != m_thread) continue;
         m_times.push_back(t.timeNs[i]);

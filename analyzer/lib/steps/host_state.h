@@ -6,6 +6,7 @@
 #include "model/trace_model.h"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,10 +46,14 @@ std::string describeHostTime(const HostTime& ns);
 // sentence for a finding's detail ("The main thread mostly waited on a lock (futex): …"); "" otherwise.
 std::string explainHostTime(const HostTime& ns);
 
+// The sampled thread: the one with the most thread-state rows (the agent samples the main thread only).
+std::optional<ThreadIndex> sampledThread(const TraceModel& model);
+
 // One thread's states as a step function of time: each sample holds until that thread's next one.
 class HostStateTimeline {
 public:
-    // The sampled thread with the most rows (the agent samples the main thread only); empty when none.
+    HostStateTimeline() = default; // no samples
+    // The sampledThread's states; empty when there is none.
     explicit HostStateTimeline(const TraceModel& model);
     bool empty() const { return m_times.empty(); }
     ThreadIndex thread() const { return m_thread; }
