@@ -28,25 +28,20 @@ Config* s_config = nullptr; // never freed: read by threads during exit
 OutputChoice* s_output = nullptr;
 uint64_t s_startNs = 0;
 
-void startWriter()
-{
+void startWriter() {
     const ProcessFacts facts { s_output->role, s_startNs };
-    Writer::start(s_output->path, s_output->eager,
-        [facts](TraceDb& db, bool reopened) { writeMetadata(db, facts, reopened); });
+    Writer::start(
+        s_output->path, s_output->eager, [facts](TraceDb& db, bool reopened) { writeMetadata(db, facts, reopened); });
 }
 
 // A process that records lazily starts its writer on its first event (first ring made).
-void startWriterOnFirstEvent()
-{
-    if (Writer::running() || s_state.load() != State::Running)
-        return;
+void startWriterOnFirstEvent() {
+    if (Writer::running() || s_state.load() != State::Running) return;
     std::lock_guard lock(s_startMutex);
-    if (!Writer::running())
-        startWriter();
+    if (!Writer::running()) startWriter();
 }
 
-void childAfterFork()
-{
+void childAfterFork() {
     // The child writes its own file, named by its pid, on its first event; never CUDA here.
     new (&s_startMutex) std::recursive_mutex;
     s_startNs = nowNs();
@@ -56,22 +51,17 @@ void childAfterFork()
 #endif
     Writer::setMeta("capture.cuda", "off: forked child process (CUDA and CUPTI cannot be used after fork)");
     // The parent's announcement went to the parent's file; NVTX calls keep reaching us here.
-    if (nvtxAttached())
-        Writer::setMeta("capture.nvtx", "on");
+    if (nvtxAttached()) Writer::setMeta("capture.nvtx", "on");
 }
 
 } // namespace
 
-bool ensureStarted()
-{
+bool ensureStarted() {
     const State state = s_state.load(std::memory_order_acquire);
-    if (state == State::Running)
-        return true;
-    if (state != State::NotStarted)
-        return false;
+    if (state == State::Running) return true;
+    if (state != State::NotStarted) return false;
     std::lock_guard lock(s_startMutex);
-    if (s_state.load() != State::NotStarted)
-        return s_state.load() == State::Running;
+    if (s_state.load() != State::NotStarted) return s_state.load() == State::Running;
     s_startNs = nowNs();
     s_config = new Config(configFromEnvironment());
     if (s_config->disabled) {
@@ -83,23 +73,19 @@ bool ensureStarted()
     s_output = new OutputChoice(chooseOutput(*s_config, int(getpid()), false));
     installProcessGuard({ childAfterFork });
     s_state.store(State::Running, std::memory_order_release);
-    if (s_output->eager)
-        startWriter();
+    if (s_output->eager) startWriter();
     TUNEUP_LOG(Info, "recording to %s (%s)", s_output->path.c_str(), s_output->role.c_str());
     return true;
 }
 
-const Config& config()
-{
+const Config& config() {
     static const Config defaults;
     return s_config ? *s_config : defaults;
 }
 
-void shutdown()
-{
+void shutdown() {
     State expected = State::Running;
-    if (!s_state.compare_exchange_strong(expected, State::Stopped))
-        return;
+    if (!s_state.compare_exchange_strong(expected, State::Stopped)) return;
 #ifdef TUNEUP_HAVE_CUPTI
     stopCuptiCapture();
 #endif

@@ -29,8 +29,7 @@ struct BlasShape {
 // Calls the real function timed and records it (the outermost interposed call on this thread). Out of
 // line and with the exported function's own parameters, so that both paths below are plain jumps.
 template <auto& Real, LibraryFunction Function, auto ShapeOf, class... Args>
-__attribute__((noinline)) cublasStatus_t recordGemm(Args... args)
-{
+__attribute__((noinline)) cublasStatus_t recordGemm(Args... args) {
     const auto f = Real.get();
     LibraryCall call(true);
     const cublasStatus_t status = f(args...);
@@ -66,8 +65,7 @@ __attribute__((noinline)) cublasStatus_t recordGemm(Args... args)
 // Forwards to the real function; records the call when GEMMs are recorded and no other interposed call
 // runs on this thread. A call that is not recorded pays a load, two compares and the jump.
 template <auto& Real, LibraryFunction Function, auto ShapeOf, class... Args>
-inline cublasStatus_t callGemm(Args... args)
-{
+inline cublasStatus_t callGemm(Args... args) {
     const auto f = Real.get();
     if (!f) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
@@ -86,8 +84,18 @@ template <cudaDataType Type, cublasComputeType_t Compute>
 constexpr auto kTypedGemmShape
     = [](cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, auto m, auto n, auto k, auto /*alpha*/,
           auto /*A*/, auto lda, auto /*B*/, auto ldb, auto /*beta*/, auto /*C*/, auto ldc) {
-          return BlasShape { .transa = transa, .transb = transb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
-              .ldc = ldc, .aType = Type, .bType = Type, .cType = Type, .computeType = Compute };
+          return BlasShape { .transa = transa,
+              .transb = transb,
+              .m = m,
+              .n = n,
+              .k = k,
+              .lda = lda,
+              .ldb = ldb,
+              .ldc = ldc,
+              .aType = Type,
+              .bType = Type,
+              .cType = Type,
+              .computeType = Compute };
       };
 
 // cublas{S,H}gemmStridedBatched: a stride after each leading dimension, the batch last.
@@ -96,18 +104,41 @@ constexpr auto kTypedStridedBatchedShape
     = [](cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, auto m, auto n, auto k, auto /*alpha*/,
           auto /*A*/, auto lda, long long strideA, auto /*B*/, auto ldb, long long strideB, auto /*beta*/, auto /*C*/,
           auto ldc, long long strideC, auto batch) {
-          return BlasShape { .transa = transa, .transb = transb, .m = m, .n = n, .k = k, .batch = batch, .lda = lda,
-              .ldb = ldb, .ldc = ldc, .strideA = strideA, .strideB = strideB, .strideC = strideC, .aType = Type,
-              .bType = Type, .cType = Type, .computeType = Compute };
+          return BlasShape { .transa = transa,
+              .transb = transb,
+              .m = m,
+              .n = n,
+              .k = k,
+              .batch = batch,
+              .lda = lda,
+              .ldb = ldb,
+              .ldc = ldc,
+              .strideA = strideA,
+              .strideB = strideB,
+              .strideC = strideC,
+              .aType = Type,
+              .bType = Type,
+              .cType = Type,
+              .computeType = Compute };
       };
 
 // cublasGemmEx: each matrix's data type before its leading dimension, the compute type and algorithm last.
 constexpr auto kGemmExShape
     = [](cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, auto m, auto n, auto k, auto /*alpha*/,
-          auto /*A*/, cudaDataType aType, auto lda, auto /*B*/, cudaDataType bType, auto ldb, auto /*beta*/,
-          auto /*C*/, cudaDataType cType, auto ldc, cublasComputeType_t computeType, cublasGemmAlgo_t) {
-          return BlasShape { .transa = transa, .transb = transb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
-              .ldc = ldc, .aType = aType, .bType = bType, .cType = cType, .computeType = computeType };
+          auto /*A*/, cudaDataType aType, auto lda, auto /*B*/, cudaDataType bType, auto ldb, auto /*beta*/, auto /*C*/,
+          cudaDataType cType, auto ldc, cublasComputeType_t computeType, cublasGemmAlgo_t) {
+          return BlasShape { .transa = transa,
+              .transb = transb,
+              .m = m,
+              .n = n,
+              .k = k,
+              .lda = lda,
+              .ldb = ldb,
+              .ldc = ldc,
+              .aType = aType,
+              .bType = bType,
+              .cType = cType,
+              .computeType = computeType };
       };
 
 // cublasGemmStridedBatchedEx: cublasGemmEx with a stride after each leading dimension and the batch before the
@@ -117,20 +148,43 @@ constexpr auto kGemmStridedBatchedExShape
           auto /*A*/, cudaDataType aType, auto lda, long long strideA, auto /*B*/, cudaDataType bType, auto ldb,
           long long strideB, auto /*beta*/, auto /*C*/, cudaDataType cType, auto ldc, long long strideC, auto batch,
           cublasComputeType_t computeType, cublasGemmAlgo_t) {
-          return BlasShape { .transa = transa, .transb = transb, .m = m, .n = n, .k = k, .batch = batch, .lda = lda,
-              .ldb = ldb, .ldc = ldc, .strideA = strideA, .strideB = strideB, .strideC = strideC, .aType = aType,
-              .bType = bType, .cType = cType, .computeType = computeType };
+          return BlasShape { .transa = transa,
+              .transb = transb,
+              .m = m,
+              .n = n,
+              .k = k,
+              .batch = batch,
+              .lda = lda,
+              .ldb = ldb,
+              .ldc = ldc,
+              .strideA = strideA,
+              .strideB = strideB,
+              .strideC = strideC,
+              .aType = aType,
+              .bType = bType,
+              .cType = cType,
+              .computeType = computeType };
       };
 
 // cublasGemmBatchedEx: cublasGemmEx over arrays of matrices (no strides), the batch before the compute type.
-constexpr auto kGemmBatchedExShape
-    = [](cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, auto m, auto n, auto k, auto /*alpha*/,
-          auto /*Aarray*/, cudaDataType aType, auto lda, auto /*Barray*/, cudaDataType bType, auto ldb, auto /*beta*/,
-          auto /*Carray*/, cudaDataType cType, auto ldc, auto batch, cublasComputeType_t computeType,
-          cublasGemmAlgo_t) {
-          return BlasShape { .transa = transa, .transb = transb, .m = m, .n = n, .k = k, .batch = batch, .lda = lda,
-              .ldb = ldb, .ldc = ldc, .aType = aType, .bType = bType, .cType = cType, .computeType = computeType };
-      };
+constexpr auto kGemmBatchedExShape =
+    [](cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, auto m, auto n, auto k, auto /*alpha*/,
+        auto /*Aarray*/, cudaDataType aType, auto lda, auto /*Barray*/, cudaDataType bType, auto ldb, auto /*beta*/,
+        auto /*Carray*/, cudaDataType cType, auto ldc, auto batch, cublasComputeType_t computeType, cublasGemmAlgo_t) {
+        return BlasShape { .transa = transa,
+            .transb = transb,
+            .m = m,
+            .n = n,
+            .k = k,
+            .batch = batch,
+            .lda = lda,
+            .ldb = ldb,
+            .ldc = ldc,
+            .aType = aType,
+            .bType = bType,
+            .cType = cType,
+            .computeType = computeType };
+    };
 
 // ---- the real functions ---------------------------------------------------------------------------------
 // The non-_64 Ex functions' types are spelled out: cublas_api.h overloads them for C++ (with a cudaDataType
@@ -149,14 +203,12 @@ RealFunction<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperati
 RealFunction<decltype(&::cublasGemmEx_64)> s_cublasGemmEx64 { "cublasGemmEx_64", kCublasLibraries };
 RealFunction<decltype(&::cublasSgemmStridedBatched)> s_cublasSgemmStridedBatched { "cublasSgemmStridedBatched",
     kCublasLibraries };
-RealFunction<decltype(&::cublasSgemmStridedBatched_64)> s_cublasSgemmStridedBatched64 {
-    "cublasSgemmStridedBatched_64", kCublasLibraries
-};
+RealFunction<decltype(&::cublasSgemmStridedBatched_64)> s_cublasSgemmStridedBatched64 { "cublasSgemmStridedBatched_64",
+    kCublasLibraries };
 RealFunction<decltype(&::cublasHgemmStridedBatched)> s_cublasHgemmStridedBatched { "cublasHgemmStridedBatched",
     kCublasLibraries };
-RealFunction<decltype(&::cublasHgemmStridedBatched_64)> s_cublasHgemmStridedBatched64 {
-    "cublasHgemmStridedBatched_64", kCublasLibraries
-};
+RealFunction<decltype(&::cublasHgemmStridedBatched_64)> s_cublasHgemmStridedBatched64 { "cublasHgemmStridedBatched_64",
+    kCublasLibraries };
 RealFunction<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
     const void*, cudaDataType, int, long long int, const void*, cudaDataType, int, long long int, const void*, void*,
     cudaDataType, int, long long int, int, cublasComputeType_t, cublasGemmAlgo_t)>
@@ -177,48 +229,42 @@ RealFunction<decltype(&::cublasGemmBatchedEx_64)> s_cublasGemmBatchedEx64 { "cub
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A, int lda, const float* B, int ldb,
-    const float* beta, float* C, int ldc)
-{
+    const float* beta, float* C, int ldc) {
     return callGemm<s_cublasSgemm, LibraryFunction::CublasSgemm, kTypedGemmShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda,
-    const float* B, int64_t ldb, const float* beta, float* C, int64_t ldc)
-{
+    const float* B, int64_t ldb, const float* beta, float* C, int64_t ldc) {
     return callGemm<s_cublasSgemm64, LibraryFunction::CublasSgemm64, kTypedGemmShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemm(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const __half* alpha, const __half* A, int lda, const __half* B,
-    int ldb, const __half* beta, __half* C, int ldc)
-{
+    int ldb, const __half* beta, __half* C, int ldc) {
     return callGemm<s_cublasHgemm, LibraryFunction::CublasHgemm, kTypedGemmShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemm_64(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const __half* alpha, const __half* A, int64_t lda,
-    const __half* B, int64_t ldb, const __half* beta, __half* C, int64_t ldc)
-{
+    const __half* B, int64_t ldb, const __half* beta, __half* C, int64_t ldc) {
     return callGemm<s_cublasHgemm64, LibraryFunction::CublasHgemm64, kTypedGemmShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const double* alpha, const double* A, int lda, const double* B,
-    int ldb, const double* beta, double* C, int ldc)
-{
+    int ldb, const double* beta, double* C, int ldc) {
     return callGemm<s_cublasDgemm, LibraryFunction::CublasDgemm, kTypedGemmShape<CUDA_R_64F, CUBLAS_COMPUTE_64F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasDgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda,
-    const double* B, int64_t ldb, const double* beta, double* C, int64_t ldc)
-{
+    const double* B, int64_t ldb, const double* beta, double* C, int64_t ldc) {
     return callGemm<s_cublasDgemm64, LibraryFunction::CublasDgemm64, kTypedGemmShape<CUDA_R_64F, CUBLAS_COMPUTE_64F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -226,8 +272,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasDgemm_v2_64(cublasHandle_t ha
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda,
     const void* B, cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc,
-    cublasComputeType_t computeType, cublasGemmAlgo_t algo)
-{
+    cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     return callGemm<s_cublasGemmEx, LibraryFunction::CublasGemmEx, kGemmExShape>(
         handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
@@ -235,8 +280,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle,
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void* alpha, const void* A, cudaDataType Atype,
     int64_t lda, const void* B, cudaDataType Btype, int64_t ldb, const void* beta, void* C, cudaDataType Ctype,
-    int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo)
-{
+    int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     return callGemm<s_cublasGemmEx64, LibraryFunction::CublasGemmEx64, kGemmExShape>(
         handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
@@ -244,8 +288,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmEx_64(cublasHandle_t hand
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A, int lda, long long int strideA,
     const float* B, int ldb, long long int strideB, const float* beta, float* C, int ldc, long long int strideC,
-    int batchCount)
-{
+    int batchCount) {
     return callGemm<s_cublasSgemmStridedBatched, LibraryFunction::CublasSgemmStridedBatched,
         kTypedStridedBatchedShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -254,8 +297,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched(cublasHan
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched_64(cublasHandle_t handle,
     cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const float* alpha,
     const float* A, int64_t lda, long long int strideA, const float* B, int64_t ldb, long long int strideB,
-    const float* beta, float* C, int64_t ldc, long long int strideC, int64_t batchCount)
-{
+    const float* beta, float* C, int64_t ldc, long long int strideC, int64_t batchCount) {
     return callGemm<s_cublasSgemmStridedBatched64, LibraryFunction::CublasSgemmStridedBatched64,
         kTypedStridedBatchedShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -264,8 +306,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched_64(cublas
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const __half* alpha, const __half* A, int lda, long long int strideA,
     const __half* B, int ldb, long long int strideB, const __half* beta, __half* C, int ldc, long long int strideC,
-    int batchCount)
-{
+    int batchCount) {
     return callGemm<s_cublasHgemmStridedBatched, LibraryFunction::CublasHgemmStridedBatched,
         kTypedStridedBatchedShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -274,8 +315,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched(cublasHan
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched_64(cublasHandle_t handle,
     cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const __half* alpha,
     const __half* A, int64_t lda, long long int strideA, const __half* B, int64_t ldb, long long int strideB,
-    const __half* beta, __half* C, int64_t ldc, long long int strideC, int64_t batchCount)
-{
+    const __half* beta, __half* C, int64_t ldc, long long int strideC, int64_t batchCount) {
     return callGemm<s_cublasHgemmStridedBatched64, LibraryFunction::CublasHgemmStridedBatched64,
         kTypedStridedBatchedShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
         handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -285,8 +325,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(cublasHa
     cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda,
     long long int strideA, const void* B, cudaDataType Btype, int ldb, long long int strideB, const void* beta, void* C,
     cudaDataType Ctype, int ldc, long long int strideC, int batchCount, cublasComputeType_t computeType,
-    cublasGemmAlgo_t algo)
-{
+    cublasGemmAlgo_t algo) {
     return callGemm<s_cublasGemmStridedBatchedEx, LibraryFunction::CublasGemmStridedBatchedEx,
         kGemmStridedBatchedExShape>(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
         strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
@@ -296,8 +335,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx_64(cubla
     cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void* alpha,
     const void* A, cudaDataType Atype, int64_t lda, long long int strideA, const void* B, cudaDataType Btype,
     int64_t ldb, long long int strideB, const void* beta, void* C, cudaDataType Ctype, int64_t ldc,
-    long long int strideC, int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo)
-{
+    long long int strideC, int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     return callGemm<s_cublasGemmStridedBatchedEx64, LibraryFunction::CublasGemmStridedBatchedEx64,
         kGemmStridedBatchedExShape>(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
         strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
@@ -306,8 +344,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx_64(cubla
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* const Aarray[], cudaDataType Atype,
     int lda, const void* const Barray[], cudaDataType Btype, int ldb, const void* beta, void* const Carray[],
-    cudaDataType Ctype, int ldc, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo)
-{
+    cudaDataType Ctype, int ldc, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     return callGemm<s_cublasGemmBatchedEx, LibraryFunction::CublasGemmBatchedEx, kGemmBatchedExShape>(handle, transa,
         transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount,
         computeType, algo);
@@ -317,8 +354,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx_64(cublasHandle
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void* alpha, const void* const Aarray[],
     cudaDataType Atype, int64_t lda, const void* const Barray[], cudaDataType Btype, int64_t ldb, const void* beta,
     void* const Carray[], cudaDataType Ctype, int64_t ldc, int64_t batchCount, cublasComputeType_t computeType,
-    cublasGemmAlgo_t algo)
-{
+    cublasGemmAlgo_t algo) {
     return callGemm<s_cublasGemmBatchedEx64, LibraryFunction::CublasGemmBatchedEx64, kGemmBatchedExShape>(handle,
         transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount,
         computeType, algo);

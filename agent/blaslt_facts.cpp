@@ -19,10 +19,8 @@ enum : int {
 enum : int { kDescComputeType = 0, kDescScaleType = 1, kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7 };
 
 // An integer attribute as the library stores it: 4 or 8 bytes (int32, uint32, int64, uint64).
-bool readInteger(const void* buf, size_t size, int64_t& out)
-{
-    if (!buf)
-        return false;
+bool readInteger(const void* buf, size_t size, int64_t& out) {
+    if (!buf) return false;
     if (size == 4) {
         int32_t v;
         memcpy(&v, buf, 4);
@@ -38,11 +36,9 @@ bool readInteger(const void* buf, size_t size, int64_t& out)
 
 } // namespace
 
-bool applyLayoutAttribute(LtLayout& l, int attribute, const void* buf, size_t size)
-{
+bool applyLayoutAttribute(LtLayout& l, int attribute, const void* buf, size_t size) {
     int64_t v;
-    if (!readInteger(buf, size, v))
-        return false;
+    if (!readInteger(buf, size, v)) return false;
     switch (attribute) {
     case kLayoutType:
         l.type = int32_t(v);
@@ -70,11 +66,9 @@ bool applyLayoutAttribute(LtLayout& l, int attribute, const void* buf, size_t si
     }
 }
 
-bool applyDescAttribute(LtMatmulDesc& d, int attribute, const void* buf, size_t size)
-{
+bool applyDescAttribute(LtMatmulDesc& d, int attribute, const void* buf, size_t size) {
     int64_t v;
-    if (!readInteger(buf, size, v))
-        return false;
+    if (!readInteger(buf, size, v)) return false;
     switch (attribute) {
     case kDescComputeType:
         d.computeType = int32_t(v);
@@ -97,8 +91,7 @@ bool applyDescAttribute(LtMatmulDesc& d, int attribute, const void* buf, size_t 
 }
 
 void describeLtMatmul(
-    const LtMatmulDesc* desc, const LtLayout* a, const LtLayout* b, const LtLayout* d, GemmCallFixed& out)
-{
+    const LtMatmulDesc* desc, const LtLayout* a, const LtLayout* b, const LtLayout* d, GemmCallFixed& out) {
     out.transa = desc ? desc->transa : -1;
     out.transb = desc ? desc->transb : -1;
     out.computeType = desc ? desc->computeType : -1;

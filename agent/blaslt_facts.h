@@ -29,14 +29,12 @@ using LtLayoutWords = std::array<uint64_t, 6>;
 using LtDescWords = std::array<uint64_t, 2>;
 
 // Inline: on cublasLtMatmul's path the compiler keeps the words in registers.
-inline LtLayoutWords pack(const LtLayout& l)
-{
+inline LtLayoutWords pack(const LtLayout& l) {
     return { uint64_t(uint32_t(l.type)) | (uint64_t(uint32_t(l.order)) << 32), uint64_t(l.rows), uint64_t(l.cols),
         uint64_t(l.ld), uint64_t(l.batch), uint64_t(l.stride) };
 }
 
-inline LtLayout unpackLayout(const LtLayoutWords& w)
-{
+inline LtLayout unpackLayout(const LtLayoutWords& w) {
     LtLayout l;
     l.type = int32_t(uint32_t(w[0]));
     l.order = int32_t(uint32_t(w[0] >> 32));
@@ -48,14 +46,12 @@ inline LtLayout unpackLayout(const LtLayoutWords& w)
     return l;
 }
 
-inline LtDescWords pack(const LtMatmulDesc& d)
-{
+inline LtDescWords pack(const LtMatmulDesc& d) {
     return { uint64_t(uint32_t(d.computeType)) | (uint64_t(uint32_t(d.scaleType)) << 32),
         uint64_t(uint32_t(d.epilogue)) | (uint64_t(uint8_t(d.transa)) << 32) | (uint64_t(uint8_t(d.transb)) << 40) };
 }
 
-inline LtMatmulDesc unpackDesc(const LtDescWords& w)
-{
+inline LtMatmulDesc unpackDesc(const LtDescWords& w) {
     LtMatmulDesc d;
     d.computeType = int32_t(uint32_t(w[0]));
     d.scaleType = int32_t(uint32_t(w[0] >> 32));

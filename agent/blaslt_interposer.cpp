@@ -45,31 +45,27 @@ RealFunction<decltype(&::cublasLtMatmulDescGetAttribute)> s_descGet { "cublasLtM
 
 // Descriptors are followed only while GEMMs are recorded, and not inside another interposed call
 // (cuBLAS's own descriptors never reach a recorded matmul).
-bool tracking()
-{
+bool tracking() {
     return recordingGemm() && !insideLibraryCall();
 }
 
 template <class T>
-bool getLayoutAttribute(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attribute, T& value)
-{
+bool getLayoutAttribute(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attribute, T& value) {
     const auto get = s_layoutGet.get();
     size_t written = 0;
     return get && get(layout, attribute, &value, sizeof value, &written) == CUBLAS_STATUS_SUCCESS;
 }
 
-template <class T> bool getDescAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, T& value)
-{
+template <class T>
+bool getDescAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, T& value) {
     const auto get = s_descGet.get();
     size_t written = 0;
     return get && get(desc, attribute, &value, sizeof value, &written) == CUBLAS_STATUS_SUCCESS;
 }
 
 // The layout's facts: from the cache, else read from the library (and cached).
-bool layoutFacts(cublasLtMatrixLayout_t layout, LtLayout& out)
-{
-    if (!layout)
-        return false;
+bool layoutFacts(cublasLtMatrixLayout_t layout, LtLayout& out) {
+    if (!layout) return false;
     LtLayoutWords words;
     if (s_layouts.get(layout, words)) [[likely]] {
         out = unpackLayout(words);
@@ -92,10 +88,8 @@ bool layoutFacts(cublasLtMatrixLayout_t layout, LtLayout& out)
     return true;
 }
 
-bool descFacts(cublasLtMatmulDesc_t desc, LtMatmulDesc& out)
-{
-    if (!desc)
-        return false;
+bool descFacts(cublasLtMatmulDesc_t desc, LtMatmulDesc& out) {
+    if (!desc) return false;
     LtDescWords words;
     if (s_descs.get(desc, words)) [[likely]] {
         out = unpackDesc(words);
@@ -103,8 +97,7 @@ bool descFacts(cublasLtMatmulDesc_t desc, LtMatmulDesc& out)
     }
     int32_t compute = -1, scale = -1, transa = 0, transb = 0;
     uint32_t epilogue = 1;
-    if (!getDescAttribute(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute))
-        return false;
+    if (!getDescAttribute(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute)) return false;
     getDescAttribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale);
     getDescAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, transa);
     getDescAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, transb);
@@ -114,8 +107,7 @@ bool descFacts(cublasLtMatmulDesc_t desc, LtMatmulDesc& out)
     return true;
 }
 
-void noteLayout(cublasLtMatrixLayout_t layout, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld)
-{
+void noteLayout(cublasLtMatrixLayout_t layout, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld) {
     LtLayout l;
     l.type = int32_t(type);
     l.rows = int64_t(rows);
@@ -124,8 +116,7 @@ void noteLayout(cublasLtMatrixLayout_t layout, cudaDataType type, uint64_t rows,
     s_layouts.put(layout, pack(l));
 }
 
-void noteDesc(cublasLtMatmulDesc_t desc, cublasComputeType_t computeType, cudaDataType_t scaleType)
-{
+void noteDesc(cublasLtMatmulDesc_t desc, cublasComputeType_t computeType, cudaDataType_t scaleType) {
     LtMatmulDesc d;
     d.computeType = int32_t(computeType);
     d.scaleType = int32_t(scaleType);
@@ -141,8 +132,7 @@ __attribute__((noinline)) cublasStatus_t recordMatmul(decltype(&::cublasLtMatmul
     cublasLtMatmulDesc_t computeDesc, const void* alpha, const void* A, cublasLtMatrixLayout_t Adesc, const void* B,
     cublasLtMatrixLayout_t Bdesc, const void* beta, const void* C, cublasLtMatrixLayout_t Cdesc, void* D,
     cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes,
-    cudaStream_t stream)
-{
+    cudaStream_t stream) {
     LibraryCall call(true);
     const cublasStatus_t status = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc,
         algo, workspace, workspaceSizeInBytes, stream);
@@ -169,8 +159,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t lig
     cublasLtMatmulDesc_t computeDesc, const void* alpha, const void* A, cublasLtMatrixLayout_t Adesc, const void* B,
     cublasLtMatrixLayout_t Bdesc, const void* beta, const void* C, cublasLtMatrixLayout_t Cdesc, void* D,
     cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes,
-    cudaStream_t stream)
-{
+    cudaStream_t stream) {
     const auto real = s_matmul.get();
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
@@ -183,20 +172,17 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t lig
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutCreate(
-    cublasLtMatrixLayout_t* matLayout, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld)
-{
+    cublasLtMatrixLayout_t* matLayout, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld) {
     const auto real = s_layoutCreate.get();
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     const cublasStatus_t status = real(matLayout, type, rows, cols, ld);
-    if (status == CUBLAS_STATUS_SUCCESS && matLayout && tracking())
-        noteLayout(*matLayout, type, rows, cols, ld);
+    if (status == CUBLAS_STATUS_SUCCESS && matLayout && tracking()) noteLayout(*matLayout, type, rows, cols, ld);
     return status;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutInit_internal(
-    cublasLtMatrixLayout_t matLayout, size_t size, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld)
-{
+    cublasLtMatrixLayout_t matLayout, size_t size, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld) {
     const auto real = s_layoutInit.get();
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
@@ -210,20 +196,17 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutInit_internal(
     return status;
 }
 
-TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t matLayout)
-{
+TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t matLayout) {
     const auto real = s_layoutDestroy.get();
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     // Before the memory is freed: another thread's new layout may take the address right after.
-    if (tracking())
-        s_layouts.erase(matLayout);
+    if (tracking()) s_layouts.erase(matLayout);
     return real(matLayout);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutSetAttribute(
-    cublasLtMatrixLayout_t matLayout, cublasLtMatrixLayoutAttribute_t attr, const void* buf, size_t sizeInBytes)
-{
+    cublasLtMatrixLayout_t matLayout, cublasLtMatrixLayoutAttribute_t attr, const void* buf, size_t sizeInBytes) {
     const auto real = s_layoutSet.get();
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
@@ -231,27 +214,23 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutSetAttribute(
     if (status == CUBLAS_STATUS_SUCCESS && tracking())
         s_layouts.update(matLayout, [&](LtLayoutWords& words) {
             LtLayout l = unpackLayout(words);
-            if (applyLayoutAttribute(l, int(attr), buf, sizeInBytes))
-                words = pack(l);
+            if (applyLayoutAttribute(l, int(attr), buf, sizeInBytes)) words = pack(l);
         });
     return status;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescCreate(
-    cublasLtMatmulDesc_t* matmulDesc, cublasComputeType_t computeType, cudaDataType_t scaleType)
-{
+    cublasLtMatmulDesc_t* matmulDesc, cublasComputeType_t computeType, cudaDataType_t scaleType) {
     const auto real = s_descCreate.get();
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     const cublasStatus_t status = real(matmulDesc, computeType, scaleType);
-    if (status == CUBLAS_STATUS_SUCCESS && matmulDesc && tracking())
-        noteDesc(*matmulDesc, computeType, scaleType);
+    if (status == CUBLAS_STATUS_SUCCESS && matmulDesc && tracking()) noteDesc(*matmulDesc, computeType, scaleType);
     return status;
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescInit_internal(
-    cublasLtMatmulDesc_t matmulDesc, size_t size, cublasComputeType_t computeType, cudaDataType_t scaleType)
-{
+    cublasLtMatmulDesc_t matmulDesc, size_t size, cublasComputeType_t computeType, cudaDataType_t scaleType) {
     const auto real = s_descInit.get();
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
@@ -265,19 +244,16 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescInit_internal(
     return status;
 }
 
-TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t matmulDesc)
-{
+TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t matmulDesc) {
     const auto real = s_descDestroy.get();
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
-    if (tracking())
-        s_descs.erase(matmulDesc);
+    if (tracking()) s_descs.erase(matmulDesc);
     return real(matmulDesc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescSetAttribute(
-    cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr, const void* buf, size_t sizeInBytes)
-{
+    cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr, const void* buf, size_t sizeInBytes) {
     const auto real = s_descSet.get();
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
@@ -285,8 +261,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescSetAttribute(
     if (status == CUBLAS_STATUS_SUCCESS && tracking())
         s_descs.update(matmulDesc, [&](LtDescWords& words) {
             LtMatmulDesc d = unpackDesc(words);
-            if (applyDescAttribute(d, int(attr), buf, sizeInBytes))
-                words = pack(d);
+            if (applyDescAttribute(d, int(attr), buf, sizeInBytes)) words = pack(d);
         });
     return status;
 }

@@ -7,15 +7,13 @@
 
 namespace tuneup::agent {
 
-inline uint64_t nowNs()
-{
+inline uint64_t nowNs() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-inline uint64_t realtimeNs()
-{
+inline uint64_t realtimeNs() {
     timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);

@@ -9,17 +9,14 @@ namespace tuneup::agent {
 
 namespace {
 
-const char* env(const char* name)
-{
+const char* env(const char* name) {
     const char* value = getenv(name);
     return value && *value ? value : nullptr;
 }
 
-uint32_t envNumber(const char* name, uint32_t fallback, uint32_t min, uint32_t max)
-{
+uint32_t envNumber(const char* name, uint32_t fallback, uint32_t min, uint32_t max) {
     const char* text = env(name);
-    if (!text)
-        return fallback;
+    if (!text) return fallback;
     char* end = nullptr;
     unsigned long value = strtoul(text, &end, 10);
     if (*end != '\0' || value < min || value > max) {
@@ -31,11 +28,10 @@ uint32_t envNumber(const char* name, uint32_t fallback, uint32_t min, uint32_t m
 
 } // namespace
 
-bool parseTraceSelection(const std::string& text, TraceSelection& out, std::string& error)
-{
+bool parseTraceSelection(const std::string& text, TraceSelection& out, std::string& error) {
     TraceSelection selection;
-    selection.nvtx = selection.torch = selection.gemm = selection.conv = selection.kernel = selection.memcpy = selection.memset = selection.sync = selection.runtime
-        = selection.driver = false;
+    selection.nvtx = selection.torch = selection.gemm = selection.conv = selection.kernel = selection.memcpy
+        = selection.memset = selection.sync = selection.runtime = selection.driver = false;
     size_t pos = 0;
     while (pos <= text.size()) {
         size_t comma = text.find(',', pos);
@@ -76,8 +72,7 @@ bool parseTraceSelection(const std::string& text, TraceSelection& out, std::stri
     return true;
 }
 
-Config configFromEnvironment()
-{
+Config configFromEnvironment() {
     Config config;
     if (const char* level = env("TUNEUP_LOG")) {
         if (!strcmp(level, "quiet"))
@@ -89,8 +84,7 @@ Config configFromEnvironment()
     }
     config.disabled = env("TUNEUP_DISABLE") && strcmp(env("TUNEUP_DISABLE"), "0") != 0;
     config.outputBase = env("TUNEUP_OUTPUT") ? env("TUNEUP_OUTPUT") : "tuneup.db";
-    if (const char* pid = env("TUNEUP_MAIN_PID"))
-        config.mainPid = strtol(pid, nullptr, 10);
+    if (const char* pid = env("TUNEUP_MAIN_PID")) config.mainPid = strtol(pid, nullptr, 10);
     if (const char* trace = env("TUNEUP_TRACE")) {
         std::string error;
         if (!parseTraceSelection(trace, config.trace, error))
@@ -99,8 +93,7 @@ Config configFromEnvironment()
     config.threadBufferKiB = envNumber("TUNEUP_BUFFER_KB", config.threadBufferKiB, 16, 1u << 20);
     config.maxBufferMiB = envNumber("TUNEUP_MAX_BUFFER_MB", config.maxBufferMiB, 1, 1u << 16);
     config.flushIntervalMs = envNumber("TUNEUP_FLUSH_MS", config.flushIntervalMs, 10, 60000);
-    if (const char* path = env("TUNEUP_CUPTI_PATH"))
-        config.cuptiPath = path;
+    if (const char* path = env("TUNEUP_CUPTI_PATH")) config.cuptiPath = path;
     return config;
 }
 

@@ -11,21 +11,21 @@ namespace tuneup::agent {
 struct TraceSelection {
     bool nvtx = true;
     bool torch = true; // the torch probes (torch_probe.h), read during NVTX calls
-    bool gemm = true;  // cuBLAS / cuBLASLt GEMM calls (blas_interposer, blaslt_interposer)
-    bool conv = true;  // cuDNN convolution calls (cudnn_interposer, cudnn_backend_interposer)
+    bool gemm = true; // cuBLAS / cuBLASLt GEMM calls (blas_interposer, blaslt_interposer)
+    bool conv = true; // cuDNN convolution calls (cudnn_interposer, cudnn_backend_interposer)
     bool kernel = true, memcpy = true, memset = true, sync = true, runtime = true, driver = true;
     bool anyCuda() const { return kernel || memcpy || memset || sync || runtime || driver; }
 };
 
 struct Config {
-    bool disabled = false;       // TUNEUP_DISABLE=1: load and do nothing
-    std::string outputBase;      // TUNEUP_OUTPUT, default "tuneup.db" in the working directory
-    long mainPid = 0;            // TUNEUP_MAIN_PID: the process that owns run.db (set by tuneup record)
-    TraceSelection trace;        // TUNEUP_TRACE
+    bool disabled = false; // TUNEUP_DISABLE=1: load and do nothing
+    std::string outputBase; // TUNEUP_OUTPUT, default "tuneup.db" in the working directory
+    long mainPid = 0; // TUNEUP_MAIN_PID: the process that owns run.db (set by tuneup record)
+    TraceSelection trace; // TUNEUP_TRACE
     uint32_t threadBufferKiB = 1024; // TUNEUP_BUFFER_KB: ring size per producing thread
-    uint32_t maxBufferMiB = 32;      // TUNEUP_MAX_BUFFER_MB: all rings and CUPTI buffers together
-    uint32_t flushIntervalMs = 200;  // TUNEUP_FLUSH_MS: longest time an event waits to be committed
-    std::string cuptiPath;           // TUNEUP_CUPTI_PATH: libcupti to load when none is loaded yet
+    uint32_t maxBufferMiB = 32; // TUNEUP_MAX_BUFFER_MB: all rings and CUPTI buffers together
+    uint32_t flushIntervalMs = 200; // TUNEUP_FLUSH_MS: longest time an event waits to be committed
+    std::string cuptiPath; // TUNEUP_CUPTI_PATH: libcupti to load when none is loaded yet
 };
 
 // Parses a TUNEUP_TRACE value; returns false and names the bad item in `error`.

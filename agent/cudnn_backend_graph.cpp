@@ -53,28 +53,22 @@ enum : int {
 };
 
 // Up to `max` int64 elements, when the attribute holds int64s.
-int copyInt64(int attributeType, int64_t count, const void* elements, int64_t* out, int max)
-{
-    if (attributeType != kTypeInt64 || !elements || count <= 0)
-        return 0;
+int copyInt64(int attributeType, int64_t count, const void* elements, int64_t* out, int max) {
+    if (attributeType != kTypeInt64 || !elements || count <= 0) return 0;
     const int n = int(std::min<int64_t>(count, max));
     memcpy(out, elements, size_t(n) * sizeof(int64_t));
     return n;
 }
 
-const void* firstDescriptor(int attributeType, int64_t count, const void* elements)
-{
-    if (attributeType != kTypeDescriptor || !elements || count <= 0)
-        return nullptr;
+const void* firstDescriptor(int attributeType, int64_t count, const void* elements) {
+    if (attributeType != kTypeDescriptor || !elements || count <= 0) return nullptr;
     const void* d;
     memcpy(&d, elements, sizeof d);
     return d;
 }
 
-int dataTypeOf(int attributeType, int64_t count, const void* elements)
-{
-    if (attributeType != kTypeDataType || !elements || count <= 0)
-        return -1;
+int dataTypeOf(int attributeType, int64_t count, const void* elements) {
+    if (attributeType != kTypeDataType || !elements || count <= 0) return -1;
     int32_t v;
     memcpy(&v, elements, sizeof v); // cudnnDataType_t, an enum
     return v;
@@ -82,8 +76,7 @@ int dataTypeOf(int attributeType, int64_t count, const void* elements)
 
 } // namespace
 
-bool BackendGraph::followed(int type)
-{
+bool BackendGraph::followed(int type) {
     switch (type) {
     case kConvolution:
     case kEngine:
@@ -101,8 +94,7 @@ bool BackendGraph::followed(int type)
     }
 }
 
-bool BackendGraph::followedAttribute(int name)
-{
+bool BackendGraph::followedAttribute(int name) {
     switch (name) {
     case kConvComputeType:
     case kConvDilations:
@@ -133,16 +125,13 @@ bool BackendGraph::followedAttribute(int name)
     }
 }
 
-BackendGraph::Record* BackendGraph::find(const void* descriptor)
-{
+BackendGraph::Record* BackendGraph::find(const void* descriptor) {
     auto it = m_records.find(descriptor);
     return it == m_records.end() ? nullptr : &it->second;
 }
 
-void BackendGraph::created(const void* descriptor, int type)
-{
-    if (!descriptor || !followed(type))
-        return;
+void BackendGraph::created(const void* descriptor, int type) {
+    if (!descriptor || !followed(type)) return;
     std::lock_guard lock(m_mutex);
     // A new descriptor at an address seen before starts afresh (the old one's Destroy may have been missed).
     Record& r = m_records[descriptor];
@@ -150,27 +139,22 @@ void BackendGraph::created(const void* descriptor, int type)
     r.type = type;
 }
 
-void BackendGraph::destroyed(const void* descriptor)
-{
+void BackendGraph::destroyed(const void* descriptor) {
     std::lock_guard lock(m_mutex);
     m_records.erase(descriptor);
 }
 
-size_t BackendGraph::size()
-{
+size_t BackendGraph::size() {
     std::lock_guard lock(m_mutex);
     return m_records.size();
 }
 
 void BackendGraph::setAttribute(
-    const void* descriptor, int name, int attributeType, int64_t count, const void* elements)
-{
-    if (!followedAttribute(name))
-        return;
+    const void* descriptor, int name, int attributeType, int64_t count, const void* elements) {
+    if (!followedAttribute(name)) return;
     std::lock_guard lock(m_mutex);
     Record* r = find(descriptor);
-    if (!r)
-        return;
+    if (!r) return;
     switch (name) {
     case kTensorDataType:
         r->dataType = dataTypeOf(attributeType, count, elements);
@@ -186,8 +170,7 @@ void BackendGraph::setAttribute(
         break;
     case kConvSpatialDims: {
         int64_t spatial = 0;
-        if (copyInt64(attributeType, count, elements, &spatial, 1))
-            r->spatial = int(spatial);
+        if (copyInt64(attributeType, count, elements, &spatial, 1)) r->spatial = int(spatial);
         break;
     }
     case kConvPrePaddings:
@@ -229,8 +212,7 @@ void BackendGraph::setAttribute(
         break;
     case kEngineIndex: {
         int64_t index = 0;
-        if (copyInt64(attributeType, count, elements, &index, 1))
-            r->engineIndex = index;
+        if (copyInt64(attributeType, count, elements, &index, 1)) r->engineIndex = index;
         break;
     }
     case kConfigEngine:
@@ -245,10 +227,8 @@ void BackendGraph::setAttribute(
     }
 }
 
-void BackendGraph::heuristicResults(const void* heuristics, const void* const* configs, int64_t count)
-{
-    if (!configs)
-        return;
+void BackendGraph::heuristicResults(const void* heuristics, const void* const* configs, int64_t count) {
+    if (!configs) return;
     std::lock_guard lock(m_mutex);
     for (int64_t i = 0; i < count; ++i) {
         Record* r = find(configs[i]);
@@ -259,11 +239,9 @@ void BackendGraph::heuristicResults(const void* heuristics, const void* const* c
     }
 }
 
-bool BackendGraph::graphConvolution(const void* graph, ConvShape& out)
-{
+bool BackendGraph::graphConvolution(const void* graph, ConvShape& out) {
     const Record* g = find(graph);
-    if (!g || g->type != kOperationGraph)
-        return false;
+    if (!g || g->type != kOperationGraph) return false;
     for (const void* opDescriptor : g->ops) {
         const Record* op = find(opDescriptor);
         if (!op || (op->type != kOpConvForward && op->type != kOpConvBackwardData && op->type != kOpConvBackwardFilter))
@@ -274,8 +252,7 @@ bool BackendGraph::graphConvolution(const void* graph, ConvShape& out)
                                                         : schema::kConvBackwardFilter);
         if (const Record* x = find(op->input); x && x->type == kTensor)
             setConvInput(s, x->dims, x->sizes, x->strides, x->dataType);
-        if (const Record* w = find(op->filter); w && w->type == kTensor)
-            setConvFilter(s, w->dims, w->sizes);
+        if (const Record* w = find(op->filter); w && w->type == kTensor) setConvFilter(s, w->dims, w->sizes);
         if (const Record* c = find(op->conv); c && c->type == kConvolution) {
             setConvGeometry(s, c->spatial, c->pads, c->convStrides, c->dilations);
             s.computeType = c->computeType;
@@ -287,26 +264,21 @@ bool BackendGraph::graphConvolution(const void* graph, ConvShape& out)
     return false;
 }
 
-bool BackendGraph::heuristicsConvolution(const void* heuristics, ConvShape& out)
-{
+bool BackendGraph::heuristicsConvolution(const void* heuristics, ConvShape& out) {
     std::lock_guard lock(m_mutex);
     const Record* h = find(heuristics);
     return h && h->type == kHeuristics && graphConvolution(h->graph, out);
 }
 
-BackendGraph::Plan BackendGraph::plan(const void* planDescriptor)
-{
+BackendGraph::Plan BackendGraph::plan(const void* planDescriptor) {
     std::lock_guard lock(m_mutex);
     Plan p;
     Record* plan = find(planDescriptor);
-    if (!plan || plan->type != kPlan)
-        return p;
-    if (plan->planId == 0)
-        plan->planId = m_nextPlanId++;
+    if (!plan || plan->type != kPlan) return p;
+    if (plan->planId == 0) plan->planId = m_nextPlanId++;
     p.id = plan->planId;
     const Record* config = find(plan->config);
-    if (!config || config->type != kEngineConfig)
-        return p;
+    if (!config || config->type != kEngineConfig) return p;
     const void* graph = nullptr;
     if (const Record* engine = find(config->engine); engine && engine->type == kEngine) {
         graph = engine->graph;

@@ -29,8 +29,7 @@ namespace schema = tuneup::schema;
 namespace {
 
 // Never destroyed: descriptors may be destroyed by other libraries' destructors at exit.
-BackendGraph& graph()
-{
+BackendGraph& graph() {
     static BackendGraph* g = new BackendGraph;
     return *g;
 }
@@ -50,19 +49,16 @@ RealFunction<decltype(&::cudnnBackendGetAttribute)> s_get { "cudnnBackendGetAttr
 RealFunction<decltype(&::cudnnBackendFinalize)> s_finalize { "cudnnBackendFinalize", kCudnnLibraries };
 RealFunction<decltype(&::cudnnBackendExecute)> s_execute { "cudnnBackendExecute", kCudnnLibraries };
 
-bool tracking()
-{
+bool tracking() {
     return recordingConv() && !insideLibraryCall();
 }
 
-int followedType(const void* descriptor)
-{
+int followedType(const void* descriptor) {
     std::array<uint64_t, 1> type;
     return s_followed.get(descriptor, type) ? int(type[0]) : -1;
 }
 
-PlanWords pack(const BackendGraph::Plan& p)
-{
+PlanWords pack(const BackendGraph::Plan& p) {
     PlanWords w {};
     memcpy(w.data(), &p.shape, sizeof p.shape);
     w[kShapeWords] = uint64_t(p.engine);
@@ -71,8 +67,7 @@ PlanWords pack(const BackendGraph::Plan& p)
     return w;
 }
 
-BackendGraph::Plan unpack(const PlanWords& w)
-{
+BackendGraph::Plan unpack(const PlanWords& w) {
     BackendGraph::Plan p;
     memcpy(static_cast<void*>(&p.shape), w.data(), sizeof p.shape); // ConvShape is trivially copyable
     p.engine = int64_t(w[kShapeWords]);
@@ -84,16 +79,13 @@ BackendGraph::Plan unpack(const PlanWords& w)
 
 // The global index of the engine in a config that came from heuristics results: asked of the library
 // (the real functions, not ours: nothing here is followed or recorded). Once per plan.
-int64_t engineOfConfig(const void* config)
-{
+int64_t engineOfConfig(const void* config) {
     const auto create = s_create.get();
     const auto get = s_get.get();
     const auto destroy = s_destroy.get();
-    if (!create || !get || !destroy || !config)
-        return kUnknown;
+    if (!create || !get || !destroy || !config) return kUnknown;
     cudnnBackendDescriptor_t engine = nullptr;
-    if (create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine) != CUDNN_STATUS_SUCCESS)
-        return kUnknown;
+    if (create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine) != CUDNN_STATUS_SUCCESS) return kUnknown;
     int64_t index = kUnknown, count = 0;
     auto cfg = const_cast<void*>(config);
     if (get(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &engine) != CUDNN_STATUS_SUCCESS
@@ -103,21 +95,18 @@ int64_t engineOfConfig(const void* config)
     return index;
 }
 
-BackendGraph::Plan planSummary(const void* plan)
-{
+BackendGraph::Plan planSummary(const void* plan) {
     PlanWords words;
     if (s_plans.get(plan, words)) [[likely]]
         return unpack(words);
     BackendGraph::Plan p = graph().plan(plan);
-    if (p.convolution && p.engine == kUnknown && p.config)
-        p.engine = engineOfConfig(p.config);
+    if (p.convolution && p.engine == kUnknown && p.config) p.engine = engineOfConfig(p.config);
     s_plans.put(plan, pack(p));
     return p;
 }
 
 void emitBackendCall(const LibraryCall& call, LibraryFunction function, int callKind, const ConvShape& shape,
-    int64_t algo, int algoSource, uint64_t planId, cudnnStatus_t status)
-{
+    int64_t algo, int algoSource, uint64_t planId, cudnnStatus_t status) {
     ConvCallFixed out {};
     out.endNs = call.endNs;
     out.externalId = call.externalId;
@@ -135,8 +124,7 @@ void emitBackendCall(const LibraryCall& call, LibraryFunction function, int call
 } // namespace
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendCreateDescriptor(
-    cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t* descriptor)
-{
+    cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t* descriptor) {
     const auto real = s_create.get();
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
@@ -149,8 +137,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendCreateDescriptor(
     return status;
 }
 
-TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor)
-{
+TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
     const auto real = s_destroy.get();
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
@@ -165,8 +152,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendDestroyDescriptor(cudnnBa
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
     cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t elementCount,
-    const void* arrayOfElements)
-{
+    const void* arrayOfElements) {
     const auto real = s_set.get();
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
@@ -174,16 +160,14 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendSetAttribute(cudnnBackend
     // The attribute name filters first: variant packs (one per execution) take no lock.
     if (status == CUDNN_STATUS_SUCCESS && BackendGraph::followedAttribute(int(attributeName)) && tracking()) {
         graph().setAttribute(descriptor, int(attributeName), int(attributeType), elementCount, arrayOfElements);
-        if (attributeName == CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG)
-            s_plans.erase(descriptor);
+        if (attributeName == CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG) s_plans.erase(descriptor);
     }
     return status;
 }
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor,
     cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t requestedElementCount,
-    int64_t* elementCount, void* arrayOfElements)
-{
+    int64_t* elementCount, void* arrayOfElements) {
     const auto real = s_get.get();
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
@@ -197,8 +181,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendGetAttribute(cudnnBackend
     return status;
 }
 
-TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)
-{
+TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
     const auto real = s_finalize.get();
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
@@ -226,8 +209,7 @@ namespace {
 
 // The recorded execution, out of line so that the common path stays a plain forward.
 __attribute__((noinline)) cudnnStatus_t recordExecute(decltype(&::cudnnBackendExecute) real, cudnnHandle_t handle,
-    cudnnBackendDescriptor_t executionPlan, cudnnBackendDescriptor_t variantPack)
-{
+    cudnnBackendDescriptor_t executionPlan, cudnnBackendDescriptor_t variantPack) {
     LibraryCall call(true);
     const cudnnStatus_t status = real(handle, executionPlan, variantPack);
     call.finish();
@@ -241,8 +223,7 @@ __attribute__((noinline)) cudnnStatus_t recordExecute(decltype(&::cudnnBackendEx
 } // namespace
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendExecute(
-    cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan, cudnnBackendDescriptor_t variantPack)
-{
+    cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan, cudnnBackendDescriptor_t variantPack) {
     const auto real = s_execute.get();
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;

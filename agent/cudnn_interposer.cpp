@@ -33,8 +33,7 @@ RealFunction<decltype(&::cudnnGetConvolutionMathType)> s_getMath { "cudnnGetConv
 // The shape from the input (x or dx), filter (w or dw) and convolution descriptors; what cannot be read
 // stays unknown.
 ConvShape readShape(
-    int direction, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv)
-{
+    int direction, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv) {
     ConvShape s;
     s.direction = int8_t(direction);
     constexpr int kMax = 8;
@@ -73,13 +72,11 @@ ConvShape readShape(
     }
     if (const auto get = s_getGroups.get(); get && conv) {
         int groups = 0;
-        if (get(conv, &groups) == CUDNN_STATUS_SUCCESS)
-            s.groups = groups;
+        if (get(conv, &groups) == CUDNN_STATUS_SUCCESS) s.groups = groups;
     }
     if (const auto get = s_getMath.get(); get && conv) {
         cudnnMathType_t math {};
-        if (get(conv, &math) == CUDNN_STATUS_SUCCESS)
-            s.mathType = int32_t(math);
+        if (get(conv, &math) == CUDNN_STATUS_SUCCESS) s.mathType = int32_t(math);
     }
     inferConvGroups(s);
     return s;
@@ -87,19 +84,16 @@ ConvShape readShape(
 
 // The algorithm a Find or Get call ranked first: its first result cuDNN can run, else its first result
 // (without a GPU none can run, and the ranking is still the heuristics' answer).
-template <class Perf> int64_t bestAlgorithm(cudnnStatus_t status, const int* returned, const Perf* results)
-{
-    if (status != CUDNN_STATUS_SUCCESS || !returned || *returned <= 0 || !results)
-        return kUnknown;
+template <class Perf> int64_t bestAlgorithm(cudnnStatus_t status, const int* returned, const Perf* results) {
+    if (status != CUDNN_STATUS_SUCCESS || !returned || *returned <= 0 || !results) return kUnknown;
     for (int i = 0; i < *returned && i < 64; ++i)
-        if (results[i].status == CUDNN_STATUS_SUCCESS)
-            return int64_t(results[i].algo);
+        if (results[i].status == CUDNN_STATUS_SUCCESS) return int64_t(results[i].algo);
     return int64_t(results[0].algo);
 }
 
 // How a call's algorithm was chosen: each kind of call chooses one way.
 struct AlgoChoice {
-    int callKind;   // schema::ConvCallKind
+    int callKind; // schema::ConvCallKind
     int algoSource; // schema::AlgoSource
 };
 // A convolution runs the algorithm it is passed.
@@ -118,8 +112,7 @@ struct ConvFacts {
 // Calls the real function and records it (the outermost interposed call on this thread), out of line.
 template <class Fn, class Describe, class... Args>
 __attribute__((noinline)) cudnnStatus_t recordConv(
-    Fn f, LibraryFunction function, AlgoChoice choice, Describe describe, Args... args)
-{
+    Fn f, LibraryFunction function, AlgoChoice choice, Describe describe, Args... args) {
     LibraryCall call(true);
     const cudnnStatus_t status = f(args...);
     call.finish();
@@ -142,8 +135,7 @@ __attribute__((noinline)) cudnnStatus_t recordConv(
 // interposed call runs on this thread. `describe(status)` reads the shape and algorithm only then.
 template <class Fn, class Describe, class... Args>
 inline cudnnStatus_t callConv(
-    RealFunction<Fn>& real, LibraryFunction function, AlgoChoice choice, Describe describe, Args... args)
-{
+    RealFunction<Fn>& real, LibraryFunction function, AlgoChoice choice, Describe describe, Args... args) {
     const Fn f = real.get();
     if (!f) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
@@ -160,16 +152,14 @@ inline cudnnStatus_t callConv(
 // A convolution's: the algorithm it was passed.
 template <schema::ConvDirection Direction>
 auto shapeAndAlgorithm(
-    cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv, int algo)
-{
+    cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv, int algo) {
     return [=](cudnnStatus_t) { return ConvFacts { readShape(Direction, x, w, conv), algo }; };
 }
 
 // A Find or Get call's: the algorithm it ranked first.
 template <schema::ConvDirection Direction, class Perf>
 auto shapeAndBestAlgorithm(cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
-    const int* returned, const Perf* results)
-{
+    const int* returned, const Perf* results) {
     return [=](cudnnStatus_t status) {
         return ConvFacts { readShape(Direction, x, w, conv), bestAlgorithm(status, returned, results) };
     };
@@ -217,8 +207,7 @@ RealFunction<decltype(&::cudnnGetConvolutionBackwardFilterAlgorithm_v7)> s_getBa
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionForward(cudnnHandle_t handle, const void* alpha,
     const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnFilterDescriptor_t wDesc, const void* w,
     const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo, void* workSpace,
-    size_t workSpaceSizeInBytes, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y)
-{
+    size_t workSpaceSizeInBytes, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y) {
     return callConv(s_forward, LibraryFunction::CudnnConvolutionForward, kGiven,
         shapeAndAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, int(algo)), handle, alpha, xDesc, x, wDesc, w,
         convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
@@ -229,8 +218,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward
     const void* w, const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo, void* workSpace,
     size_t workSpaceSizeInBytes, const void* alpha2, const cudnnTensorDescriptor_t zDesc, const void* z,
     const cudnnTensorDescriptor_t biasDesc, const void* bias, const cudnnActivationDescriptor_t activationDesc,
-    const cudnnTensorDescriptor_t yDesc, void* y)
-{
+    const cudnnTensorDescriptor_t yDesc, void* y) {
     return callConv(s_biasActivation, LibraryFunction::CudnnConvolutionBiasActivationForward, kGiven,
         shapeAndAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, int(algo)), handle, alpha1, xDesc, x, wDesc, w,
         convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
@@ -239,8 +227,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardData(cudnnHandle_t handle, const void* alpha,
     const cudnnFilterDescriptor_t wDesc, const void* w, const cudnnTensorDescriptor_t dyDesc, const void* dy,
     const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdDataAlgo_t algo, void* workSpace,
-    size_t workSpaceSizeInBytes, const void* beta, const cudnnTensorDescriptor_t dxDesc, void* dx)
-{
+    size_t workSpaceSizeInBytes, const void* beta, const cudnnTensorDescriptor_t dxDesc, void* dx) {
     return callConv(s_backwardData, LibraryFunction::CudnnConvolutionBackwardData, kGiven,
         shapeAndAlgorithm<schema::kConvBackwardData>(dxDesc, wDesc, convDesc, int(algo)), handle, alpha, wDesc, w,
         dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
@@ -249,8 +236,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardData(cudnnHan
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* alpha,
     const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnTensorDescriptor_t dyDesc, const void* dy,
     const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdFilterAlgo_t algo, void* workSpace,
-    size_t workSpaceSizeInBytes, const void* beta, const cudnnFilterDescriptor_t dwDesc, void* dw)
-{
+    size_t workSpaceSizeInBytes, const void* beta, const cudnnFilterDescriptor_t dwDesc, void* dw) {
     return callConv(s_backwardFilter, LibraryFunction::CudnnConvolutionBackwardFilter, kGiven,
         shapeAndAlgorithm<schema::kConvBackwardFilter>(xDesc, dwDesc, convDesc, int(algo)), handle, alpha, xDesc, x,
         dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
@@ -261,8 +247,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardFilter(cudnnH
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t handle,
     const cudnnTensorDescriptor_t xDesc, const cudnnFilterDescriptor_t wDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc, const int requestedAlgoCount,
-    int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults)
-{
+    int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults) {
     return callConv(s_findForward, LibraryFunction::CudnnFindForward, kSearched,
         shapeAndBestAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, returnedAlgoCount, perfResults), handle,
         xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -272,8 +257,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithmE
     const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnFilterDescriptor_t wDesc, const void* w,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc, void* y,
     const int requestedAlgoCount, int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults, void* workSpace,
-    size_t workSpaceSizeInBytes)
-{
+    size_t workSpaceSizeInBytes) {
     return callConv(s_findForwardEx, LibraryFunction::CudnnFindForwardEx, kSearched,
         shapeAndBestAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, returnedAlgoCount, perfResults), handle,
         xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace,
@@ -283,8 +267,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithmE
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t handle,
     const cudnnFilterDescriptor_t wDesc, const cudnnTensorDescriptor_t dyDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, const int requestedAlgoCount,
-    int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults)
-{
+    int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults) {
     return callConv(s_findBackwardData, LibraryFunction::CudnnFindBackwardData, kSearched,
         shapeAndBestAlgorithm<schema::kConvBackwardData>(dxDesc, wDesc, convDesc, returnedAlgoCount, perfResults),
         handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -294,8 +277,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgor
     const cudnnFilterDescriptor_t wDesc, const void* w, const cudnnTensorDescriptor_t dyDesc, const void* dy,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, void* dx,
     const int requestedAlgoCount, int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults,
-    void* workSpace, size_t workSpaceSizeInBytes)
-{
+    void* workSpace, size_t workSpaceSizeInBytes) {
     return callConv(s_findBackwardDataEx, LibraryFunction::CudnnFindBackwardDataEx, kSearched,
         shapeAndBestAlgorithm<schema::kConvBackwardData>(dxDesc, wDesc, convDesc, returnedAlgoCount, perfResults),
         handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults,
@@ -305,8 +287,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgor
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t handle,
     const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t dyDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc, const int requestedAlgoCount,
-    int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults)
-{
+    int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults) {
     return callConv(s_findBackwardFilter, LibraryFunction::CudnnFindBackwardFilter, kSearched,
         shapeAndBestAlgorithm<schema::kConvBackwardFilter>(xDesc, dwDesc, convDesc, returnedAlgoCount, perfResults),
         handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -316,8 +297,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardFilterAlg
     const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnTensorDescriptor_t dyDesc, const void* y,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc, void* dw,
     const int requestedAlgoCount, int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults,
-    void* workSpace, size_t workSpaceSizeInBytes)
-{
+    void* workSpace, size_t workSpaceSizeInBytes) {
     return callConv(s_findBackwardFilterEx, LibraryFunction::CudnnFindBackwardFilterEx, kSearched,
         shapeAndBestAlgorithm<schema::kConvBackwardFilter>(xDesc, dwDesc, convDesc, returnedAlgoCount, perfResults),
         handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults,
@@ -329,8 +309,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardFilterAlg
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle,
     const cudnnTensorDescriptor_t srcDesc, const cudnnFilterDescriptor_t filterDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t destDesc, const int requestedAlgoCount,
-    int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults)
-{
+    int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults) {
     return callConv(s_getForward, LibraryFunction::CudnnGetForwardV7, kHeuristic,
         shapeAndBestAlgorithm<schema::kConvForward>(srcDesc, filterDesc, convDesc, returnedAlgoCount, perfResults),
         handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -339,8 +318,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionForwardAlgorithm_v
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t handle,
     const cudnnFilterDescriptor_t filterDesc, const cudnnTensorDescriptor_t diffDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t gradDesc, const int requestedAlgoCount,
-    int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults)
-{
+    int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults) {
     return callConv(s_getBackwardData, LibraryFunction::CudnnGetBackwardDataV7, kHeuristic,
         shapeAndBestAlgorithm<schema::kConvBackwardData>(
             gradDesc, filterDesc, convDesc, returnedAlgoCount, perfResults),
@@ -350,8 +328,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardDataAlgori
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t handle,
     const cudnnTensorDescriptor_t srcDesc, const cudnnTensorDescriptor_t diffDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount,
-    int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults)
-{
+    int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults) {
     return callConv(s_getBackwardFilter, LibraryFunction::CudnnGetBackwardFilterV7, kHeuristic,
         shapeAndBestAlgorithm<schema::kConvBackwardFilter>(srcDesc, gradDesc, convDesc, returnedAlgoCount, perfResults),
         handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);

@@ -98,8 +98,7 @@ TUNEUP_SAME_OFFSET(DeviceLayout, CUpti_ActivityDevice5, name);
 
 // Copies the record's prefix: no alignment or aliasing assumptions about the buffer. Every record
 // CUPTI emits is at least as large as the oldest layout of its kind.
-template <typename Layout> Layout read(const CUpti_Activity* record)
-{
+template <typename Layout> Layout read(const CUpti_Activity* record) {
     Layout layout;
     std::memcpy(&layout, record, sizeof layout);
     return layout;
@@ -110,12 +109,9 @@ public:
     Decoder(const DecodeOptions& options, ActivitySink& sink, DecodeStats& stats)
         : m_options(options)
         , m_sink(sink)
-        , m_stats(stats)
-    {
-    }
+        , m_stats(stats) { }
 
-    void decode(const CUpti_Activity* record)
-    {
+    void decode(const CUpti_Activity* record) {
         CUpti_ActivityKind kind;
         std::memcpy(&kind, record, sizeof kind);
         switch (kind) {
@@ -155,8 +151,7 @@ public:
 
 private:
     // Applies the clock offset and the timestamp rules; false when the record must not be written.
-    bool times(uint64_t start, uint64_t end, uint64_t& startNs, uint64_t& endNs)
-    {
+    bool times(uint64_t start, uint64_t end, uint64_t& startNs, uint64_t& endNs) {
         if (start == 0 && end == 0) {
             ++m_stats.noTimestamp;
             return false;
@@ -170,14 +165,12 @@ private:
         return true;
     }
 
-    uint64_t shift(uint64_t ts) const
-    {
+    uint64_t shift(uint64_t ts) const {
         const int64_t shifted = int64_t(ts) - m_options.clockOffsetNs;
         return shifted > 0 ? uint64_t(shifted) : 0;
     }
 
-    void externalCorrelation(const ExternalCorrelationLayout& e)
-    {
+    void externalCorrelation(const ExternalCorrelationLayout& e) {
         ExternalCorrelationRecord out;
         out.kind = uint32_t(e.externalKind);
         out.externalId = e.externalId;
@@ -186,11 +179,9 @@ private:
         ++m_stats.externalCorrelations;
     }
 
-    void kernel(const KernelLayout& k)
-    {
+    void kernel(const KernelLayout& k) {
         KernelRecord out;
-        if (!times(k.start, k.end, out.startNs, out.endNs))
-            return;
+        if (!times(k.start, k.end, out.startNs, out.endNs)) return;
         out.deviceId = k.deviceId;
         out.contextId = k.contextId;
         out.streamId = k.streamId;
@@ -210,11 +201,9 @@ private:
         ++m_stats.kernels;
     }
 
-    void memcpy(const MemcpyLayout& m)
-    {
+    void memcpy(const MemcpyLayout& m) {
         MemcpyRecord out;
-        if (!times(m.start, m.end, out.startNs, out.endNs))
-            return;
+        if (!times(m.start, m.end, out.startNs, out.endNs)) return;
         out.deviceId = m.deviceId;
         out.contextId = m.contextId;
         out.streamId = m.streamId;
@@ -227,11 +216,9 @@ private:
         ++m_stats.memcpys;
     }
 
-    void peerCopy(const PeerCopyLayout& m)
-    {
+    void peerCopy(const PeerCopyLayout& m) {
         MemcpyRecord out;
-        if (!times(m.start, m.end, out.startNs, out.endNs))
-            return;
+        if (!times(m.start, m.end, out.startNs, out.endNs)) return;
         out.deviceId = m.deviceId;
         out.contextId = m.contextId;
         out.streamId = m.streamId;
@@ -246,11 +233,9 @@ private:
         ++m_stats.memcpys;
     }
 
-    void memset(const MemsetLayout& m)
-    {
+    void memset(const MemsetLayout& m) {
         MemsetRecord out;
-        if (!times(m.start, m.end, out.startNs, out.endNs))
-            return;
+        if (!times(m.start, m.end, out.startNs, out.endNs)) return;
         out.deviceId = m.deviceId;
         out.contextId = m.contextId;
         out.streamId = m.streamId;
@@ -262,11 +247,9 @@ private:
         ++m_stats.memsets;
     }
 
-    void sync(const SyncLayout& s)
-    {
+    void sync(const SyncLayout& s) {
         SyncRecord out;
-        if (!times(s.start, s.end, out.startNs, out.endNs))
-            return;
+        if (!times(s.start, s.end, out.startNs, out.endNs)) return;
         out.type = uint32_t(s.type);
         out.contextId = s.contextId;
         out.correlationId = s.correlationId;
@@ -276,25 +259,21 @@ private:
         ++m_stats.syncs;
     }
 
-    void api(const ApiLayout& a, schema::ApiKind kind)
-    {
+    void api(const ApiLayout& a, schema::ApiKind kind) {
         ApiRecord out;
-        if (!times(a.start, a.end, out.startNs, out.endNs))
-            return;
+        if (!times(a.start, a.end, out.startNs, out.endNs)) return;
         out.api = uint32_t(kind);
         out.cbid = a.cbid;
         out.processId = a.processId;
         out.threadId = a.threadId;
         out.correlationId = a.correlationId;
         out.returnValue = int64_t(a.returnValue); // CUresult or cudaError_t
-        if (m_options.apiName)
-            out.name = m_options.apiName(kind, a.cbid);
+        if (m_options.apiName) out.name = m_options.apiName(kind, a.cbid);
         m_sink.api(out);
         ++(kind == schema::kApiRuntime ? m_stats.runtimeApis : m_stats.driverApis);
     }
 
-    void device(const DeviceLayout& d)
-    {
+    void device(const DeviceLayout& d) {
         DeviceRecord out;
         out.id = d.id;
         out.name = d.name ? std::string_view(d.name) : std::string_view();
@@ -314,8 +293,7 @@ private:
             std::memcpy(uuid, "GPU-", 4);
             size_t n = 4;
             for (int i = 0; i < 16; ++i) {
-                if (i == 4 || i == 6 || i == 8 || i == 10)
-                    uuid[n++] = '-';
+                if (i == 4 || i == 6 || i == 8 || i == 10) uuid[n++] = '-';
                 const auto byte = uint8_t(d.uuid.bytes[i]);
                 uuid[n++] = kHex[byte >> 4];
                 uuid[n++] = kHex[byte & 15];
@@ -333,8 +311,7 @@ private:
 
 } // namespace
 
-RecordWalker::Step CuptiRecordWalker::next(uint8_t* buffer, size_t validSize, CUpti_Activity*& record) const
-{
+RecordWalker::Step CuptiRecordWalker::next(uint8_t* buffer, size_t validSize, CUpti_Activity*& record) const {
     switch (m_nextRecord(buffer, validSize, &record)) {
     case CUPTI_SUCCESS:
         return Step::Record;
@@ -345,8 +322,7 @@ RecordWalker::Step CuptiRecordWalker::next(uint8_t* buffer, size_t validSize, CU
     }
 }
 
-DecodeStats& DecodeStats::operator+=(const DecodeStats& other)
-{
+DecodeStats& DecodeStats::operator+=(const DecodeStats& other) {
     buffers += other.buffers;
     kernels += other.kernels;
     memcpys += other.memcpys;
@@ -364,11 +340,9 @@ DecodeStats& DecodeStats::operator+=(const DecodeStats& other)
 }
 
 void decodeActivityBuffer(uint8_t* buffer, size_t validSize, const RecordWalker& walker, const DecodeOptions& options,
-    ActivitySink& sink, DecodeStats& stats)
-{
+    ActivitySink& sink, DecodeStats& stats) {
     ++stats.buffers;
-    if (!buffer || validSize == 0)
-        return;
+    if (!buffer || validSize == 0) return;
     Decoder decoder(options, sink, stats);
     CUpti_Activity* record = nullptr;
     for (;;) {
@@ -386,14 +360,11 @@ void decodeActivityBuffer(uint8_t* buffer, size_t validSize, const RecordWalker&
     }
 }
 
-std::string_view apiDisplayName(std::string_view name)
-{
+std::string_view apiDisplayName(std::string_view name) {
     const size_t tag = name.rfind("_v");
-    if (tag == std::string_view::npos || name.size() - tag - 2 < 4)
-        return name;
+    if (tag == std::string_view::npos || name.size() - tag - 2 < 4) return name;
     for (size_t i = tag + 2; i < name.size(); ++i)
-        if (name[i] < '0' || name[i] > '9')
-            return name;
+        if (name[i] < '0' || name[i] > '9') return name;
     return name.substr(0, tag);
 }
 

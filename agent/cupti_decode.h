@@ -27,9 +27,7 @@ public:
 class CuptiRecordWalker final : public RecordWalker {
 public:
     explicit CuptiRecordWalker(decltype(&::cuptiActivityGetNextRecord) nextRecord)
-        : m_nextRecord(nextRecord)
-    {
-    }
+        : m_nextRecord(nextRecord) { }
     Step next(uint8_t* buffer, size_t validSize, CUpti_Activity*& record) const override;
 
 private:
@@ -58,8 +56,7 @@ struct DecodeStats {
     uint64_t endBeforeStart = 0; // written with end = start, so durations are never negative
     uint64_t invalidBuffers = 0; // walks stopped by a record CUPTI could not read: the rest is lost
 
-    uint64_t records() const
-    {
+    uint64_t records() const {
         return kernels + memcpys + memsets + syncs + runtimeApis + driverApis + devices + externalCorrelations;
     }
     DecodeStats& operator+=(const DecodeStats& other);

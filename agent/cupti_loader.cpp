@@ -14,16 +14,14 @@ namespace {
 constexpr const char* kCuptiNames[]
     = { "libcupti.so", "libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8", "libcupti.so.11" };
 
-bool isCuptiPath(const char* path)
-{
+bool isCuptiPath(const char* path) {
     const char* slash = strrchr(path, '/');
     const char* base = slash ? slash + 1 : path;
     return strncmp(base, "libcupti.so", strlen("libcupti.so")) == 0;
 }
 
 // The path of a libcupti already mapped into the process (dlopen'ed RTLD_LOCAL by torch, say).
-std::string loadedCuptiPath()
-{
+std::string loadedCuptiPath() {
     std::string found;
     dl_iterate_phdr(
         [](dl_phdr_info* info, size_t, void* data) -> int {
@@ -37,18 +35,15 @@ std::string loadedCuptiPath()
     return found;
 }
 
-template <typename F> bool resolve(void* handle, const char* name, F& out)
-{
+template <typename F> bool resolve(void* handle, const char* name, F& out) {
     out = reinterpret_cast<F>(dlsym(handle, name));
     return out != nullptr;
 }
 
 // Fills `api` from `handle`; returns the first missing required symbol, or null.
-const char* resolveAll(void* handle, CuptiApi& api)
-{
+const char* resolveAll(void* handle, CuptiApi& api) {
 #define TUNEUP_REQUIRE(member, symbol)                                                                                 \
-    if (!resolve(handle, #symbol, api.member))                                                                         \
-        return #symbol;
+    if (!resolve(handle, #symbol, api.member)) return #symbol;
     TUNEUP_REQUIRE(getVersion, cuptiGetVersion)
     TUNEUP_REQUIRE(getResultString, cuptiGetResultString)
     TUNEUP_REQUIRE(getTimestamp, cuptiGetTimestamp)
@@ -73,8 +68,7 @@ const char* resolveAll(void* handle, CuptiApi& api)
 }
 
 // Tries one handle; on a missing symbol notes it in `tried` and gives the handle back.
-bool adopt(void* handle, const std::string& path, bool reused, CuptiApi& api, std::string& tried)
-{
+bool adopt(void* handle, const std::string& path, bool reused, CuptiApi& api, std::string& tried) {
     CuptiApi candidate;
     if (const char* missing = resolveAll(handle, candidate)) {
         tried += "; " + path + " lacks " + missing;
@@ -90,34 +84,28 @@ bool adopt(void* handle, const std::string& path, bool reused, CuptiApi& api, st
 
 } // namespace
 
-std::string CuptiApi::resultString(CUptiResult result) const
-{
+std::string CuptiApi::resultString(CUptiResult result) const {
     const char* text = nullptr;
-    if (getResultString && getResultString(result, &text) == CUPTI_SUCCESS && text)
-        return text;
+    if (getResultString && getResultString(result, &text) == CUPTI_SUCCESS && text) return text;
     return "CUPTI error " + std::to_string(int(result));
 }
 
-bool loadCupti(const std::string& explicitPath, CuptiApi& api, std::string& error)
-{
-    if (api.loaded())
-        return true;
+bool loadCupti(const std::string& explicitPath, CuptiApi& api, std::string& error) {
+    if (api.loaded()) return true;
     std::string tried;
 
     // Reuse the process's own copy: two CUPTIs in one process would fight over the one subscriber.
     const std::string loaded = loadedCuptiPath();
     if (!loaded.empty()) {
         if (void* handle = dlopen(loaded.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
-            if (adopt(handle, loaded, true, api, tried))
-                return true;
+            if (adopt(handle, loaded, true, api, tried)) return true;
         } else {
             tried += "; " + loaded + " (loaded, but dlopen NOLOAD failed)";
         }
     }
 
     std::vector<std::string> candidates;
-    if (!explicitPath.empty())
-        candidates.push_back(explicitPath);
+    if (!explicitPath.empty()) candidates.push_back(explicitPath);
     for (const char* name : kCuptiNames)
         candidates.emplace_back(name); // LD_LIBRARY_PATH, RUNPATH, ldconfig cache
     std::vector<std::string> dirs;
@@ -137,24 +125,20 @@ bool loadCupti(const std::string& explicitPath, CuptiApi& api, std::string& erro
         dlerror();
         void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!handle) {
-            if (const char* why = dlerror(); why && (path == explicitPath || lastError.empty()))
-                lastError = why;
+            if (const char* why = dlerror(); why && (path == explicitPath || lastError.empty())) lastError = why;
             continue;
         }
-        if (adopt(handle, path, false, api, tried))
-            return true;
+        if (adopt(handle, path, false, api, tried)) return true;
     }
 
     error = "no usable libcupti (tried: already loaded: " + (loaded.empty() ? std::string("none") : loaded);
     error += tried;
-    if (!explicitPath.empty())
-        error += "; TUNEUP_CUPTI_PATH=" + explicitPath;
+    if (!explicitPath.empty()) error += "; TUNEUP_CUPTI_PATH=" + explicitPath;
     error += "; libcupti.so{,.13,.12,.11.8,.11} in the library path";
     for (const std::string& dir : dirs)
         error += ", " + dir;
     error += ")";
-    if (!lastError.empty())
-        error += ": " + lastError;
+    if (!lastError.empty()) error += ": " + lastError;
     return false;
 }
 

@@ -69,25 +69,21 @@ std::atomic<bool> s_externalOn { false }; // EXTERNAL_CORRELATION enabled: the i
 
 // A child must never call CUPTI: flushing there hangs (HPCToolkit #195). The pid check also
 // covers a fork whose atfork handler did not run yet.
-bool inForkedChild()
-{
+bool inForkedChild() {
     const CaptureState* state = s_state.load(std::memory_order_acquire);
     return s_forked.load(std::memory_order_relaxed) || (state && state->pid != getpid());
 }
 
-uint64_t CUPTIAPI monotonicTimestamp()
-{
+uint64_t CUPTIAPI monotonicTimestamp() {
     return nowNs();
 }
 
-void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords)
-{
+void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
     *buffer = nullptr;
     *size = 0;
     *maxNumRecords = 0; // as many as fit
     CaptureState* state = s_state.load(std::memory_order_acquire);
-    if (!state || inForkedChild())
-        return;
+    if (!state || inForkedChild()) return;
     std::lock_guard lock(state->poolMutex);
     if (!state->spare.empty()) {
         *buffer = state->spare.back();
@@ -105,17 +101,14 @@ void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumReco
         ++state->refused;
 }
 
-void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t validSize)
-{
+void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t validSize) {
     CaptureState* state = s_state.load(std::memory_order_acquire);
-    if (!buffer || !state || inForkedChild())
-        return;
+    if (!buffer || !state || inForkedChild()) return;
     std::lock_guard lock(state->poolMutex);
     state->completed.emplace_back(buffer, validSize);
 }
 
-void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*)
-{
+void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*) {
     // Records of a context still in CUPTI's buffers are lost once it is gone: hand them over now.
     if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && s_on.load()
         && !inForkedChild())
@@ -123,8 +116,7 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
 }
 
 // Where libcuda comes from, to explain a CUPTI failure.
-std::string driverState()
-{
+std::string driverState() {
     std::string path;
     dl_iterate_phdr(
         [](dl_phdr_info* info, size_t, void* data) -> int {
@@ -137,15 +129,13 @@ std::string driverState()
             return 0;
         },
         &path);
-    if (path.empty())
-        return "no CUDA driver: libcuda.so.1 is not loaded";
+    if (path.empty()) return "no CUDA driver: libcuda.so.1 is not loaded";
     if (path.find("/stubs/") != std::string::npos)
         return "the CUDA driver is the toolkit's stub " + path + ": no NVIDIA driver installed";
     return "the CUDA driver " + path + " did not initialise: no GPU, or a driver older than this CUPTI";
 }
 
-std::string explain(CUptiResult rc, const char* otherSubscriber)
-{
+std::string explain(CUptiResult rc, const char* otherSubscriber) {
     switch (rc) {
     case CUPTI_ERROR_UNKNOWN:
     case CUPTI_ERROR_NOT_INITIALIZED:
@@ -167,24 +157,20 @@ std::string explain(CUptiResult rc, const char* otherSubscriber)
     }
 }
 
-std::string failure(const CuptiApi& api, const char* call, CUptiResult rc, const char* otherSubscriber = nullptr)
-{
+std::string failure(const CuptiApi& api, const char* call, CUptiResult rc, const char* otherSubscriber = nullptr) {
     std::string text = std::string(call) + ": " + api.resultString(rc);
-    if (std::string why = explain(rc, otherSubscriber); !why.empty())
-        text += " (" + why + ")";
+    if (std::string why = explain(rc, otherSubscriber); !why.empty()) text += " (" + why + ")";
     return text;
 }
 
 // CUPTI's clock minus CLOCK_MONOTONIC, from the narrowest of a few brackets.
-int64_t measureClockOffset(const CuptiApi& api)
-{
+int64_t measureClockOffset(const CuptiApi& api) {
     int64_t best = 0;
     uint64_t bestWidth = UINT64_MAX;
     for (int i = 0; i < 5; ++i) {
         uint64_t cupti = 0;
         const uint64_t before = nowNs();
-        if (api.getTimestamp(&cupti) != CUPTI_SUCCESS)
-            break;
+        if (api.getTimestamp(&cupti) != CUPTI_SUCCESS) break;
         const uint64_t after = nowNs();
         if (after - before < bestWidth) {
             bestWidth = after - before;
@@ -194,15 +180,12 @@ int64_t measureClockOffset(const CuptiApi& api)
     return best;
 }
 
-void collectDropped(CaptureState& state)
-{
+void collectDropped(CaptureState& state) {
     size_t dropped = 0; // the count resets at each call
-    if (state.api.activityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS)
-        state.dropped.fetch_add(dropped);
+    if (state.api.activityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) state.dropped.fetch_add(dropped);
 }
 
-std::string_view apiName(CaptureState& state, int api, uint32_t cbid)
-{
+std::string_view apiName(CaptureState& state, int api, uint32_t cbid) {
     const uint64_t key = (uint64_t(uint32_t(api)) << 32) | cbid;
     auto it = state.names.find(key);
     if (it == state.names.end()) {
@@ -217,11 +200,9 @@ std::string_view apiName(CaptureState& state, int api, uint32_t cbid)
 }
 
 // The writer thread's GPU pass: flush CUPTI now and then, decode completed buffers, recycle them.
-void drain(ActivitySink& sink, bool final)
-{
+void drain(ActivitySink& sink, bool final) {
     CaptureState* state = s_state.load(std::memory_order_acquire);
-    if (!state || inForkedChild())
-        return;
+    if (!state || inForkedChild()) return;
     try {
         const CuptiApi& api = state->api;
         if (s_on.load()) {
@@ -239,8 +220,7 @@ void drain(ActivitySink& sink, bool final)
             std::lock_guard lock(state->poolMutex);
             completed.swap(state->completed);
         }
-        if (completed.empty())
-            return;
+        if (completed.empty()) return;
         DecodeOptions options;
         options.apiName = [state](int kind, uint32_t cbid) { return apiName(*state, kind, cbid); };
         options.clockOffsetNs = state->ownClock ? 0 : measureClockOffset(api);
@@ -264,11 +244,9 @@ void drain(ActivitySink& sink, bool final)
     }
 }
 
-void reportStats(const std::function<void(const char*, const char*, int64_t, const char*)>& setStat)
-{
+void reportStats(const std::function<void(const char*, const char*, int64_t, const char*)>& setStat) {
     CaptureState* state = s_state.load(std::memory_order_acquire);
-    if (!state)
-        return;
+    if (!state) return;
     uint64_t refused;
     {
         std::lock_guard lock(state->poolMutex);
@@ -291,18 +269,15 @@ void reportStats(const std::function<void(const char*, const char*, int64_t, con
         "CUPTI buffers holding a record CUPTI could not read: the rest of each was lost");
 }
 
-void undo(CaptureState& state)
-{
+void undo(CaptureState& state) {
     for (auto it = state.enabled.rbegin(); it != state.enabled.rend(); ++it)
         state.api.activityDisable(it->kind);
     state.enabled.clear();
-    if (state.subscriber)
-        state.api.unsubscribe(state.subscriber);
+    if (state.subscriber) state.api.unsubscribe(state.subscriber);
     state.subscriber = nullptr;
 }
 
-bool startLocked(const Config& config, std::string& status)
-{
+bool startLocked(const Config& config, std::string& status) {
     const auto off = [&](const std::string& why) {
         status = "off: " + why;
         Writer::setMeta("capture.cuda", status);
@@ -331,11 +306,9 @@ bool startLocked(const Config& config, std::string& status)
     CuptiApi& api = state.api;
 
     std::string error;
-    if (!loadCupti(config.cuptiPath, api, error))
-        return off(error);
+    if (!loadCupti(config.cuptiPath, api, error)) return off(error);
     uint32_t version = 0;
-    if (api.getVersion(&version) == CUPTI_SUCCESS)
-        Writer::setMeta("cupti.version", std::to_string(version));
+    if (api.getVersion(&version) == CUPTI_SUCCESS) Writer::setMeta("cupti.version", std::to_string(version));
     Writer::setMeta("cupti.path", api.path);
 
     // Subscribe first: when another tool owns CUPTI, touch nothing of its session.
@@ -357,8 +330,7 @@ bool startLocked(const Config& config, std::string& status)
     }
     rc = api.enableCallback(
         1, state.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-    if (rc != CUPTI_SUCCESS)
-        TUNEUP_LOG(Warn, "no flush at CUDA context destruction: %s", api.resultString(rc).c_str());
+    if (rc != CUPTI_SUCCESS) TUNEUP_LOG(Warn, "no flush at CUDA context destruction: %s", api.resultString(rc).c_str());
     if (api.setThreadIdType) // API records carry gettid(), like the host events
         api.setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     // Before any enable, so that every record uses it (cupti_activity.h).
@@ -380,26 +352,20 @@ bool startLocked(const Config& config, std::string& status)
 
     const TraceSelection& trace = config.trace;
     std::vector<Kind> wanted;
-    if (trace.kernel)
-        wanted.push_back({ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel" });
+    if (trace.kernel) wanted.push_back({ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel" });
     if (trace.memcpy) {
         wanted.push_back({ CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy" });
         wanted.push_back({ CUPTI_ACTIVITY_KIND_MEMCPY2, "memcpy2" });
     }
-    if (trace.memset)
-        wanted.push_back({ CUPTI_ACTIVITY_KIND_MEMSET, "memset" });
-    if (trace.sync)
-        wanted.push_back({ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync" });
-    if (trace.runtime)
-        wanted.push_back({ CUPTI_ACTIVITY_KIND_RUNTIME, "runtime" });
-    if (trace.driver)
-        wanted.push_back({ CUPTI_ACTIVITY_KIND_DRIVER, "driver" });
+    if (trace.memset) wanted.push_back({ CUPTI_ACTIVITY_KIND_MEMSET, "memset" });
+    if (trace.sync) wanted.push_back({ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync" });
+    if (trace.runtime) wanted.push_back({ CUPTI_ACTIVITY_KIND_RUNTIME, "runtime" });
+    if (trace.driver) wanted.push_back({ CUPTI_ACTIVITY_KIND_DRIVER, "driver" });
     wanted.push_back({ CUPTI_ACTIVITY_KIND_DEVICE, "device" }); // one record per GPU, at context creation
     // The ids the GEMM and convolution interposers push around their calls, tied to CUDA calls.
-    const bool wantExternal = (config.trace.gemm || config.trace.conv) && api.pushExternalCorrelationId
-        && api.popExternalCorrelationId;
-    if (wantExternal)
-        wanted.push_back({ CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external_correlation" });
+    const bool wantExternal
+        = (config.trace.gemm || config.trace.conv) && api.pushExternalCorrelationId && api.popExternalCorrelationId;
+    if (wantExternal) wanted.push_back({ CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external_correlation" });
 
     std::string kinds, kindsOff;
     for (const Kind& kind : wanted) {
@@ -430,8 +396,7 @@ bool startLocked(const Config& config, std::string& status)
     status = "on";
     Writer::setMeta("capture.cuda", status);
     Writer::setMeta("cupti.kinds", kinds);
-    if (!kindsOff.empty())
-        Writer::setMeta("cupti.kinds_off", kindsOff);
+    if (!kindsOff.empty()) Writer::setMeta("cupti.kinds_off", kindsOff);
     Writer::setMeta("cupti.clock", state.ownClock ? "monotonic" : "offset");
     TUNEUP_LOG(Info, "GPU capture on (%s, CUPTI %u): %s", api.path.c_str(), version, kinds.c_str());
     return true;
@@ -439,8 +404,7 @@ bool startLocked(const Config& config, std::string& status)
 
 } // namespace
 
-bool startCuptiCapture(const Config& config, std::string& status)
-{
+bool startCuptiCapture(const Config& config, std::string& status) {
     if (inForkedChild()) {
         status = "off: forked child";
         return false;
@@ -454,40 +418,33 @@ bool startCuptiCapture(const Config& config, std::string& status)
     }
 }
 
-bool externalCorrelationOn()
-{
+bool externalCorrelationOn() {
     return s_externalOn.load(std::memory_order_relaxed) && s_on.load(std::memory_order_relaxed)
         && !s_forked.load(std::memory_order_relaxed);
 }
 
-bool pushExternalCorrelation(uint64_t id)
-{
+bool pushExternalCorrelation(uint64_t id) {
     const CaptureState* state = s_state.load(std::memory_order_acquire);
     return state && state->api.pushExternalCorrelationId
         && state->api.pushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) == CUPTI_SUCCESS;
 }
 
-void popExternalCorrelation()
-{
+void popExternalCorrelation() {
     const CaptureState* state = s_state.load(std::memory_order_acquire);
     uint64_t last = 0;
     if (state && state->api.popExternalCorrelationId)
         state->api.popExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
 }
 
-bool cuptiCaptureOn()
-{
+bool cuptiCaptureOn() {
     return s_on.load() && !inForkedChild();
 }
 
-void stopCuptiCapture()
-{
-    if (inForkedChild())
-        return;
+void stopCuptiCapture() {
+    if (inForkedChild()) return;
     try {
         std::lock_guard lock(s_startMutex);
-        if (!s_on.exchange(false))
-            return;
+        if (!s_on.exchange(false)) return;
         s_stopped.store(true);
         CaptureState& state = *s_state.load();
         for (auto it = state.enabled.rbegin(); it != state.enabled.rend(); ++it)
@@ -495,15 +452,12 @@ void stopCuptiCapture()
         state.enabled.clear();
         state.api.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); // queued for the writer's last pass
         collectDropped(state);
-        if (state.subscriber)
-            state.api.unsubscribe(state.subscriber);
+        if (state.subscriber) state.api.unsubscribe(state.subscriber);
         state.subscriber = nullptr;
-    } catch (...) {
-    }
+    } catch (...) { }
 }
 
-void disableCuptiAfterFork()
-{
+void disableCuptiAfterFork() {
     s_forked.store(true);
     s_on.store(false);
     // The parent's threads are gone: a mutex one of them held stays held. Buffers are leaked.

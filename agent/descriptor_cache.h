@@ -29,20 +29,16 @@ public:
 
     // Copies the key's value into `out`; false on a miss (never cached, evicted, or being written), when
     // `out` holds nothing meaningful.
-    bool get(const void* key, Value& out) const
-    {
+    bool get(const void* key, Value& out) const {
         const uintptr_t k = reinterpret_cast<uintptr_t>(key);
-        if (k == 0)
-            return false;
+        if (k == 0) return false;
         return read(m_slots[first(k)], k, out) || read(m_slots[second(k)], k, out);
     }
 
     // Stores the key's value, replacing an older one or evicting another key.
-    void put(const void* key, const Value& value)
-    {
+    void put(const void* key, const Value& value) {
         const uintptr_t k = reinterpret_cast<uintptr_t>(key);
-        if (k == 0)
-            return;
+        if (k == 0) return;
         Slot& a = m_slots[first(k)];
         Slot& b = m_slots[second(k)];
         const uintptr_t inA = a.key.load(std::memory_order_relaxed), inB = b.key.load(std::memory_order_relaxed);
@@ -54,8 +50,7 @@ public:
         else if (&a != &b)
             clear(b, k);
         const uint32_t odd = lock(target);
-        if (odd == 0)
-            return; // the slot stayed locked (a writer died in fork): the key stays uncached
+        if (odd == 0) return; // the slot stayed locked (a writer died in fork): the key stays uncached
         target.key.store(k, std::memory_order_release);
         for (size_t i = 0; i < Words; ++i)
             target.words[i].store(value[i], std::memory_order_release);
@@ -63,17 +58,13 @@ public:
     }
 
     // Applies f(Value&) to the key's value if it is cached; returns whether it was.
-    template <class F> bool update(const void* key, F&& f)
-    {
+    template <class F> bool update(const void* key, F&& f) {
         const uintptr_t k = reinterpret_cast<uintptr_t>(key);
-        if (k == 0)
-            return false;
+        if (k == 0) return false;
         for (Slot* s : { &m_slots[first(k)], &m_slots[second(k)] }) {
-            if (s->key.load(std::memory_order_relaxed) != k)
-                continue;
+            if (s->key.load(std::memory_order_relaxed) != k) continue;
             const uint32_t odd = lock(*s);
-            if (odd == 0)
-                return false;
+            if (odd == 0) return false;
             const bool here = s->key.load(std::memory_order_relaxed) == k;
             if (here) {
                 Value v;
@@ -84,17 +75,14 @@ public:
                     s->words[i].store(v[i], std::memory_order_release);
             }
             unlock(*s, odd);
-            if (here)
-                return true;
+            if (here) return true;
         }
         return false;
     }
 
-    void erase(const void* key)
-    {
+    void erase(const void* key) {
         const uintptr_t k = reinterpret_cast<uintptr_t>(key);
-        if (k == 0)
-            return;
+        if (k == 0) return;
         clear(m_slots[first(k)], k);
         clear(m_slots[second(k)], k);
     }
@@ -115,28 +103,23 @@ private:
     static size_t second(uintptr_t k) { return kBits ? size_t(((k >> 4) * 0xC2B2AE3D27D4EB4Full) >> (64 - kBits)) : 0; }
 
     // Reads straight into `out` (no copy through the stack: the hot path), which holds garbage on a miss.
-    static bool read(const Slot& s, uintptr_t k, Value& out)
-    {
+    static bool read(const Slot& s, uintptr_t k, Value& out) {
         for (int attempt = 0; attempt < 4; ++attempt) {
             const uint32_t before = s.seq.load(std::memory_order_acquire);
-            if (before & 1)
-                continue;
-            if (s.key.load(std::memory_order_relaxed) != k)
-                return false;
+            if (before & 1) continue;
+            if (s.key.load(std::memory_order_relaxed) != k) return false;
             // Acquire loads keep the second sequence read after them (what a fence would do; TSan
             // does not model fences, and on x86 these are plain loads either way).
             for (size_t i = 0; i < Words; ++i)
                 out[i] = s.words[i].load(std::memory_order_acquire);
-            if (s.seq.load(std::memory_order_relaxed) == before)
-                return true;
+            if (s.seq.load(std::memory_order_relaxed) == before) return true;
         }
         return false;
     }
 
     // Returns the odd sequence number now held, or 0 when the slot stays locked: a writer that lost
     // its thread to fork() never unlocks, and nothing here may wait forever.
-    static uint32_t lock(Slot& s)
-    {
+    static uint32_t lock(Slot& s) {
         uint32_t seq = s.seq.load(std::memory_order_relaxed);
         for (int spin = 0; spin < 100000; ++spin) {
             if (!(seq & 1)
@@ -150,8 +133,7 @@ private:
         return 0;
     }
 
-    static void pause()
-    {
+    static void pause() {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -159,20 +141,15 @@ private:
 #endif
     }
 
-    static void unlock(Slot& s, uint32_t odd)
-    {
+    static void unlock(Slot& s, uint32_t odd) {
         s.seq.store(odd + 1, std::memory_order_release);
     }
 
-    static void clear(Slot& s, uintptr_t k)
-    {
-        if (s.key.load(std::memory_order_relaxed) != k)
-            return;
+    static void clear(Slot& s, uintptr_t k) {
+        if (s.key.load(std::memory_order_relaxed) != k) return;
         const uint32_t odd = lock(s);
-        if (odd == 0)
-            return;
-        if (s.key.load(std::memory_order_relaxed) == k)
-            s.key.store(0, std::memory_order_release);
+        if (odd == 0) return;
+        if (s.key.load(std::memory_order_relaxed) == k) s.key.store(0, std::memory_order_release);
         unlock(s, odd);
     }
 

@@ -1,8 +1,7 @@
 #include "host_event_sink.h"
 
-#include "nvtx_source.h"
-
 #include "library_functions.h"
+#include "nvtx_source.h"
 
 #include <cstdio>
 #include <cstring>
@@ -12,15 +11,13 @@
 namespace tuneup::agent {
 
 namespace {
-template <typename T> T readFixed(const std::byte* body)
-{
+template <typename T> T readFixed(const std::byte* body) {
     T value;
     memcpy(&value, body, sizeof value);
     return value;
 }
 
-template <typename T> std::string_view textAfter(const RecordHeader& header, const std::byte* body)
-{
+template <typename T> std::string_view textAfter(const RecordHeader& header, const std::byte* body) {
     return { reinterpret_cast<const char*>(body + sizeof(T)), header.textBytes };
 }
 } // namespace
@@ -28,16 +25,13 @@ template <typename T> std::string_view textAfter(const RecordHeader& header, con
 HostEventSink::HostEventSink(TraceDb& db, int pid)
     : m_db(db)
     , m_pid(pid)
-    , m_nextRangeId(db.maxRangeId() + 1)
-{
+    , m_nextRangeId(db.maxRangeId() + 1) {
     m_db.addDomain(0, std::nullopt);
     m_knownDomains[0] = true;
 }
 
-void HostEventSink::noteThread(int tid)
-{
-    if (!m_knownThreads.emplace(tid, true).second)
-        return;
+void HostEventSink::noteThread(int tid) {
+    if (!m_knownThreads.emplace(tid, true).second) return;
     m_db.addThread(tid, m_pid);
     // The kernel's name for the thread (pthread_setname_np, Python's threading names on 3.x do
     // not reach it); nvtxNameOsThread, if called, replaces it.
@@ -46,25 +40,20 @@ void HostEventSink::noteThread(int tid)
         char name[64] = {};
         if (fgets(name, sizeof name, f)) {
             name[strcspn(name, "\n")] = '\0';
-            if (*name)
-                m_db.nameThread(tid, m_pid, m_db.intern(name));
+            if (*name) m_db.nameThread(tid, m_pid, m_db.intern(name));
         }
         fclose(f);
     }
 }
 
-int64_t HostEventSink::functionName(uint16_t function)
-{
-    if (function >= m_functionNames.size())
-        m_functionNames.resize(size_t(function) + 1, -1);
+int64_t HostEventSink::functionName(uint16_t function) {
+    if (function >= m_functionNames.size()) m_functionNames.resize(size_t(function) + 1, -1);
     int64_t& id = m_functionNames[function];
-    if (id < 0)
-        id = m_db.intern(libraryFunctionName(function));
+    if (id < 0) id = m_db.intern(libraryFunctionName(function));
     return id;
 }
 
-int64_t HostEventSink::domainId(uint64_t handle)
-{
+int64_t HostEventSink::domainId(uint64_t handle) {
     // Domains made by nvtxDomainCreate carry the agent's id as handle; an unknown handle (made
     // before the agent attached) still gets a row so its events keep their domain apart.
     if (m_knownDomains.emplace(handle, true).second) {
@@ -72,20 +61,17 @@ int64_t HostEventSink::domainId(uint64_t handle)
         // child inherited.
         const auto name = nvtxDomainName(handle);
         m_db.addDomain(int64_t(handle), name ? std::optional(m_db.intern(*name)) : std::nullopt);
-        if (name && *name == kBootstrapDomain)
-            m_bootstrapDomain = handle;
+        if (name && *name == kBootstrapDomain) m_bootstrapDomain = handle;
     }
     return int64_t(handle);
 }
 
-std::optional<int64_t> HostEventSink::messageId(const NvtxEventFixed& event, std::string_view text)
-{
+std::optional<int64_t> HostEventSink::messageId(const NvtxEventFixed& event, std::string_view text) {
     switch (event.messageKind) {
     case MessageKind::Text:
         return m_db.intern(text);
     case MessageKind::Registered:
-        if (auto it = m_registeredStrings.find(event.registeredId); it != m_registeredStrings.end())
-            return it->second;
+        if (auto it = m_registeredStrings.find(event.registeredId); it != m_registeredStrings.end()) return it->second;
         return std::nullopt;
     case MessageKind::None:
         break;
@@ -93,8 +79,7 @@ std::optional<int64_t> HostEventSink::messageId(const NvtxEventFixed& event, std
     return std::nullopt;
 }
 
-void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte* body)
-{
+void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte* body) {
     ++m_consumed;
     noteThread(tid);
     switch (header.kind) {
@@ -109,16 +94,14 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
         row.domainId = domainId(event.domain);
         row.nameId = messageId(event, textAfter<NvtxEventFixed>(header, body));
         row.category = event.category;
-        if (event.hasColor)
-            row.color = event.color;
+        if (event.hasColor) row.color = event.color;
         row.payloadType = event.payloadType;
         row.payloadBits = event.payload;
         if (header.kind == HostEventKind::NvtxPush) {
             row.kind = schema::kRangePushPop;
             auto& stack = m_pushStacks[{ tid, event.domain }];
             row.depth = int(stack.size());
-            if (!stack.empty())
-                row.parentId = stack.back().row.id;
+            if (!stack.empty()) row.parentId = stack.back().row.id;
             stack.push_back(open);
         } else {
             row.kind = schema::kRangeStartEnd;
@@ -161,8 +144,7 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
         mark.domainId = domainId(event.domain);
         mark.nameId = messageId(event, textAfter<NvtxEventFixed>(header, body));
         mark.category = event.category;
-        if (event.hasColor)
-            mark.color = event.color;
+        if (event.hasColor) mark.color = event.color;
         mark.payloadType = event.payloadType;
         mark.payloadBits = event.payload;
         m_db.addMark(mark);
@@ -179,8 +161,7 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
         const auto name = readFixed<NvtxNameFixed>(body);
         m_knownDomains[name.domain] = true;
         m_db.addDomain(int64_t(name.domain), m_db.intern(textAfter<NvtxNameFixed>(header, body)));
-        if (textAfter<NvtxNameFixed>(header, body) == kBootstrapDomain)
-            m_bootstrapDomain = name.domain;
+        if (textAfter<NvtxNameFixed>(header, body) == kBootstrapDomain) m_bootstrapDomain = name.domain;
         break;
     }
     case HostEventKind::NvtxStringRegister: {
@@ -190,7 +171,8 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
     }
     case HostEventKind::NvtxCategoryName: {
         const auto name = readFixed<NvtxNameFixed>(body);
-        m_db.nameCategory(domainId(name.domain), uint32_t(name.id), m_db.intern(textAfter<NvtxNameFixed>(header, body)));
+        m_db.nameCategory(
+            domainId(name.domain), uint32_t(name.id), m_db.intern(textAfter<NvtxNameFixed>(header, body)));
         break;
     }
     case HostEventKind::NvtxThreadName: {
@@ -201,8 +183,7 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
     }
     case HostEventKind::FrameworkFlag: {
         const auto flag = readFixed<FrameworkFlagFixed>(body);
-        m_db.addFrameworkFlag(
-            header.timeNs, tid, m_db.intern(textAfter<FrameworkFlagFixed>(header, body)), flag.value);
+        m_db.addFrameworkFlag(header.timeNs, tid, m_db.intern(textAfter<FrameworkFlagFixed>(header, body)), flag.value);
         break;
     }
     case HostEventKind::GemmCall: {
@@ -220,8 +201,7 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
     }
 }
 
-void HostEventSink::closeOpenRanges()
-{
+void HostEventSink::closeOpenRanges() {
     for (auto& [key, stack] : m_pushStacks)
         for (const OpenRange& open : stack)
             m_db.addRange(open.row);

@@ -4,8 +4,8 @@
 // and domains, writes the interposers' GEMM and convolution calls. Runs on the writer thread only.
 
 #include "host_events.h"
-#include "trace_schema.h"
 #include "trace_db.h"
+#include "trace_schema.h"
 
 #include <cstdint>
 #include <map>
@@ -45,10 +45,10 @@ private:
     std::unordered_map<uint64_t, bool> m_knownDomains;
     static constexpr std::string_view kBootstrapDomain = "tuneup"; // the Python bootstrap's NVTX domain
     uint64_t m_bootstrapDomain = 0; // its handle, once seen (0 is the default domain, never it)
-    bool m_workerNoted = false;     // the process was recorded as a DataLoader worker
+    bool m_workerNoted = false; // the process was recorded as a DataLoader worker
     std::unordered_map<int, bool> m_knownThreads;
     std::map<std::pair<int, uint64_t>, std::vector<OpenRange>> m_pushStacks; // (tid, domain) -> stack
-    std::unordered_map<uint64_t, OpenRange> m_startedRanges;                 // range id -> open range
+    std::unordered_map<uint64_t, OpenRange> m_startedRanges; // range id -> open range
 };
 
 } // namespace tuneup::agent

@@ -8,23 +8,23 @@
 namespace tuneup::agent {
 
 enum class HostEventKind : uint16_t {
-    Padding = 0,        // filler to the end of the ring; skipped
-    NvtxPush = 1,       // NvtxEventFixed + message
-    NvtxPop = 2,        // NvtxScopeFixed
-    NvtxStart = 3,      // NvtxEventFixed + message; rangeId set
-    NvtxEnd = 4,        // NvtxScopeFixed; rangeId set
-    NvtxMark = 5,       // NvtxEventFixed + message
-    NvtxDomainCreate = 6,   // NvtxNameFixed(id = domain) + name
+    Padding = 0, // filler to the end of the ring; skipped
+    NvtxPush = 1, // NvtxEventFixed + message
+    NvtxPop = 2, // NvtxScopeFixed
+    NvtxStart = 3, // NvtxEventFixed + message; rangeId set
+    NvtxEnd = 4, // NvtxScopeFixed; rangeId set
+    NvtxMark = 5, // NvtxEventFixed + message
+    NvtxDomainCreate = 6, // NvtxNameFixed(id = domain) + name
     NvtxStringRegister = 7, // NvtxNameFixed(id = string handle id) + text
-    NvtxCategoryName = 8,   // NvtxNameFixed(id = category) + name
-    NvtxThreadName = 9,     // NvtxNameFixed(id = tid) + name
-    FrameworkFlag = 10,     // FrameworkFlagFixed + flag name (torch_probe.h)
-    GemmCall = 11,          // GemmCallFixed; header time = the call's start
-    ConvCall = 12,          // ConvCallFixed; header time = the call's start
+    NvtxCategoryName = 8, // NvtxNameFixed(id = category) + name
+    NvtxThreadName = 9, // NvtxNameFixed(id = tid) + name
+    FrameworkFlag = 10, // FrameworkFlagFixed + flag name (torch_probe.h)
+    GemmCall = 11, // GemmCallFixed; header time = the call's start
+    ConvCall = 12, // ConvCallFixed; header time = the call's start
 };
 
 struct RecordHeader {
-    uint32_t size;      // whole record, header included, multiple of 16
+    uint32_t size; // whole record, header included, multiple of 16
     HostEventKind kind;
     uint16_t textBytes; // text after the fixed part
     uint64_t timeNs;
@@ -35,10 +35,10 @@ static_assert(sizeof(RecordHeader) == 16);
 enum class MessageKind : uint8_t { None = 0, Text = 1, Registered = 2 };
 
 struct NvtxEventFixed {
-    uint64_t domain;       // 0 = default domain
-    uint64_t rangeId;      // start/end ranges only
+    uint64_t domain; // 0 = default domain
+    uint64_t rangeId; // start/end ranges only
     uint64_t registeredId; // when messageKind == Registered
-    uint64_t payload;      // raw bits of the payload
+    uint64_t payload; // raw bits of the payload
     uint32_t category;
     uint32_t color;
     uint8_t hasColor;
@@ -73,9 +73,9 @@ struct GemmCallFixed {
     uint64_t externalId; // 0: none pushed
     int32_t status;
     int32_t aType, bType, cType, computeType, epilogue; // -1 unknown
-    uint16_t function;   // LibraryFunction (library_functions.h)
+    uint16_t function; // LibraryFunction (library_functions.h)
     int8_t transa, transb; // cublasOperation_t, -1 unknown
-    uint8_t api;         // schema::GemmApi
+    uint8_t api; // schema::GemmApi
     uint8_t reserved[3];
 };
 static_assert(sizeof(GemmCallFixed) % 8 == 0);
@@ -88,7 +88,7 @@ struct ConvShape {
     int32_t groups = -1;
     int32_t dataType = -1, computeType = -1, mathType = -1;
     int8_t direction = -1; // schema::ConvDirection
-    int8_t layout = -1;    // schema::TensorLayout
+    int8_t layout = -1; // schema::TensorLayout
     uint8_t reserved[2] = {};
 };
 static_assert(sizeof(ConvShape) % 4 == 0);
@@ -96,14 +96,14 @@ static_assert(sizeof(ConvShape) % 4 == 0);
 struct ConvCallFixed {
     uint64_t endNs;
     uint64_t externalId; // 0: none pushed
-    uint64_t planId;     // backend plans, numbered by the agent; 0: none
-    int64_t algo;        // kUnknown when not known
+    uint64_t planId; // backend plans, numbered by the agent; 0: none
+    int64_t algo; // kUnknown when not known
     ConvShape shape;
     int32_t status;
-    uint16_t function;   // LibraryFunction
-    uint8_t api;         // schema::ConvApi
-    uint8_t callKind;    // schema::ConvCallKind
-    uint8_t algoSource;  // schema::AlgoSource
+    uint16_t function; // LibraryFunction
+    uint8_t api; // schema::ConvApi
+    uint8_t callKind; // schema::ConvCallKind
+    uint8_t algoSource; // schema::AlgoSource
     uint8_t reserved[7];
 };
 static_assert(sizeof(ConvCallFixed) % 8 == 0);

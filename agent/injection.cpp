@@ -18,19 +18,18 @@ using namespace tuneup::agent;
 
 #define TUNEUP_EXPORT extern "C" __attribute__((visibility("default")))
 
-__attribute__((constructor)) static void onLoad()
-{
+__attribute__((constructor)) static void onLoad() {
     // Cheap for the many processes that never record (compilers and tools a training run
     // starts): only the main process opens its file and starts a thread here.
     ensureStarted();
 }
 
-__attribute__((destructor)) static void onUnload() { shutdown(); }
+__attribute__((destructor)) static void onUnload() {
+    shutdown();
+}
 
-TUNEUP_EXPORT int InitializeInjection(void)
-{
-    if (!ensureStarted())
-        return 1; // 1 = loaded fine; we just do nothing
+TUNEUP_EXPORT int InitializeInjection(void) {
+    if (!ensureStarted()) return 1; // 1 = loaded fine; we just do nothing
 #ifdef TUNEUP_HAVE_CUPTI
     std::string status;
     startCuptiCapture(config(), status);
@@ -38,22 +37,33 @@ TUNEUP_EXPORT int InitializeInjection(void)
     return 1;
 }
 
-TUNEUP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
-{
+TUNEUP_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable) {
     return attachNvtx(getExportTable);
 }
 
 // The Python bootstrap's entry points (called through ctypes; see nvtx_source.h).
-TUNEUP_EXPORT int tuneup_range_push(const char* name) { return bootstrapRangePush(name); }
-TUNEUP_EXPORT int tuneup_range_pop(void) { return bootstrapRangePop(); }
-TUNEUP_EXPORT void tuneup_mark(const char* name, int64_t value) { bootstrapMark(name, value); }
+TUNEUP_EXPORT int tuneup_range_push(const char* name) {
+    return bootstrapRangePush(name);
+}
+TUNEUP_EXPORT int tuneup_range_pop(void) {
+    return bootstrapRangePop();
+}
+TUNEUP_EXPORT void tuneup_mark(const char* name, int64_t value) {
+    bootstrapMark(name, value);
+}
 
 // Writes everything recorded so far and commits it. For hosts that want a checkpoint (the Python
 // bootstrap before os._exit in DataLoader workers, benchmarks).
-TUNEUP_EXPORT void tuneup_agent_flush(void) { Writer::flush(); }
+TUNEUP_EXPORT void tuneup_agent_flush(void) {
+    Writer::flush();
+}
 
 // _exit runs no atexit handler and no destructor: a forked child that ends with it (Python's
 // DataLoader workers call os._exit) lost every event its writer had not committed yet. Only
 // reached when the agent is LD_PRELOADed; glibc's own internal calls are not interposed.
-TUNEUP_EXPORT void _exit(int status) { exitWithoutHandlers(status); }
-TUNEUP_EXPORT void _Exit(int status) { exitWithoutHandlers(status); }
+TUNEUP_EXPORT void _exit(int status) {
+    exitWithoutHandlers(status);
+}
+TUNEUP_EXPORT void _Exit(int status) {
+    exitWithoutHandlers(status);
+}

@@ -14,8 +14,7 @@ namespace detail {
 std::atomic<int8_t> g_gemmGate { kGateUnknown }, g_convGate { kGateUnknown };
 constinit __attribute__((tls_model("initial-exec"))) thread_local int t_libraryDepth = 0;
 
-int8_t resolveGate(std::atomic<int8_t>& gate)
-{
+int8_t resolveGate(std::atomic<int8_t>& gate) {
     // Starts the agent if no entry point did yet (a library called from an early constructor).
     const bool on = ensureStarted();
     g_gemmGate.store(on && config().trace.gemm ? kGateOn : kGateOff, std::memory_order_relaxed);
@@ -29,11 +28,9 @@ namespace {
 std::atomic<uint64_t> s_nextExternalId { 0 };
 }
 
-uint64_t pushExternalId()
-{
+uint64_t pushExternalId() {
 #ifdef TUNEUP_HAVE_CUPTI
-    if (!externalCorrelationOn())
-        return 0;
+    if (!externalCorrelationOn()) return 0;
     const uint64_t id = s_nextExternalId.fetch_add(1, std::memory_order_relaxed) + 1;
     return pushExternalCorrelation(id) ? id : 0;
 #else
@@ -41,23 +38,19 @@ uint64_t pushExternalId()
 #endif
 }
 
-void popExternalId(uint64_t id)
-{
+void popExternalId(uint64_t id) {
 #ifdef TUNEUP_HAVE_CUPTI
-    if (id)
-        popExternalCorrelation();
+    if (id) popExternalCorrelation();
 #else
     (void)id;
 #endif
 }
 
-void emitGemmCall(uint64_t startNs, const GemmCallFixed& call)
-{
+void emitGemmCall(uint64_t startNs, const GemmCallFixed& call) {
     RingRegistry::emit(HostEventKind::GemmCall, startNs, &call, sizeof call, {}, openRangeReserveBytes());
 }
 
-void emitConvCall(uint64_t startNs, const ConvCallFixed& call)
-{
+void emitConvCall(uint64_t startNs, const ConvCallFixed& call) {
     RingRegistry::emit(HostEventKind::ConvCall, startNs, &call, sizeof call, {}, openRangeReserveBytes());
 }
 

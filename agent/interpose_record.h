@@ -21,20 +21,17 @@ extern constinit __attribute__((tls_model("initial-exec"))) thread_local int t_l
 } // namespace detail
 
 // One relaxed load once the agent has started (the first call starts it).
-inline bool recordingGemm()
-{
+inline bool recordingGemm() {
     const int8_t gate = detail::g_gemmGate.load(std::memory_order_relaxed);
     return (gate != detail::kGateUnknown ? gate : detail::resolveGate(detail::g_gemmGate)) == detail::kGateOn;
 }
-inline bool recordingConv()
-{
+inline bool recordingConv() {
     const int8_t gate = detail::g_convGate.load(std::memory_order_relaxed);
     return (gate != detail::kGateUnknown ? gate : detail::resolveGate(detail::g_convGate)) == detail::kGateOn;
 }
 
 // Whether an interposed call is running on this thread (its library calls ours: not the user's).
-inline bool insideLibraryCall()
-{
+inline bool insideLibraryCall() {
     return detail::t_libraryDepth > 0;
 }
 
@@ -49,31 +46,24 @@ void popExternalId(uint64_t id);
 class LibraryCall {
 public:
     explicit LibraryCall(bool wanted)
-        : m_entered(wanted)
-    {
-        if (!wanted)
-            return;
+        : m_entered(wanted) {
+        if (!wanted) return;
         m_recorded = detail::t_libraryDepth++ == 0;
         if (m_recorded) {
             startNs = nowNs();
             externalId = pushExternalId();
         }
     }
-    ~LibraryCall()
-    {
-        if (m_entered)
-            --detail::t_libraryDepth;
+    ~LibraryCall() {
+        if (m_entered) --detail::t_libraryDepth;
     }
     LibraryCall(const LibraryCall&) = delete;
     LibraryCall& operator=(const LibraryCall&) = delete;
 
     bool recorded() const { return m_recorded; }
-    void finish()
-    {
-        if (!m_recorded)
-            return;
-        if (externalId)
-            popExternalId(externalId);
+    void finish() {
+        if (!m_recorded) return;
+        if (externalId) popExternalId(externalId);
         endNs = nowNs();
     }
 

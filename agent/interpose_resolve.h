@@ -25,16 +25,12 @@ template <class Fn> class RealFunction {
 public:
     constexpr RealFunction(const char* symbol, const char* const* libraries)
         : m_symbol(symbol)
-        , m_libraries(libraries)
-    {
-    }
-    Fn get()
-    {
+        , m_libraries(libraries) { }
+    Fn get() {
         if (Fn f = m_function.load(std::memory_order_acquire)) [[likely]]
             return f;
         Fn f = reinterpret_cast<Fn>(resolveReal(m_symbol, m_libraries));
-        if (f)
-            m_function.store(f, std::memory_order_release);
+        if (f) m_function.store(f, std::memory_order_release);
         return f;
     }
 

@@ -2,8 +2,7 @@
 
 namespace tuneup::agent {
 
-std::string_view libraryFunctionName(uint16_t function)
-{
+std::string_view libraryFunctionName(uint16_t function) {
     static constexpr std::string_view kNames[] = {
 #define TUNEUP_NAME(id, name) name,
         TUNEUP_LIBRARY_FUNCTIONS(TUNEUP_NAME)

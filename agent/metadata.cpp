@@ -12,8 +12,7 @@
 
 namespace tuneup::agent {
 
-std::string commandLine()
-{
+std::string commandLine() {
     std::string line;
     if (FILE* f = fopen("/proc/self/cmdline", "re")) {
         char buffer[4096];
@@ -25,20 +24,19 @@ std::string commandLine()
     while (!line.empty() && line.back() == '\0')
         line.pop_back();
     for (char& c : line)
-        if (c == '\0')
-            c = ' ';
+        if (c == '\0') c = ' ';
     return line;
 }
 
-void writeMetadata(TraceDb& db, const ProcessFacts& facts, bool reopened)
-{
+void writeMetadata(TraceDb& db, const ProcessFacts& facts, bool reopened) {
     const int pid = int(getpid());
     const std::string command = commandLine();
     if (reopened) {
         // The same process after exec(): a new program image, the same file.
         db.setMeta("command_line", command);
         db.setMeta("exec_count", std::to_string(std::atoi(db.metaValue("exec_count").c_str()) + 1));
-        db.addProcess(pid, int(getppid()), facts.role, command, std::strtoull(db.metaValue("start_ns").c_str(), nullptr, 10));
+        db.addProcess(
+            pid, int(getppid()), facts.role, command, std::strtoull(db.metaValue("start_ns").c_str(), nullptr, 10));
         return;
     }
     db.setMeta("format", schema::kFormatName);
@@ -49,17 +47,13 @@ void writeMetadata(TraceDb& db, const ProcessFacts& facts, bool reopened)
     db.setMeta("role", facts.role);
     db.setMeta("command_line", command);
     char host[256] = {};
-    if (gethostname(host, sizeof host - 1) == 0)
-        db.setMeta("host", host);
+    if (gethostname(host, sizeof host - 1) == 0) db.setMeta("host", host);
     // System call numbers in thread_states depend on the architecture.
-    if (utsname names {}; uname(&names) == 0)
-        db.setMeta("machine", names.machine);
-    if (auto rank = rankFromEnvironment())
-        db.setMeta("rank", std::to_string(*rank));
+    if (utsname names {}; uname(&names) == 0) db.setMeta("machine", names.machine);
+    if (auto rank = rankFromEnvironment()) db.setMeta("rank", std::to_string(*rank));
     for (auto [env, key] : { std::pair { "LOCAL_RANK", "local_rank" }, { "WORLD_SIZE", "world_size" },
              { "LOCAL_WORLD_SIZE", "local_world_size" }, { "CUDA_VISIBLE_DEVICES", "cuda_visible_devices" } })
-        if (const char* value = getenv(env))
-            db.setMeta(key, value);
+        if (const char* value = getenv(env)) db.setMeta(key, value);
     db.setMeta("start_ns", std::to_string(facts.startNs));
     // One pair read back to back, to turn monotonic times into wall-clock times.
     const uint64_t realtime = realtimeNs();
@@ -69,8 +63,9 @@ void writeMetadata(TraceDb& db, const ProcessFacts& facts, bool reopened)
     db.setMeta("clock.monotonic_ns", std::to_string(monotonic));
     db.setMeta("capture.nvtx", "off: no library called NVTX with NVTX_INJECTION64_PATH pointing at the agent");
 #ifdef TUNEUP_HAVE_CUPTI
-    db.setMeta("capture.cuda", "off: the process did not initialise CUDA (no cuInit), so CUDA_INJECTION64_PATH "
-                               "never called the agent");
+    db.setMeta("capture.cuda",
+        "off: the process did not initialise CUDA (no cuInit), so CUDA_INJECTION64_PATH "
+        "never called the agent");
 #else
     db.setMeta("capture.cuda", "off: this tuneup was built without CUPTI headers");
 #endif

@@ -34,22 +34,18 @@ __attribute__((tls_model("initial-exec"))) thread_local uint64_t t_droppedPushes
 __attribute__((tls_model("initial-exec"))) thread_local uint32_t t_openWritten = 0;
 constexpr size_t kPopReserveBytes = 48;
 
-size_t reserveFor(HostEventKind kind)
-{
+size_t reserveFor(HostEventKind kind) {
     return (size_t(t_openWritten) + (kind == HostEventKind::NvtxPush ? 1 : 0)) * kPopReserveBytes;
 }
 
-int notePush(bool written)
-{
+int notePush(bool written) {
     t_droppedPushes = (t_droppedPushes << 1) | (written ? 0 : 1);
-    if (written)
-        ++t_openWritten;
+    if (written) ++t_openWritten;
     return t_depth++;
 }
 
 // Returns false when this pop's push was dropped.
-bool notePop(int& level)
-{
+bool notePop(int& level) {
     if (t_depth == 0) {
         level = -1;
         return true; // unmatched: written, and counted as such by the writer
@@ -67,15 +63,12 @@ __attribute__((tls_model("initial-exec"))) thread_local uint64_t t_nextTorchSamp
 __attribute__((tls_model("initial-exec"))) thread_local TorchFlags t_lastTorchFlags;
 __attribute__((tls_model("initial-exec"))) thread_local bool t_torchFlagsWritten = false;
 
-void emitTorchFlagChanges(uint64_t now)
-{
+void emitTorchFlagChanges(uint64_t now) {
     t_nextTorchSampleNs = now + kTorchSampleNs;
     TorchFlags flags;
-    if (!config().trace.torch || !readTorchFlags(flags))
-        return;
+    if (!config().trace.torch || !readTorchFlags(flags)) return;
     for (size_t i = 0; i < kTorchFlagCount; ++i) {
-        if (t_torchFlagsWritten && flags.values[i] == t_lastTorchFlags.values[i])
-            continue;
+        if (t_torchFlagsWritten && flags.values[i] == t_lastTorchFlags.values[i]) continue;
         const FrameworkFlagFixed fixed { flags.values[i] };
         if (!RingRegistry::emit(HostEventKind::FrameworkFlag, now, &fixed, sizeof fixed, kTorchFlagNames[i],
                 size_t(t_openWritten) * kPopReserveBytes))
@@ -86,20 +79,19 @@ void emitTorchFlagChanges(uint64_t now)
 }
 
 // The hot path pays one compare; the probes run when a sample is due.
-inline void sampleTorchFlags(uint64_t now)
-{
+inline void sampleTorchFlags(uint64_t now) {
     if (now >= t_nextTorchSampleNs) [[unlikely]]
         emitTorchFlagChanges(now);
 }
 
-uint64_t domainOf(nvtxDomainHandle_t domain) { return uint64_t(reinterpret_cast<uintptr_t>(domain)); }
+uint64_t domainOf(nvtxDomainHandle_t domain) {
+    return uint64_t(reinterpret_cast<uintptr_t>(domain));
+}
 
 // Wide NVTX strings are rare (Windows-style APIs): converted to UTF-8 off the fast path.
-std::string toUtf8(const wchar_t* text)
-{
+std::string toUtf8(const wchar_t* text) {
     std::string out;
-    if (!text)
-        return out;
+    if (!text) return out;
     for (; *text; ++text) {
         const uint32_t c = uint32_t(*text);
         if (c < 0x80)
@@ -116,11 +108,9 @@ std::string toUtf8(const wchar_t* text)
 }
 
 // Fills the fixed part of an event from NVTX attributes; returns the message text, if any.
-std::string_view describe(const nvtxEventAttributes_t* attributes, NvtxEventFixed& event, std::string& wideBuffer)
-{
+std::string_view describe(const nvtxEventAttributes_t* attributes, NvtxEventFixed& event, std::string& wideBuffer) {
     event = {};
-    if (!attributes)
-        return {};
+    if (!attributes) return {};
     event.category = attributes->category;
     if (attributes->colorType == NVTX_COLOR_ARGB) {
         event.hasColor = 1;
@@ -155,8 +145,7 @@ std::string_view describe(const nvtxEventAttributes_t* attributes, NvtxEventFixe
     return {};
 }
 
-bool emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtxEventAttributes_t* attributes)
-{
+bool emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtxEventAttributes_t* attributes) {
     const uint64_t now = nowNs();
     sampleTorchFlags(now);
     NvtxEventFixed event;
@@ -167,54 +156,53 @@ bool emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtx
     return RingRegistry::emit(kind, now, &event, sizeof event, text, reserveFor(kind));
 }
 
-bool emitText(HostEventKind kind, uint64_t timeNs, const char* text)
-{
+bool emitText(HostEventKind kind, uint64_t timeNs, const char* text) {
     sampleTorchFlags(timeNs);
     NvtxEventFixed event {};
     event.messageKind = MessageKind::Text;
-    return RingRegistry::emit(kind, timeNs, &event, sizeof event, text ? std::string_view(text) : std::string_view(),
-        reserveFor(kind));
+    return RingRegistry::emit(
+        kind, timeNs, &event, sizeof event, text ? std::string_view(text) : std::string_view(), reserveFor(kind));
 }
 
-void emitScope(HostEventKind kind, uint64_t domain, uint64_t rangeId)
-{
+void emitScope(HostEventKind kind, uint64_t domain, uint64_t rangeId) {
     const NvtxScopeFixed scope { domain, rangeId };
     RingRegistry::emit(kind, nowNs(), &scope, sizeof scope, {}, reserveFor(kind));
 }
 
-int pop(uint64_t domain)
-{
+int pop(uint64_t domain) {
     int level;
     if (notePop(level)) {
-        if (level >= 0 && t_openWritten > 0)
-            --t_openWritten; // before the write: the pop may use the room kept for it
+        if (level >= 0 && t_openWritten > 0) --t_openWritten; // before the write: the pop may use the room kept for it
         emitScope(HostEventKind::NvtxPop, domain, 0);
     } else
         RingRegistry::countDropped();
     return level;
 }
 
-void emitName(HostEventKind kind, uint64_t domain, uint64_t id, std::string_view name)
-{
+void emitName(HostEventKind kind, uint64_t domain, uint64_t id, std::string_view name) {
     const NvtxNameFixed fixed { domain, id };
     RingRegistry::emit(kind, nowNs(), &fixed, sizeof fixed, name, reserveFor(kind));
 }
 
 // ---- CORE -------------------------------------------------------------------------------------
 
-void NVTX_API markEx(const nvtxEventAttributes_t* a) { emitEvent(HostEventKind::NvtxMark, 0, 0, a); }
-void NVTX_API markA(const char* message) { emitText(HostEventKind::NvtxMark, nowNs(), message); }
-void NVTX_API markW(const wchar_t* message) { emitText(HostEventKind::NvtxMark, nowNs(), toUtf8(message).c_str()); }
+void NVTX_API markEx(const nvtxEventAttributes_t* a) {
+    emitEvent(HostEventKind::NvtxMark, 0, 0, a);
+}
+void NVTX_API markA(const char* message) {
+    emitText(HostEventKind::NvtxMark, nowNs(), message);
+}
+void NVTX_API markW(const wchar_t* message) {
+    emitText(HostEventKind::NvtxMark, nowNs(), toUtf8(message).c_str());
+}
 
-nvtxRangeId_t NVTX_API rangeStartEx(const nvtxEventAttributes_t* a)
-{
+nvtxRangeId_t NVTX_API rangeStartEx(const nvtxEventAttributes_t* a) {
     const uint64_t id = s_nextRangeId.fetch_add(1, std::memory_order_relaxed);
     emitEvent(HostEventKind::NvtxStart, 0, id, a);
     return id;
 }
 
-nvtxRangeId_t NVTX_API rangeStartA(const char* message)
-{
+nvtxRangeId_t NVTX_API rangeStartA(const char* message) {
     const uint64_t now = nowNs();
     sampleTorchFlags(now);
     const uint64_t id = s_nextRangeId.fetch_add(1, std::memory_order_relaxed);
@@ -226,97 +214,105 @@ nvtxRangeId_t NVTX_API rangeStartA(const char* message)
     return id;
 }
 
-nvtxRangeId_t NVTX_API rangeStartW(const wchar_t* message) { return rangeStartA(toUtf8(message).c_str()); }
+nvtxRangeId_t NVTX_API rangeStartW(const wchar_t* message) {
+    return rangeStartA(toUtf8(message).c_str());
+}
 
-void NVTX_API rangeEnd(nvtxRangeId_t id) { emitScope(HostEventKind::NvtxEnd, 0, id); }
+void NVTX_API rangeEnd(nvtxRangeId_t id) {
+    emitScope(HostEventKind::NvtxEnd, 0, id);
+}
 
-int NVTX_API rangePushEx(const nvtxEventAttributes_t* a) { return notePush(emitEvent(HostEventKind::NvtxPush, 0, 0, a)); }
+int NVTX_API rangePushEx(const nvtxEventAttributes_t* a) {
+    return notePush(emitEvent(HostEventKind::NvtxPush, 0, 0, a));
+}
 
-int NVTX_API rangePushA(const char* message) { return notePush(emitText(HostEventKind::NvtxPush, nowNs(), message)); }
+int NVTX_API rangePushA(const char* message) {
+    return notePush(emitText(HostEventKind::NvtxPush, nowNs(), message));
+}
 
-int NVTX_API rangePushW(const wchar_t* message) { return rangePushA(toUtf8(message).c_str()); }
+int NVTX_API rangePushW(const wchar_t* message) {
+    return rangePushA(toUtf8(message).c_str());
+}
 
-int NVTX_API rangePop() { return pop(0); }
+int NVTX_API rangePop() {
+    return pop(0);
+}
 
-void NVTX_API nameCategoryA(uint32_t category, const char* name)
-{
+void NVTX_API nameCategoryA(uint32_t category, const char* name) {
     emitName(HostEventKind::NvtxCategoryName, 0, category, name ? name : "");
 }
-void NVTX_API nameCategoryW(uint32_t category, const wchar_t* name) { nameCategoryA(category, toUtf8(name).c_str()); }
+void NVTX_API nameCategoryW(uint32_t category, const wchar_t* name) {
+    nameCategoryA(category, toUtf8(name).c_str());
+}
 
-void NVTX_API nameOsThreadA(uint32_t threadId, const char* name)
-{
+void NVTX_API nameOsThreadA(uint32_t threadId, const char* name) {
     emitName(HostEventKind::NvtxThreadName, 0, threadId, name ? name : "");
 }
-void NVTX_API nameOsThreadW(uint32_t threadId, const wchar_t* name) { nameOsThreadA(threadId, toUtf8(name).c_str()); }
+void NVTX_API nameOsThreadW(uint32_t threadId, const wchar_t* name) {
+    nameOsThreadA(threadId, toUtf8(name).c_str());
+}
 
 // ---- CORE2 (domains) ----------------------------------------------------------------------------
 
-void NVTX_API domainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a)
-{
+void NVTX_API domainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
     emitEvent(HostEventKind::NvtxMark, domainOf(d), 0, a);
 }
 
-nvtxRangeId_t NVTX_API domainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a)
-{
+nvtxRangeId_t NVTX_API domainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
     const uint64_t id = s_nextRangeId.fetch_add(1, std::memory_order_relaxed);
     emitEvent(HostEventKind::NvtxStart, domainOf(d), id, a);
     return id;
 }
 
-void NVTX_API domainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) { emitScope(HostEventKind::NvtxEnd, domainOf(d), id); }
+void NVTX_API domainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) {
+    emitScope(HostEventKind::NvtxEnd, domainOf(d), id);
+}
 
-int NVTX_API domainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a)
-{
+int NVTX_API domainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
     return notePush(emitEvent(HostEventKind::NvtxPush, domainOf(d), 0, a));
 }
 
-int NVTX_API domainRangePop(nvtxDomainHandle_t d) { return pop(domainOf(d)); }
+int NVTX_API domainRangePop(nvtxDomainHandle_t d) {
+    return pop(domainOf(d));
+}
 
-nvtxResourceHandle_t NVTX_API domainResourceCreate(nvtxDomainHandle_t, nvtxResourceAttributes_t*)
-{
+nvtxResourceHandle_t NVTX_API domainResourceCreate(nvtxDomainHandle_t, nvtxResourceAttributes_t*) {
     // Resource naming is not recorded in schema v1; a non-null handle keeps callers happy.
     return reinterpret_cast<nvtxResourceHandle_t>(uintptr_t(s_nextHandle.fetch_add(1)));
 }
-void NVTX_API domainResourceDestroy(nvtxResourceHandle_t) {}
+void NVTX_API domainResourceDestroy(nvtxResourceHandle_t) {
+}
 
-void NVTX_API domainNameCategoryA(nvtxDomainHandle_t d, uint32_t category, const char* name)
-{
+void NVTX_API domainNameCategoryA(nvtxDomainHandle_t d, uint32_t category, const char* name) {
     emitName(HostEventKind::NvtxCategoryName, domainOf(d), category, name ? name : "");
 }
-void NVTX_API domainNameCategoryW(nvtxDomainHandle_t d, uint32_t category, const wchar_t* name)
-{
+void NVTX_API domainNameCategoryW(nvtxDomainHandle_t d, uint32_t category, const wchar_t* name) {
     domainNameCategoryA(d, category, toUtf8(name).c_str());
 }
 
-nvtxStringHandle_t NVTX_API domainRegisterStringA(nvtxDomainHandle_t d, const char* text)
-{
+nvtxStringHandle_t NVTX_API domainRegisterStringA(nvtxDomainHandle_t d, const char* text) {
     const uint64_t id = s_nextHandle.fetch_add(1, std::memory_order_relaxed);
     emitName(HostEventKind::NvtxStringRegister, domainOf(d), id, text ? text : "");
     return reinterpret_cast<nvtxStringHandle_t>(uintptr_t(id));
 }
-nvtxStringHandle_t NVTX_API domainRegisterStringW(nvtxDomainHandle_t d, const wchar_t* text)
-{
+nvtxStringHandle_t NVTX_API domainRegisterStringW(nvtxDomainHandle_t d, const wchar_t* text) {
     return domainRegisterStringA(d, toUtf8(text).c_str());
 }
 
 // Every library that uses NVTX creates its own handle for a shared domain name: one id per name
 // keeps a domain's events together. Rare call, so a lock is fine here.
-std::mutex& domainMutex()
-{
+std::mutex& domainMutex() {
     static auto* mutex = new std::mutex;
     return *mutex;
 }
 
 // Domain name -> handle, under domainMutex(). Forked children inherit it (nvtxDomainName).
-std::unordered_map<std::string, uint64_t>& domainIds()
-{
+std::unordered_map<std::string, uint64_t>& domainIds() {
     static auto* ids = new std::unordered_map<std::string, uint64_t>;
     return *ids;
 }
 
-nvtxDomainHandle_t NVTX_API domainCreateA(const char* name)
-{
+nvtxDomainHandle_t NVTX_API domainCreateA(const char* name) {
     auto* ids = &domainIds();
     const std::string key = name ? name : "";
     uint64_t id;
@@ -324,49 +320,43 @@ nvtxDomainHandle_t NVTX_API domainCreateA(const char* name)
     {
         std::lock_guard lock(domainMutex());
         auto [it, inserted] = ids->emplace(key, 0);
-        if (inserted)
-            it->second = s_nextHandle.fetch_add(1, std::memory_order_relaxed);
+        if (inserted) it->second = s_nextHandle.fetch_add(1, std::memory_order_relaxed);
         id = it->second;
         created = inserted;
     }
-    if (created)
-        emitName(HostEventKind::NvtxDomainCreate, id, id, key);
+    if (created) emitName(HostEventKind::NvtxDomainCreate, id, id, key);
     return reinterpret_cast<nvtxDomainHandle_t>(uintptr_t(id));
 }
-nvtxDomainHandle_t NVTX_API domainCreateW(const wchar_t* name) { return domainCreateA(toUtf8(name).c_str()); }
-void NVTX_API domainDestroy(nvtxDomainHandle_t) {}
-void NVTX_API initialize(const void*) {}
+nvtxDomainHandle_t NVTX_API domainCreateW(const wchar_t* name) {
+    return domainCreateA(toUtf8(name).c_str());
+}
+void NVTX_API domainDestroy(nvtxDomainHandle_t) {
+}
+void NVTX_API initialize(const void*) {
+}
 
-template <typename F> void install(NvtxFunctionTable table, unsigned size, unsigned id, F function)
-{
-    if (table && id < size && table[id])
-        *table[id] = reinterpret_cast<NvtxFunctionPointer>(function);
+template <typename F> void install(NvtxFunctionTable table, unsigned size, unsigned id, F function) {
+    if (table && id < size && table[id]) *table[id] = reinterpret_cast<NvtxFunctionPointer>(function);
 }
 
 std::atomic<bool> s_announced { false };
 
 // The Python bootstrap's domain: created once, on first use.
-nvtxDomainHandle_t bootstrapDomain()
-{
+nvtxDomainHandle_t bootstrapDomain() {
     static const nvtxDomainHandle_t domain = domainCreateA("tuneup");
     return domain;
 }
 
-bool bootstrapRecording()
-{
-    if (!ensureStarted() || !config().trace.nvtx)
-        return false;
-    if (!s_announced.exchange(true))
-        Writer::setMeta("capture.nvtx", "on");
+bool bootstrapRecording() {
+    if (!ensureStarted() || !config().trace.nvtx) return false;
+    if (!s_announced.exchange(true)) Writer::setMeta("capture.nvtx", "on");
     return true;
 }
 
 } // namespace
 
-int bootstrapRangePush(const char* name)
-{
-    if (!bootstrapRecording())
-        return -1;
+int bootstrapRangePush(const char* name) {
+    if (!bootstrapRecording()) return -1;
     nvtxEventAttributes_t a {};
     a.version = NVTX_VERSION;
     a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -375,15 +365,12 @@ int bootstrapRangePush(const char* name)
     return domainRangePushEx(bootstrapDomain(), &a);
 }
 
-int bootstrapRangePop()
-{
+int bootstrapRangePop() {
     return bootstrapRecording() ? domainRangePop(bootstrapDomain()) : -1;
 }
 
-void bootstrapMark(const char* name, int64_t value)
-{
-    if (!bootstrapRecording())
-        return;
+void bootstrapMark(const char* name, int64_t value) {
+    if (!bootstrapRecording()) return;
     nvtxEventAttributes_t a {};
     a.version = NVTX_VERSION;
     a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -394,27 +381,26 @@ void bootstrapMark(const char* name, int64_t value)
     domainMarkEx(bootstrapDomain(), &a);
 }
 
-bool nvtxAttached() { return s_announced.load(); }
+bool nvtxAttached() {
+    return s_announced.load();
+}
 
-std::optional<std::string> nvtxDomainName(uint64_t handle)
-{
+std::optional<std::string> nvtxDomainName(uint64_t handle) {
     // try_lock: in a forked child the lock may have been held by a parent thread that is gone; the
     // name is then unknown, which beats hanging the child's writer.
     std::unique_lock lock(domainMutex(), std::try_to_lock);
-    if (!lock.owns_lock())
-        return std::nullopt;
+    if (!lock.owns_lock()) return std::nullopt;
     for (const auto& [name, id] : domainIds())
-        if (id == handle)
-            return name;
+        if (id == handle) return name;
     return std::nullopt;
 }
 
-size_t openRangeReserveBytes() { return size_t(t_openWritten) * kPopReserveBytes; }
+size_t openRangeReserveBytes() {
+    return size_t(t_openWritten) * kPopReserveBytes;
+}
 
-int attachNvtx(NvtxGetExportTableFunc_t getExportTable)
-{
-    if (!ensureStarted() || !config().trace.nvtx || !getExportTable)
-        return 0;
+int attachNvtx(NvtxGetExportTableFunc_t getExportTable) {
+    if (!ensureStarted() || !config().trace.nvtx || !getExportTable) return 0;
     auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(getExportTable(NVTX_ETID_CALLBACKS));
     if (!callbacks || !callbacks->GetModuleFunctionTable) {
         TUNEUP_LOG(Warn, "NVTX gave no callback table; NVTX ranges are not recorded from one library");
@@ -456,8 +442,7 @@ int attachNvtx(NvtxGetExportTableFunc_t getExportTable)
         install(table, size, NVTX_CBID_CORE2_DomainDestroy, domainDestroy);
         install(table, size, NVTX_CBID_CORE2_Initialize, initialize);
     }
-    if (!s_announced.exchange(true))
-        Writer::setMeta("capture.nvtx", "on");
+    if (!s_announced.exchange(true)) Writer::setMeta("capture.nvtx", "on");
     return 1;
 }
 

@@ -5,9 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nvtx3/nvToolsExt.h>
 #include <optional>
 #include <string>
-#include <nvtx3/nvToolsExt.h>
 
 namespace tuneup::agent {
 

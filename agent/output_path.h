@@ -17,7 +17,7 @@ namespace tuneup::agent {
 struct OutputChoice {
     std::string path;
     bool eager = false; // create at start, even before any event
-    std::string role;   // main, rank, forked-child, other
+    std::string role; // main, rank, forked-child, other
 };
 
 std::optional<int> rankFromEnvironment();

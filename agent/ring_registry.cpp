@@ -31,24 +31,22 @@ ThreadRing* const kNoRing = reinterpret_cast<ThreadRing*>(uintptr_t(1));
 __attribute__((tls_model("initial-exec"))) thread_local ThreadRing* t_ring = nullptr;
 
 struct RingOwner {
-    ~RingOwner()
-    {
-        if (t_ring && t_ring != kNoRing)
-            t_ring->retire();
+    ~RingOwner() {
+        if (t_ring && t_ring != kNoRing) t_ring->retire();
         t_ring = kNoRing; // late events (other TLS destructors) are counted, not lost silently
     }
 };
 thread_local RingOwner t_owner;
 
-ThreadRing* allocateRing()
-{
+ThreadRing* allocateRing() {
     const size_t bytes = s_ringBytes.load(std::memory_order_relaxed);
     if (s_allocatedBytes.fetch_add(bytes) + bytes > s_budgetBytes.load(std::memory_order_relaxed)) {
         s_allocatedBytes.fetch_sub(bytes);
         static std::atomic<bool> warned { false };
         if (!warned.exchange(true))
-            TUNEUP_LOG(Warn, "event buffers use their whole budget (TUNEUP_MAX_BUFFER_MB); events of further "
-                             "threads are dropped and counted");
+            TUNEUP_LOG(Warn,
+                "event buffers use their whole budget (TUNEUP_MAX_BUFFER_MB); events of further "
+                "threads are dropped and counted");
         return kNoRing;
     }
     ThreadRing* ring = new (std::nothrow) ThreadRing(bytes, int(syscall(SYS_gettid)));
@@ -62,17 +60,14 @@ ThreadRing* allocateRing()
     return ring;
 }
 
-ThreadRing* makeRing()
-{
+ThreadRing* makeRing() {
     ThreadRing* ring = allocateRing();
     // Even a thread with no ring starts the writer: the file must still say what was dropped.
-    if (auto hook = s_firstRingHook.load())
-        hook();
+    if (auto hook = s_firstRingHook.load()) hook();
     return ring;
 }
 
-void addTotals(RingTotals& into, const ThreadRing& ring)
-{
+void addTotals(RingTotals& into, const ThreadRing& ring) {
     into.produced += ring.produced();
     into.dropped += ring.dropped();
     into.truncated += ring.truncated();
@@ -80,21 +75,20 @@ void addTotals(RingTotals& into, const ThreadRing& ring)
 
 } // namespace
 
-void RingRegistry::configure(size_t ringBytes, size_t budgetBytes)
-{
+void RingRegistry::configure(size_t ringBytes, size_t budgetBytes) {
     // The budget counts what a ring really takes: freeing subtracts its capacity.
     s_ringBytes.store(ThreadRing::capacityFor(ringBytes));
     s_budgetBytes.store(budgetBytes);
 }
 
-void RingRegistry::setFirstRingHook(void (*hook)()) { s_firstRingHook.store(hook); }
+void RingRegistry::setFirstRingHook(void (*hook)()) {
+    s_firstRingHook.store(hook);
+}
 
 bool RingRegistry::emit(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes,
-    std::string_view text, size_t reserveBytes)
-{
+    std::string_view text, size_t reserveBytes) {
     ThreadRing* ring = t_ring;
-    if (__builtin_expect(ring == nullptr, 0))
-        ring = t_ring = makeRing();
+    if (__builtin_expect(ring == nullptr, 0)) ring = t_ring = makeRing();
     if (__builtin_expect(ring == kNoRing, 0)) {
         s_noRingProduced.fetch_add(1, std::memory_order_relaxed);
         return false;
@@ -102,8 +96,7 @@ bool RingRegistry::emit(HostEventKind kind, uint64_t timeNs, const void* fixed, 
     return ring->write(kind, timeNs, fixed, fixedBytes, text, reserveBytes);
 }
 
-void RingRegistry::countDropped()
-{
+void RingRegistry::countDropped() {
     ThreadRing* ring = t_ring;
     if (ring && ring != kNoRing)
         ring->countDropped();
@@ -111,8 +104,7 @@ void RingRegistry::countDropped()
         s_noRingProduced.fetch_add(1, std::memory_order_relaxed);
 }
 
-size_t RingRegistry::drainAll(const std::function<void(int, const RecordHeader&, const std::byte*)>& visit)
-{
+size_t RingRegistry::drainAll(const std::function<void(int, const RecordHeader&, const std::byte*)>& visit) {
     std::vector<ThreadRing*> rings;
     {
         std::lock_guard lock(s_mutex);
@@ -125,8 +117,7 @@ size_t RingRegistry::drainAll(const std::function<void(int, const RecordHeader&,
         const bool retired = ring->retired();
         const int tid = ring->tid();
         count += ring->drain([&](const RecordHeader& header, const std::byte* body) { visit(tid, header, body); });
-        if (retired)
-            finished.push_back(ring);
+        if (retired) finished.push_back(ring);
     }
     if (!finished.empty()) {
         std::lock_guard lock(s_mutex);
@@ -140,8 +131,7 @@ size_t RingRegistry::drainAll(const std::function<void(int, const RecordHeader&,
     return count;
 }
 
-RingTotals RingRegistry::totals()
-{
+RingTotals RingRegistry::totals() {
     std::lock_guard lock(s_mutex);
     RingTotals totals = s_retiredTotals;
     for (const ThreadRing* ring : s_rings)
@@ -152,12 +142,15 @@ RingTotals RingRegistry::totals()
     return totals;
 }
 
-void RingRegistry::lockForFork() { s_mutex.lock(); }
+void RingRegistry::lockForFork() {
+    s_mutex.lock();
+}
 
-void RingRegistry::unlockAfterFork() { s_mutex.unlock(); }
+void RingRegistry::unlockAfterFork() {
+    s_mutex.unlock();
+}
 
-void RingRegistry::resetAfterFork()
-{
+void RingRegistry::resetAfterFork() {
     // Called in the child with s_mutex held by lockForFork. The parent's rings belong to threads
     // that do not exist here; their events are the parent's to write.
     for (ThreadRing* ring : s_rings)

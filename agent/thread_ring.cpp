@@ -6,12 +6,13 @@ namespace tuneup::agent {
 
 namespace {
 // 16-byte records keep room for a padding header at the end of the ring.
-constexpr size_t roundUp16(size_t n) { return (n + 15) & ~size_t(15); }
+constexpr size_t roundUp16(size_t n) {
+    return (n + 15) & ~size_t(15);
+}
 
 } // namespace
 
-size_t ThreadRing::capacityFor(size_t bytes)
-{
+size_t ThreadRing::capacityFor(size_t bytes) {
     size_t p = 4096;
     while (p < bytes)
         p <<= 1;
@@ -21,13 +22,11 @@ size_t ThreadRing::capacityFor(size_t bytes)
 ThreadRing::ThreadRing(size_t capacityBytes, int tid)
     : m_data(new std::byte[capacityFor(capacityBytes)])
     , m_capacity(capacityFor(capacityBytes))
-    , m_tid(tid)
-{
+    , m_tid(tid) {
 }
 
 bool ThreadRing::write(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes, std::string_view text,
-    size_t reserveBytes)
-{
+    size_t reserveBytes) {
     bump(m_produced);
     if (text.size() > 0xffff) {
         text = text.substr(0, 0xffff);
@@ -54,10 +53,8 @@ bool ThreadRing::write(HostEventKind kind, uint64_t timeNs, const void* fixed, s
     }
     RecordHeader header { uint32_t(size), kind, uint16_t(text.size()), timeNs };
     memcpy(at, &header, sizeof header);
-    if (fixedBytes)
-        memcpy(at + sizeof header, fixed, fixedBytes);
-    if (!text.empty())
-        memcpy(at + sizeof header + fixedBytes, text.data(), text.size());
+    if (fixedBytes) memcpy(at + sizeof header, fixed, fixedBytes);
+    if (!text.empty()) memcpy(at + sizeof header + fixedBytes, text.data(), text.size());
     m_head.store(head + needed, std::memory_order_release);
     return true;
 }

@@ -29,8 +29,7 @@ public:
         size_t reserveBytes = 0);
 
     // Producer side: an event produced and dropped on purpose.
-    void countDropped()
-    {
+    void countDropped() {
         bump(m_produced);
         bump(m_dropped);
     }
@@ -49,8 +48,7 @@ public:
     bool retired() const { return m_retired.load(std::memory_order_acquire); }
 
 private:
-    static void bump(std::atomic<uint64_t>& counter)
-    {
+    static void bump(std::atomic<uint64_t>& counter) {
         // Only the producer writes the counters: a plain load/store pair, no locked instruction.
         counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     }
@@ -62,13 +60,12 @@ private:
     std::atomic<uint64_t> m_produced { 0 };
     std::atomic<uint64_t> m_dropped { 0 };
     std::atomic<uint64_t> m_truncated { 0 };
-    uint64_t m_cachedTail = 0;                      // producer's last view of m_tail
+    uint64_t m_cachedTail = 0; // producer's last view of m_tail
     alignas(64) std::atomic<uint64_t> m_tail { 0 }; // bytes freed by the consumer
     std::atomic<bool> m_retired { false };
 };
 
-template <typename Visitor> size_t ThreadRing::drain(Visitor&& visit)
-{
+template <typename Visitor> size_t ThreadRing::drain(Visitor&& visit) {
     const uint64_t head = m_head.load(std::memory_order_acquire);
     uint64_t tail = m_tail.load(std::memory_order_relaxed);
     size_t visited = 0;

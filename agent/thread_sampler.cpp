@@ -10,21 +10,17 @@ namespace tuneup::agent {
 
 namespace {
 
-int openProcFile(int pid, int tid, const char* name)
-{
+int openProcFile(int pid, int tid, const char* name) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task/%d/%s", pid, tid, name);
     return open(path, O_RDONLY | O_CLOEXEC);
 }
 
 // Reads the whole (small) file again from its start into `buffer`, NUL-terminated: the length, or -1.
-ssize_t reread(int fd, char* buffer, size_t size)
-{
-    if (fd < 0)
-        return -1;
+ssize_t reread(int fd, char* buffer, size_t size) {
+    if (fd < 0) return -1;
     const ssize_t n = pread(fd, buffer, size - 1, 0);
-    if (n < 0)
-        return -1;
+    if (n < 0) return -1;
     buffer[n] = '\0';
     return n;
 }
@@ -33,27 +29,20 @@ ssize_t reread(int fd, char* buffer, size_t size)
 
 ThreadSampler::ThreadSampler(int pid, int tid)
     : m_stat(openProcFile(pid, tid, "stat"))
-    , m_syscall(openProcFile(pid, tid, "syscall"))
-{
+    , m_syscall(openProcFile(pid, tid, "syscall")) {
 }
 
-ThreadSampler::~ThreadSampler()
-{
-    if (m_stat >= 0)
-        close(m_stat);
-    if (m_syscall >= 0)
-        close(m_syscall);
+ThreadSampler::~ThreadSampler() {
+    if (m_stat >= 0) close(m_stat);
+    if (m_syscall >= 0) close(m_syscall);
 }
 
-bool ThreadSampler::sample(ThreadSample& out) const
-{
+bool ThreadSampler::sample(ThreadSample& out) const {
     char text[512];
-    if (reread(m_stat, text, sizeof text) <= 0)
-        return false;
+    if (reread(m_stat, text, sizeof text) <= 0) return false;
     // "tid (comm) S ...": the command may hold spaces and parentheses, the state follows the last ')'.
     const char* close = strrchr(text, ')');
-    if (!close || close[1] != ' ' || !close[2])
-        return false;
+    if (!close || close[1] != ' ' || !close[2]) return false;
     out.state = close[2];
     out.syscall = -2;
     if (reread(m_syscall, text, sizeof text) > 0) {

@@ -8,8 +8,8 @@
 namespace tuneup::agent {
 
 struct ThreadSample {
-    char state = '?';      // /proc/<tid>/stat: R running, S sleeping, D disk wait, ...
-    int64_t syscall = -2;  // the system call it is in; -1 running in user space; -2 unknown
+    char state = '?'; // /proc/<tid>/stat: R running, S sleeping, D disk wait, ...
+    int64_t syscall = -2; // the system call it is in; -1 running in user space; -2 unknown
     bool operator==(const ThreadSample&) const = default;
 };
 

@@ -24,7 +24,7 @@ constexpr const char* kAllowTF32CuDNN = "_ZNK2at7Context14allowTF32CuDNNEv";
 // must never happen, so TF32 then reads as unknown.
 constexpr const char* kFloat32Precision = "_ZNK2at7Context16float32PrecisionENS_14Float32BackendENS_9Float32OpE";
 constexpr const char* kAnomalyEnabled = "_ZN5torch8autograd11AnomalyMode8_enabledE"; // static bool
-constexpr const char* kAutocastEnabled = "_ZN2at8autocast10is_enabledEv";            // torch < 2.4
+constexpr const char* kAutocastEnabled = "_ZN2at8autocast10is_enabledEv"; // torch < 2.4
 constexpr const char* kAutocastEnabledFor = "_ZN2at8autocast19is_autocast_enabledEN3c1010DeviceTypeE";
 constexpr const char* kProfilerEnabled = "_ZN5torch8profiler4impl15profilerEnabledEv";
 constexpr int8_t kDeviceTypeCuda = 1; // c10::DeviceType::CUDA
@@ -48,23 +48,18 @@ std::atomic<State> s_state { State::Searching };
 std::mutex s_resolveMutex;
 Symbols s_symbols;
 
-template <class T> T resolve(void* library, const char* symbol)
-{
+template <class T> T resolve(void* library, const char* symbol) {
     return reinterpret_cast<T>(dlsym(library, symbol));
 }
 
-bool tryResolve()
-{
+bool tryResolve() {
     std::lock_guard lock(s_resolveMutex);
-    if (s_state.load(std::memory_order_acquire) == State::Resolved)
-        return true;
+    if (s_state.load(std::memory_order_acquire) == State::Resolved) return true;
     const std::string path = findLoadedLibrary({ "libtorch_cpu.so" });
-    if (path.empty())
-        return false;
+    if (path.empty()) return false;
     // RTLD_NOLOAD: a handle on the copy already loaded (torch may be RTLD_LOCAL), never a load.
     void* library = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (!library)
-        return false;
+    if (!library) return false;
     Symbols& s = s_symbols;
     s.globalContext = resolve<ContextGetter>(library, kGlobalContext);
     s.benchmark = resolve<ContextFlag>(library, kBenchmarkCuDNN);
@@ -77,11 +72,9 @@ bool tryResolve()
     // every reference, libtorch's included, uses; the global scope finds that copy. Torch loaded
     // RTLD_LOCAL (Python) has none, and its own definition is the live one.
     s.anomaly = resolve<const bool*>(RTLD_DEFAULT, kAnomalyEnabled);
-    if (!s.anomaly)
-        s.anomaly = resolve<const bool*>(library, kAnomalyEnabled);
+    if (!s.anomaly) s.anomaly = resolve<const bool*>(library, kAnomalyEnabled);
     s.autocast = resolve<Flag>(library, kAutocastEnabled);
-    if (!s.autocast)
-        s.autocastFor = resolve<FlagForDevice>(library, kAutocastEnabledFor);
+    if (!s.autocast) s.autocastFor = resolve<FlagForDevice>(library, kAutocastEnabledFor);
     s.profiler = resolve<Flag>(library, kProfilerEnabled);
     TUNEUP_LOG(Info, "torch probes: %s (context %s, cuDNN flags %s, TF32 %s, anomaly %s, autocast %s, profiler %s)",
         path.c_str(), s.globalContext ? "yes" : "no", s.benchmark ? "yes" : "no", s.tf32Cublas ? "yes" : "no",
@@ -90,14 +83,14 @@ bool tryResolve()
     return true;
 }
 
-int8_t readFlag(ContextFlag flag, const void* context) { return flag && context ? int8_t(flag(context)) : -1; }
+int8_t readFlag(ContextFlag flag, const void* context) {
+    return flag && context ? int8_t(flag(context)) : -1;
+}
 
 } // namespace
 
-bool readTorchFlags(TorchFlags& out)
-{
-    if (s_state.load(std::memory_order_acquire) != State::Resolved && !tryResolve())
-        return false;
+bool readTorchFlags(TorchFlags& out) {
+    if (s_state.load(std::memory_order_acquire) != State::Resolved && !tryResolve()) return false;
     const Symbols& s = s_symbols;
     const void* context = s.globalContext ? s.globalContext() : nullptr;
     out.values[0] = readFlag(s.benchmark, context);

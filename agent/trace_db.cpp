@@ -14,22 +14,19 @@ namespace tuneup::agent {
 
 namespace {
 
-void bindOptional(sqlite3_stmt* s, int index, const std::optional<int64_t>& value)
-{
+void bindOptional(sqlite3_stmt* s, int index, const std::optional<int64_t>& value) {
     if (value)
         sqlite3_bind_int64(s, index, *value);
     else
         sqlite3_bind_null(s, index);
 }
 
-void bindText(sqlite3_stmt* s, int index, std::string_view text)
-{
+void bindText(sqlite3_stmt* s, int index, std::string_view text) {
     sqlite3_bind_text(s, index, text.data(), int(text.size()), SQLITE_STATIC);
 }
 
 // Payload bits as a number of the type NVTX says they hold (nvtxPayloadType_t).
-void bindPayload(sqlite3_stmt* s, int typeIndex, int valueIndex, uint8_t type, uint64_t bits)
-{
+void bindPayload(sqlite3_stmt* s, int typeIndex, int valueIndex, uint8_t type, uint64_t bits) {
     if (type == 0) {
         sqlite3_bind_null(s, typeIndex);
         sqlite3_bind_null(s, valueIndex);
@@ -71,8 +68,7 @@ void bindPayload(sqlite3_stmt* s, int typeIndex, int valueIndex, uint8_t type, u
 }
 
 // A value the agent may not know: NULL when it is the `unknown` marker.
-void bindKnown(sqlite3_stmt* s, int index, int64_t value, int64_t unknown)
-{
+void bindKnown(sqlite3_stmt* s, int index, int64_t value, int64_t unknown) {
     if (value == unknown)
         sqlite3_bind_null(s, index);
     else
@@ -81,35 +77,31 @@ void bindKnown(sqlite3_stmt* s, int index, int64_t value, int64_t unknown)
 
 } // namespace
 
-void TraceDb::initializeLibrary()
-{
+void TraceDb::initializeLibrary() {
     // Only the writer thread uses this private SQLite, so it needs no mutexes, and must have none:
     // a fork() while the writer holds one of SQLite's global mutexes (in sqlite3_initialize, in
     // malloc accounting) left the child's writer blocked on it forever.
     static bool initialized = false;
-    if (initialized)
-        return;
+    if (initialized) return;
     initialized = true;
     sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     sqlite3_initialize();
 }
 
-std::unique_ptr<TraceDb> TraceDb::create(const std::string& path, std::string& error, bool* existed)
-{
+std::unique_ptr<TraceDb> TraceDb::create(const std::string& path, std::string& error, bool* existed) {
     // Claim the name first: of two processes creating one file at once, one gets it and the other
     // learns it exists, instead of both writing a schema into it ("database is locked").
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (existed)
-        *existed = fd < 0 && errno == EEXIST;
+    if (existed) *existed = fd < 0 && errno == EEXIST;
     if (fd < 0) {
         error = "cannot create " + path + ": " + strerror(errno);
         return nullptr;
     }
     ::close(fd);
     sqlite3* db = nullptr;
-    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-        nullptr);
+    int rc
+        = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
         error = "cannot create " + path + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
@@ -134,8 +126,7 @@ std::unique_ptr<TraceDb> TraceDb::create(const std::string& path, std::string& e
     return trace;
 }
 
-std::unique_ptr<TraceDb> TraceDb::reopen(const std::string& path, std::string& error)
-{
+std::unique_ptr<TraceDb> TraceDb::reopen(const std::string& path, std::string& error) {
     sqlite3* db = nullptr;
     int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
@@ -148,8 +139,8 @@ std::unique_ptr<TraceDb> TraceDb::reopen(const std::string& path, std::string& e
     sqlite3_busy_timeout(db, 2000);
     std::unique_ptr<TraceDb> trace(new TraceDb(db, path));
     sqlite3_stmt* format = nullptr;
-    const bool isTrace = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'format'", -1, &format, nullptr)
-            == SQLITE_OK
+    const bool isTrace
+        = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'format'", -1, &format, nullptr) == SQLITE_OK
         && sqlite3_step(format) == SQLITE_ROW && sqlite3_column_text(format, 0)
         && reinterpret_cast<const char*>(sqlite3_column_text(format, 0)) == schema::kFormatName;
     sqlite3_finalize(format);
@@ -171,24 +162,20 @@ std::unique_ptr<TraceDb> TraceDb::reopen(const std::string& path, std::string& e
 
 TraceDb::TraceDb(sqlite3* db, std::string path)
     : m_db(db)
-    , m_path(std::move(path))
-{
+    , m_path(std::move(path)) {
 }
 
-TraceDb::~TraceDb()
-{
-    if (m_inTransaction)
-        commit();
+TraceDb::~TraceDb() {
+    if (m_inTransaction) commit();
     for (sqlite3_stmt* s : { m_insertString, m_setMeta, m_setStat, m_addThread, m_nameThread, m_addProcess,
-             m_endProcess, m_addDomain, m_nameCategory, m_addRange, m_addMark, m_addFlag, m_addThreadState, m_kernel, m_memcpy, m_memset, m_sync,
-             m_api, m_device, m_gemmCall, m_convCall, m_externalCorrelation })
+             m_endProcess, m_addDomain, m_nameCategory, m_addRange, m_addMark, m_addFlag, m_addThreadState, m_kernel,
+             m_memcpy, m_memset, m_sync, m_api, m_device, m_gemmCall, m_convCall, m_externalCorrelation })
         sqlite3_finalize(s);
     // Leave the WAL in place only if closing fails; a clean close checkpoints it into the file.
     sqlite3_close(m_db);
 }
 
-bool TraceDb::exec(const char* sql)
-{
+bool TraceDb::exec(const char* sql) {
     char* message = nullptr;
     if (sqlite3_exec(m_db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
         TUNEUP_LOG(Warn, "%s: %s", m_path.c_str(), message ? message : "SQLite error");
@@ -198,18 +185,15 @@ bool TraceDb::exec(const char* sql)
     return true;
 }
 
-sqlite3_stmt* TraceDb::prepare(const char* sql)
-{
+sqlite3_stmt* TraceDb::prepare(const char* sql) {
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v3(m_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK)
         TUNEUP_LOG(Warn, "%s: cannot prepare statement: %s", m_path.c_str(), sqlite3_errmsg(m_db));
     return s;
 }
 
-bool TraceDb::step(sqlite3_stmt* s)
-{
-    if (!s)
-        return false;
+bool TraceDb::step(sqlite3_stmt* s) {
+    if (!s) return false;
     const int rc = sqlite3_step(s);
     sqlite3_reset(s);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
@@ -221,16 +205,12 @@ bool TraceDb::step(sqlite3_stmt* s)
     return true;
 }
 
-void TraceDb::begin()
-{
-    if (!m_inTransaction)
-        m_inTransaction = exec("BEGIN");
+void TraceDb::begin() {
+    if (!m_inTransaction) m_inTransaction = exec("BEGIN");
 }
 
-bool TraceDb::commit()
-{
-    if (!m_inTransaction)
-        return !m_failed;
+bool TraceDb::commit() {
+    if (!m_inTransaction) return !m_failed;
     m_inTransaction = false;
     if (!exec("COMMIT")) {
         m_failed = true;
@@ -240,12 +220,9 @@ bool TraceDb::commit()
     return !m_failed;
 }
 
-int64_t TraceDb::intern(std::string_view text)
-{
-    if (auto it = m_strings.find(text); it != m_strings.end())
-        return it->second;
-    if (!m_insertString)
-        m_insertString = prepare("INSERT INTO strings(id, value) VALUES (?, ?)");
+int64_t TraceDb::intern(std::string_view text) {
+    if (auto it = m_strings.find(text); it != m_strings.end()) return it->second;
+    if (!m_insertString) m_insertString = prepare("INSERT INTO strings(id, value) VALUES (?, ?)");
     const int64_t id = m_nextStringId++;
     sqlite3_bind_int64(m_insertString, 1, id);
     bindText(m_insertString, 2, text);
@@ -254,17 +231,14 @@ int64_t TraceDb::intern(std::string_view text)
     return id;
 }
 
-void TraceDb::setMeta(std::string_view key, std::string_view value)
-{
-    if (!m_setMeta)
-        m_setMeta = prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
+void TraceDb::setMeta(std::string_view key, std::string_view value) {
+    if (!m_setMeta) m_setMeta = prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
     bindText(m_setMeta, 1, key);
     bindText(m_setMeta, 2, value);
     step(m_setMeta);
 }
 
-std::string TraceDb::metaValue(std::string_view key)
-{
+std::string TraceDb::metaValue(std::string_view key) {
     sqlite3_stmt* s = prepare("SELECT value FROM meta WHERE key = ?");
     std::string value;
     if (s) {
@@ -276,8 +250,7 @@ std::string TraceDb::metaValue(std::string_view key)
     return value;
 }
 
-void TraceDb::setStat(std::string_view name, std::string_view severity, int64_t value, std::string_view description)
-{
+void TraceDb::setStat(std::string_view name, std::string_view severity, int64_t value, std::string_view description) {
     if (!m_setStat)
         m_setStat = prepare("INSERT OR REPLACE INTO stats(name, severity, value, description) VALUES (?, ?, ?, ?)");
     bindText(m_setStat, 1, name);
@@ -287,17 +260,14 @@ void TraceDb::setStat(std::string_view name, std::string_view severity, int64_t 
     step(m_setStat);
 }
 
-void TraceDb::addThread(int tid, int pid)
-{
-    if (!m_addThread)
-        m_addThread = prepare("INSERT OR IGNORE INTO threads(tid, pid) VALUES (?, ?)");
+void TraceDb::addThread(int tid, int pid) {
+    if (!m_addThread) m_addThread = prepare("INSERT OR IGNORE INTO threads(tid, pid) VALUES (?, ?)");
     sqlite3_bind_int(m_addThread, 1, tid);
     sqlite3_bind_int(m_addThread, 2, pid);
     step(m_addThread);
 }
 
-void TraceDb::nameThread(int tid, int pid, int64_t nameId)
-{
+void TraceDb::nameThread(int tid, int pid, int64_t nameId) {
     if (!m_nameThread)
         m_nameThread = prepare("INSERT INTO threads(tid, pid, name_id) VALUES (?1, ?2, ?3) "
                                "ON CONFLICT(tid) DO UPDATE SET name_id = ?3");
@@ -307,8 +277,8 @@ void TraceDb::nameThread(int tid, int pid, int64_t nameId)
     step(m_nameThread);
 }
 
-void TraceDb::addProcess(int pid, int parentPid, std::string_view role, std::string_view commandLine, uint64_t startNs)
-{
+void TraceDb::addProcess(
+    int pid, int parentPid, std::string_view role, std::string_view commandLine, uint64_t startNs) {
     if (!m_addProcess)
         m_addProcess = prepare("INSERT OR REPLACE INTO processes(pid, parent_pid, role, command_line, start_ns) "
                                "VALUES (?, ?, ?, ?, ?)");
@@ -320,8 +290,7 @@ void TraceDb::addProcess(int pid, int parentPid, std::string_view role, std::str
     step(m_addProcess);
 }
 
-void TraceDb::setProcessRole(int pid, std::string_view role)
-{
+void TraceDb::setProcessRole(int pid, std::string_view role) {
     // Rare (once per process at most): no statement kept.
     sqlite3_stmt* s = prepare("UPDATE processes SET role = ? WHERE pid = ?");
     if (s) {
@@ -333,40 +302,36 @@ void TraceDb::setProcessRole(int pid, std::string_view role)
     setMeta("role", role);
 }
 
-void TraceDb::endProcess(int pid, uint64_t endNs)
-{
-    if (!m_endProcess)
-        m_endProcess = prepare("UPDATE processes SET end_ns = ? WHERE pid = ?");
+void TraceDb::endProcess(int pid, uint64_t endNs) {
+    if (!m_endProcess) m_endProcess = prepare("UPDATE processes SET end_ns = ? WHERE pid = ?");
     sqlite3_bind_int64(m_endProcess, 1, int64_t(endNs));
     sqlite3_bind_int(m_endProcess, 2, pid);
     step(m_endProcess);
 }
 
-void TraceDb::addDomain(int64_t id, std::optional<int64_t> nameId)
-{
-    if (!m_addDomain)
-        m_addDomain = prepare("INSERT OR IGNORE INTO nvtx_domains(id, name_id) VALUES (?, ?)");
+void TraceDb::addDomain(int64_t id, std::optional<int64_t> nameId) {
+    if (!m_addDomain) m_addDomain = prepare("INSERT OR IGNORE INTO nvtx_domains(id, name_id) VALUES (?, ?)");
     sqlite3_bind_int64(m_addDomain, 1, id);
     bindOptional(m_addDomain, 2, nameId);
     step(m_addDomain);
 }
 
-void TraceDb::nameCategory(int64_t domainId, uint32_t category, int64_t nameId)
-{
+void TraceDb::nameCategory(int64_t domainId, uint32_t category, int64_t nameId) {
     if (!m_nameCategory)
-        m_nameCategory = prepare("INSERT OR REPLACE INTO nvtx_categories(domain_id, category, name_id) VALUES (?, ?, ?)");
+        m_nameCategory
+            = prepare("INSERT OR REPLACE INTO nvtx_categories(domain_id, category, name_id) VALUES (?, ?, ?)");
     sqlite3_bind_int64(m_nameCategory, 1, domainId);
     sqlite3_bind_int64(m_nameCategory, 2, category);
     sqlite3_bind_int64(m_nameCategory, 3, nameId);
     step(m_nameCategory);
 }
 
-void TraceDb::addRange(const RangeRow& r)
-{
+void TraceDb::addRange(const RangeRow& r) {
     if (!m_addRange)
-        m_addRange = prepare("INSERT INTO nvtx_ranges(id, start_ns, end_ns, tid, end_tid, domain_id, name_id, kind, depth, "
-                             "parent_id, category, color, payload_type, payload) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        m_addRange
+            = prepare("INSERT INTO nvtx_ranges(id, start_ns, end_ns, tid, end_tid, domain_id, name_id, kind, depth, "
+                      "parent_id, category, color, payload_type, payload) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     sqlite3_stmt* s = m_addRange;
     sqlite3_bind_int64(s, 1, r.id);
     sqlite3_bind_int64(s, 2, int64_t(r.startNs));
@@ -381,20 +346,17 @@ void TraceDb::addRange(const RangeRow& r)
     sqlite3_bind_int64(s, 11, r.category);
     bindOptional(s, 12, r.color ? std::optional<int64_t>(*r.color) : std::nullopt);
     bindPayload(s, 13, 14, r.payloadType, r.payloadBits);
-    if (step(s))
-        ++m_eventsWritten;
+    if (step(s)) ++m_eventsWritten;
 }
 
-int64_t TraceDb::maxRangeId()
-{
+int64_t TraceDb::maxRangeId() {
     sqlite3_stmt* s = prepare("SELECT coalesce(max(id), 0) FROM nvtx_ranges");
     int64_t id = s && sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
     sqlite3_finalize(s);
     return id;
 }
 
-void TraceDb::addMark(const MarkRow& m)
-{
+void TraceDb::addMark(const MarkRow& m) {
     if (!m_addMark)
         m_addMark = prepare("INSERT INTO nvtx_marks(ts_ns, tid, domain_id, name_id, category, color, payload_type, "
                             "payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
@@ -406,14 +368,11 @@ void TraceDb::addMark(const MarkRow& m)
     sqlite3_bind_int64(s, 5, m.category);
     bindOptional(s, 6, m.color ? std::optional<int64_t>(*m.color) : std::nullopt);
     bindPayload(s, 7, 8, m.payloadType, m.payloadBits);
-    if (step(s))
-        ++m_eventsWritten;
+    if (step(s)) ++m_eventsWritten;
 }
 
-void TraceDb::addFrameworkFlag(uint64_t tsNs, int tid, int64_t nameId, int64_t value)
-{
-    if (!m_addFlag)
-        m_addFlag = prepare("INSERT INTO framework_flags(ts_ns, tid, name_id, value) VALUES (?, ?, ?, ?)");
+void TraceDb::addFrameworkFlag(uint64_t tsNs, int tid, int64_t nameId, int64_t value) {
+    if (!m_addFlag) m_addFlag = prepare("INSERT INTO framework_flags(ts_ns, tid, name_id, value) VALUES (?, ?, ?, ?)");
     sqlite3_stmt* s = m_addFlag;
     sqlite3_bind_int64(s, 1, int64_t(tsNs));
     sqlite3_bind_int(s, 2, tid);
@@ -422,12 +381,10 @@ void TraceDb::addFrameworkFlag(uint64_t tsNs, int tid, int64_t nameId, int64_t v
         sqlite3_bind_null(s, 4);
     else
         sqlite3_bind_int64(s, 4, value);
-    if (step(s))
-        ++m_eventsWritten;
+    if (step(s)) ++m_eventsWritten;
 }
 
-void TraceDb::addThreadState(uint64_t tsNs, int tid, char state, int64_t syscall)
-{
+void TraceDb::addThreadState(uint64_t tsNs, int tid, char state, int64_t syscall) {
     if (!m_addThreadState)
         m_addThreadState = prepare("INSERT INTO thread_states(ts_ns, tid, state, syscall) VALUES (?, ?, ?, ?)");
     sqlite3_stmt* s = m_addThreadState;
@@ -441,8 +398,7 @@ void TraceDb::addThreadState(uint64_t tsNs, int tid, char state, int64_t syscall
     step(s);
 }
 
-void TraceDb::kernel(const KernelRecord& k)
-{
+void TraceDb::kernel(const KernelRecord& k) {
     if (!m_kernel)
         m_kernel = prepare("INSERT INTO kernels(start_ns, end_ns, device_id, context_id, stream_id, correlation_id, "
                            "name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
@@ -463,12 +419,10 @@ void TraceDb::kernel(const KernelRecord& k)
     sqlite3_bind_int64(s, 15, k.staticSharedBytes);
     sqlite3_bind_int64(s, 16, k.dynamicSharedBytes);
     sqlite3_bind_int64(s, 17, k.graphId);
-    if (step(s))
-        ++m_eventsWritten, ++m_gpuRecordsWritten;
+    if (step(s)) ++m_eventsWritten, ++m_gpuRecordsWritten;
 }
 
-void TraceDb::memcpy(const MemcpyRecord& m)
-{
+void TraceDb::memcpy(const MemcpyRecord& m) {
     if (!m_memcpy)
         m_memcpy = prepare("INSERT INTO memcpys(start_ns, end_ns, device_id, context_id, stream_id, correlation_id, "
                            "copy_kind, src_kind, dst_kind, bytes, src_device_id, dst_device_id) "
@@ -486,12 +440,10 @@ void TraceDb::memcpy(const MemcpyRecord& m)
     sqlite3_bind_int64(s, 10, int64_t(m.bytes));
     bindOptional(s, 11, m.srcDeviceId >= 0 ? std::optional<int64_t>(m.srcDeviceId) : std::nullopt);
     bindOptional(s, 12, m.dstDeviceId >= 0 ? std::optional<int64_t>(m.dstDeviceId) : std::nullopt);
-    if (step(s))
-        ++m_eventsWritten, ++m_gpuRecordsWritten;
+    if (step(s)) ++m_eventsWritten, ++m_gpuRecordsWritten;
 }
 
-void TraceDb::memset(const MemsetRecord& m)
-{
+void TraceDb::memset(const MemsetRecord& m) {
     if (!m_memset)
         m_memset = prepare("INSERT INTO memsets(start_ns, end_ns, device_id, context_id, stream_id, correlation_id, "
                            "bytes, value, memory_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -505,12 +457,10 @@ void TraceDb::memset(const MemsetRecord& m)
     sqlite3_bind_int64(s, 7, int64_t(m.bytes));
     sqlite3_bind_int64(s, 8, m.value);
     sqlite3_bind_int(s, 9, m.memoryKind);
-    if (step(s))
-        ++m_eventsWritten, ++m_gpuRecordsWritten;
+    if (step(s)) ++m_eventsWritten, ++m_gpuRecordsWritten;
 }
 
-void TraceDb::sync(const SyncRecord& r)
-{
+void TraceDb::sync(const SyncRecord& r) {
     if (!m_sync)
         m_sync = prepare("INSERT INTO syncs(start_ns, end_ns, sync_type, context_id, stream_id, event_id, "
                          "correlation_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -522,15 +472,14 @@ void TraceDb::sync(const SyncRecord& r)
     bindOptional(s, 5, r.streamId >= 0 ? std::optional<int64_t>(r.streamId) : std::nullopt);
     bindOptional(s, 6, r.eventId >= 0 ? std::optional<int64_t>(r.eventId) : std::nullopt);
     sqlite3_bind_int64(s, 7, r.correlationId);
-    if (step(s))
-        ++m_eventsWritten, ++m_gpuRecordsWritten;
+    if (step(s)) ++m_eventsWritten, ++m_gpuRecordsWritten;
 }
 
-void TraceDb::api(const ApiRecord& a)
-{
+void TraceDb::api(const ApiRecord& a) {
     if (!m_api)
-        m_api = prepare("INSERT INTO api_calls(start_ns, end_ns, tid, api, cbid, name_id, correlation_id, return_value) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        m_api
+            = prepare("INSERT INTO api_calls(start_ns, end_ns, tid, api, cbid, name_id, correlation_id, return_value) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     sqlite3_stmt* s = m_api;
     sqlite3_bind_int64(s, 1, int64_t(a.startNs));
     sqlite3_bind_int64(s, 2, int64_t(a.endNs));
@@ -540,12 +489,10 @@ void TraceDb::api(const ApiRecord& a)
     sqlite3_bind_int64(s, 6, intern(a.name.empty() ? std::string_view("<unknown>") : a.name));
     sqlite3_bind_int64(s, 7, a.correlationId);
     sqlite3_bind_int64(s, 8, a.returnValue);
-    if (step(s))
-        ++m_eventsWritten, ++m_gpuRecordsWritten;
+    if (step(s)) ++m_eventsWritten, ++m_gpuRecordsWritten;
 }
 
-void TraceDb::device(const DeviceRecord& d)
-{
+void TraceDb::device(const DeviceRecord& d) {
     if (!m_device)
         m_device = prepare("INSERT OR REPLACE INTO devices(id, name, compute_major, compute_minor, sm_count, "
                            "global_memory_bytes, memory_bandwidth_gbs, core_clock_khz, uuid) "
@@ -566,13 +513,13 @@ void TraceDb::device(const DeviceRecord& d)
     step(s);
 }
 
-void TraceDb::addGemmCall(uint64_t startNs, int tid, int64_t nameId, const GemmCallFixed& c)
-{
+void TraceDb::addGemmCall(uint64_t startNs, int tid, int64_t nameId, const GemmCallFixed& c) {
     if (!m_gemmCall)
-        m_gemmCall = prepare("INSERT INTO gemm_calls(start_ns, end_ns, tid, api, name_id, transa, transb, m, n, k, batch, "
-                             "a_type, b_type, c_type, compute_type, lda, ldb, ldc, stride_a, stride_b, stride_c, "
-                             "epilogue, external_id, status) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        m_gemmCall
+            = prepare("INSERT INTO gemm_calls(start_ns, end_ns, tid, api, name_id, transa, transb, m, n, k, batch, "
+                      "a_type, b_type, c_type, compute_type, lda, ldb, ldc, stride_a, stride_b, stride_c, "
+                      "epilogue, external_id, status) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     sqlite3_stmt* s = m_gemmCall;
     sqlite3_bind_int64(s, 1, int64_t(startNs));
     sqlite3_bind_int64(s, 2, int64_t(std::max(c.endNs, startNs)));
@@ -594,18 +541,17 @@ void TraceDb::addGemmCall(uint64_t startNs, int tid, int64_t nameId, const GemmC
     bindKnown(s, 22, c.epilogue, -1);
     bindKnown(s, 23, int64_t(c.externalId), 0);
     sqlite3_bind_int(s, 24, c.status);
-    if (step(s))
-        ++m_eventsWritten;
+    if (step(s)) ++m_eventsWritten;
 }
 
-void TraceDb::addConvCall(uint64_t startNs, int tid, int64_t nameId, const ConvCallFixed& c)
-{
+void TraceDb::addConvCall(uint64_t startNs, int tid, int64_t nameId, const ConvCallFixed& c) {
     if (!m_convCall)
-        m_convCall = prepare("INSERT INTO conv_calls(start_ns, end_ns, tid, api, name_id, call_kind, direction, n, c, d, h, "
-                             "w, k, t, r, s, filter_c, pad_d, pad_h, pad_w, stride_d, stride_h, stride_w, dilation_d, "
-                             "dilation_h, dilation_w, groups, data_type, compute_type, math_type, layout, algo, "
-                             "algo_source, plan_id, external_id, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                             "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        m_convCall
+            = prepare("INSERT INTO conv_calls(start_ns, end_ns, tid, api, name_id, call_kind, direction, n, c, d, h, "
+                      "w, k, t, r, s, filter_c, pad_d, pad_h, pad_w, stride_d, stride_h, stride_w, dilation_d, "
+                      "dilation_h, dilation_w, groups, data_type, compute_type, math_type, layout, algo, "
+                      "algo_source, plan_id, external_id, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     sqlite3_stmt* s = m_convCall;
     const ConvShape& x = c.shape;
     sqlite3_bind_int64(s, 1, int64_t(startNs));
@@ -626,12 +572,10 @@ void TraceDb::addConvCall(uint64_t startNs, int tid, int64_t nameId, const ConvC
     bindKnown(s, 34, int64_t(c.planId), 0);
     bindKnown(s, 35, int64_t(c.externalId), 0);
     sqlite3_bind_int(s, 36, c.status);
-    if (step(s))
-        ++m_eventsWritten;
+    if (step(s)) ++m_eventsWritten;
 }
 
-void TraceDb::externalCorrelation(const ExternalCorrelationRecord& r)
-{
+void TraceDb::externalCorrelation(const ExternalCorrelationRecord& r) {
     if (!m_externalCorrelation)
         m_externalCorrelation
             = prepare("INSERT INTO external_correlations(correlation_id, kind, external_id) VALUES (?, ?, ?)");
@@ -639,8 +583,7 @@ void TraceDb::externalCorrelation(const ExternalCorrelationRecord& r)
     sqlite3_bind_int64(s, 1, r.correlationId);
     sqlite3_bind_int64(s, 2, r.kind);
     sqlite3_bind_int64(s, 3, int64_t(r.externalId));
-    if (step(s))
-        ++m_gpuRecordsWritten;
+    if (step(s)) ++m_gpuRecordsWritten;
 }
 
 } // namespace tuneup::agent

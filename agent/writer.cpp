@@ -59,30 +59,28 @@ int s_ackPipe[2] = { -1, -1 };
 std::condition_variable s_flushed;
 uint64_t s_flushRequested = 0, s_flushDone = 0;
 
-bool fileExists(const std::string& path)
-{
+bool fileExists(const std::string& path) {
     struct stat st;
     return stat(path.c_str(), &st) == 0;
 }
 
-std::string withPidSuffix(const std::string& path, int pid)
-{
+std::string withPidSuffix(const std::string& path, int pid) {
     const std::string ext = ".db";
-    std::string stem = path.size() > ext.size() && path.ends_with(ext) ? path.substr(0, path.size() - ext.size()) : path;
+    std::string stem
+        = path.size() > ext.size() && path.ends_with(ext) ? path.substr(0, path.size() - ext.size()) : path;
     return stem + ".pid" + std::to_string(pid) + ext;
 }
 
 // Opens the trace file. A file this very process wrote before exec() is continued; any other
 // existing file is left alone and a pid-suffixed name is used instead.
-bool openFile(WriterState& state)
-{
+bool openFile(WriterState& state) {
     std::string error;
     bool reopened = false, fellBack = false;
     const auto useFallback = [&] {
         fellBack = true;
         const std::string fallback = withPidSuffix(state.path, state.pid);
-        TUNEUP_LOG(Warn, "%s exists and belongs to another recording; writing %s", state.path.c_str(),
-            fallback.c_str());
+        TUNEUP_LOG(
+            Warn, "%s exists and belongs to another recording; writing %s", state.path.c_str(), fallback.c_str());
         state.path = fallback;
     };
     if (fileExists(state.path)) {
@@ -108,29 +106,24 @@ bool openFile(WriterState& state)
         return false;
     }
     state.db->begin();
-    if (state.onOpen)
-        state.onOpen(*state.db, reopened);
+    if (state.onOpen) state.onOpen(*state.db, reopened);
     state.sink = std::make_unique<HostEventSink>(*state.db, state.pid);
     state.db->commit();
     state.db->begin();
     return true;
 }
 
-size_t drainRings(WriterState& state)
-{
+size_t drainRings(WriterState& state) {
     size_t count = 0;
     RingRegistry::drainAll([&](int tid, const RecordHeader& header, const std::byte* body) {
-        if (!state.db && !state.openFailed)
-            openFile(state);
-        if (state.sink)
-            state.sink->consume(tid, header, body);
+        if (!state.db && !state.openFailed) openFile(state);
+        if (state.sink) state.sink->consume(tid, header, body);
         ++count;
     });
     return count;
 }
 
-void applyPendingMeta(WriterState& state)
-{
+void applyPendingMeta(WriterState& state) {
     std::vector<std::pair<std::string, std::string>> meta;
     {
         std::lock_guard lock(s_mutex);
@@ -145,29 +138,24 @@ void applyPendingMeta(WriterState& state)
     }
 }
 
-void drainGpu(WriterState& state, bool final)
-{
+void drainGpu(WriterState& state, bool final) {
     Writer::GpuDrain drain;
     {
         std::lock_guard lock(s_mutex);
         drain = state.gpuDrain;
     }
-    if (!drain)
-        return;
+    if (!drain) return;
     if (!state.db && !state.openFailed)
         openFile(state); // GPU records only exist in the main process, whose file is eager anyway
-    if (state.db)
-        drain(*state.db, final);
+    if (state.db) drain(*state.db, final);
 }
 
 // Last pass: open ranges, counters and the end time, then commit.
-void finalize(WriterState& state)
-{
+void finalize(WriterState& state) {
     drainRings(state);
     drainGpu(state, true);
     applyPendingMeta(state);
-    if (!state.db)
-        return;
+    if (!state.db) return;
     state.sink->closeOpenRanges();
     const RingTotals totals = RingRegistry::totals();
     const uint64_t written = state.sink->consumed();
@@ -199,27 +187,21 @@ void finalize(WriterState& state)
 }
 
 // The main thread's state, when a sample is due: written when it changed.
-void sampleMainThread(WriterState& state, uint64_t now)
-{
-    if (!state.db || state.samplePeriodNs == 0 || now < state.nextSampleNs)
-        return;
+void sampleMainThread(WriterState& state, uint64_t now) {
+    if (!state.db || state.samplePeriodNs == 0 || now < state.nextSampleNs) return;
     state.nextSampleNs = now + state.samplePeriodNs;
-    if (!state.sampler)
-        state.sampler = std::make_unique<ThreadSampler>(state.pid, state.pid);
+    if (!state.sampler) state.sampler = std::make_unique<ThreadSampler>(state.pid, state.pid);
     ThreadSample sample;
-    if (!state.sampler->sample(sample) || (state.sampled && sample == state.lastSample))
-        return;
+    if (!state.sampler->sample(sample) || (state.sampled && sample == state.lastSample)) return;
     state.db->addThreadState(now, state.pid, sample.state, sample.syscall);
     state.lastSample = sample;
     state.sampled = true;
 }
 
-void* writerMain(void*)
-{
+void* writerMain(void*) {
     WriterState& state = *s_state;
     // A first sample of the main thread at once: a program that ends before the first tick still has one.
-    if (state.eager && openFile(state))
-        sampleMainThread(state, nowNs());
+    if (state.eager && openFile(state)) sampleMainThread(state, nowNs());
     uint64_t lastCommit = nowNs();
     bool busy = false, signalled = false;
     for (;;) {
@@ -227,8 +209,7 @@ void* writerMain(void*)
         // Busy: loop again at once so rings never fill while there is data. Idle: a short tick, short
         // enough for the main thread's samples.
         uint64_t tickNs = state.flushIntervalNs / 4;
-        if (state.samplePeriodNs > 0)
-            tickNs = std::min(tickNs, state.samplePeriodNs);
+        if (state.samplePeriodNs > 0) tickNs = std::min(tickNs, state.samplePeriodNs);
         const int timeoutMs = busy ? 0 : int(std::clamp<uint64_t>(tickNs / 1'000'000, 1, 50));
         const int ready = poll(&wake, 1, timeoutMs);
         bool flush = false, signal = false, stop = false;
@@ -285,8 +266,7 @@ void* writerMain(void*)
     return nullptr;
 }
 
-void wake(char request)
-{
+void wake(char request) {
     if (s_wakePipe[1] >= 0) {
         ssize_t ignored = write(s_wakePipe[1], &request, 1);
         (void)ignored;
@@ -295,16 +275,13 @@ void wake(char request)
 
 } // namespace
 
-void Writer::start(const std::string& path, bool eager, OnOpen onOpen)
-{
-    if (s_running.load())
-        return;
+void Writer::start(const std::string& path, bool eager, OnOpen onOpen) {
+    if (s_running.load()) return;
     if (pipe2(s_wakePipe, O_CLOEXEC | O_NONBLOCK) != 0 || pipe2(s_ackPipe, O_CLOEXEC) != 0) {
         TUNEUP_LOG(Warn, "cannot create the writer's pipes (errno %d); nothing will be recorded", errno);
         return;
     }
-    if (!s_state)
-        s_state = new WriterState; // never freed: threads may still call in during exit
+    if (!s_state) s_state = new WriterState; // never freed: threads may still call in during exit
     s_state->path = path;
     s_state->eager = eager;
     s_state->onOpen = std::move(onOpen);
@@ -334,61 +311,50 @@ void Writer::start(const std::string& path, bool eager, OnOpen onOpen)
     s_running.store(true);
 }
 
-bool Writer::running() { return s_running.load() && !s_finished.load(); }
+bool Writer::running() {
+    return s_running.load() && !s_finished.load();
+}
 
-std::string Writer::path()
-{
+std::string Writer::path() {
     std::lock_guard lock(s_mutex);
     return s_state && s_state->db ? s_state->db->path() : std::string();
 }
 
-void Writer::setGpuDrain(GpuDrain drain)
-{
+void Writer::setGpuDrain(GpuDrain drain) {
     std::lock_guard lock(s_mutex);
-    if (!s_state)
-        s_state = new WriterState;
+    if (!s_state) s_state = new WriterState;
     s_state->gpuDrain = std::move(drain);
 }
 
-void Writer::addStatsReporter(StatsReporter reporter)
-{
+void Writer::addStatsReporter(StatsReporter reporter) {
     std::lock_guard lock(s_mutex);
-    if (!s_state)
-        s_state = new WriterState;
+    if (!s_state) s_state = new WriterState;
     s_state->reporters.push_back(std::move(reporter));
 }
 
-void Writer::setMeta(const std::string& key, const std::string& value)
-{
+void Writer::setMeta(const std::string& key, const std::string& value) {
     std::lock_guard lock(s_mutex);
-    if (!s_state)
-        s_state = new WriterState;
+    if (!s_state) s_state = new WriterState;
     s_state->pendingMeta.emplace_back(key, value);
 }
 
-void Writer::flush()
-{
-    if (!running() || pthread_equal(pthread_self(), s_thread))
-        return;
+void Writer::flush() {
+    if (!running() || pthread_equal(pthread_self(), s_thread)) return;
     std::unique_lock lock(s_mutex);
     const uint64_t ticket = ++s_flushRequested;
     wake(kWakeFlush);
     s_flushed.wait_for(lock, std::chrono::seconds(2), [&] { return s_flushDone >= ticket || s_finished.load(); });
 }
 
-void Writer::stop()
-{
+void Writer::stop() {
     bool expected = true;
-    if (!s_running.compare_exchange_strong(expected, false))
-        return;
-    if (pthread_equal(pthread_self(), s_thread))
-        return;
+    if (!s_running.compare_exchange_strong(expected, false)) return;
+    if (pthread_equal(pthread_self(), s_thread)) return;
     wake(kWakeStop);
     pthread_join(s_thread, nullptr);
 }
 
-void Writer::flushFromSignalHandler()
-{
+void Writer::flushFromSignalHandler() {
     // Only async-signal-safe calls: write, poll, read. Not in a vfork() child, which shares the
     // parent's memory but not its writer.
     if (!s_running.load() || s_finished.load() || pthread_equal(pthread_self(), s_thread)
@@ -403,15 +369,12 @@ void Writer::flushFromSignalHandler()
     }
 }
 
-void Writer::abandonAfterFork()
-{
+void Writer::abandonAfterFork() {
     // The parent's writer thread does not exist here, and its SQLite handle must never be used
     // by the child (sqlite.org/howtocorrupt.html §2.6): leak it, and the parent's pipes' ends.
     for (int* fds : { s_wakePipe, s_ackPipe }) {
-        if (fds[0] >= 0)
-            close(fds[0]);
-        if (fds[1] >= 0)
-            close(fds[1]);
+        if (fds[0] >= 0) close(fds[0]);
+        if (fds[1] >= 0) close(fds[1]);
         fds[0] = fds[1] = -1;
     }
     if (s_state) {

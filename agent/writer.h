@@ -20,7 +20,8 @@ public:
     using GpuDrain = std::function<void(ActivitySink& sink, bool final)>;
     // Called on the writer thread when the file is finalised: returns stats to store as
     // (name, severity, value, description) through `setStat`.
-    using StatsReporter = std::function<void(const std::function<void(const char*, const char*, int64_t, const char*)>& setStat)>;
+    using StatsReporter
+        = std::function<void(const std::function<void(const char*, const char*, int64_t, const char*)>& setStat)>;
 
     // Writes the file's metadata when the writer creates (or reopens) it.
     using OnOpen = std::function<void(TraceDb& db, bool reopened)>;

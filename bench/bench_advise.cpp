@@ -18,24 +18,20 @@ using namespace tuneup::analysis;
 
 namespace {
 
-double seconds(std::chrono::steady_clock::time_point since)
-{
+double seconds(std::chrono::steady_clock::time_point since) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-long maxRssMiB()
-{
+long maxRssMiB() {
     rusage usage {};
     getrusage(RUSAGE_SELF, &usage);
     return usage.ru_maxrss / 1024;
 }
 
-long rssNowMiB()
-{
+long rssNowMiB() {
     long pages = 0, resident = 0;
     if (FILE* f = fopen("/proc/self/statm", "r")) {
-        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-            resident = 0;
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
         fclose(f);
     }
     return resident * (sysconf(_SC_PAGESIZE) / 1024) / 1024;
@@ -43,8 +39,7 @@ long rssNowMiB()
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: bench_advise FILE...  (times import, steps, each rule and the report)\n");
         return 2;
@@ -61,8 +56,9 @@ int main(int argc, char** argv)
         }
         const double s = seconds(t);
         const TraceModel& m = models.back();
-        printf("import     %7.3f s  %5ld MiB (now %ld)  %s: %zu kernels, %.0f MB read (%.0f MB/s)\n", s, maxRssMiB(), rssNowMiB(), argv[i],
-            m.kernels.size(), double(m.stats.bytesRead) / 1e6, double(m.stats.bytesRead) / 1e6 / s);
+        printf("import     %7.3f s  %5ld MiB (now %ld)  %s: %zu kernels, %.0f MB read (%.0f MB/s)\n", s, maxRssMiB(),
+            rssNowMiB(), argv[i], m.kernels.size(), double(m.stats.bytesRead) / 1e6,
+            double(m.stats.bytesRead) / 1e6 / s);
     }
     std::vector<RankAnalysis> ranks(models.size());
     for (size_t i = 0; i < models.size(); ++i) {
@@ -70,8 +66,8 @@ int main(int argc, char** argv)
         ranks[i].rank = int(i);
         auto t = std::chrono::steady_clock::now();
         ranks[i].steps = analyzeSteps(models[i], {});
-        printf("steps      %7.3f s  %5ld MiB (now %ld)  %zu steps and their breakdown\n", seconds(t), maxRssMiB(), rssNowMiB(),
-            ranks[i].steps.detection.steps.size());
+        printf("steps      %7.3f s  %5ld MiB (now %ld)  %zu steps and their breakdown\n", seconds(t), maxRssMiB(),
+            rssNowMiB(), ranks[i].steps.detection.steps.size());
         t = std::chrono::steady_clock::now();
         ranks[i].kernelClasses = classifyKernels(models[i]);
         printf("classes    %7.3f s  %5ld MiB  kernel classes\n", seconds(t), maxRssMiB());
@@ -84,8 +80,7 @@ int main(int argc, char** argv)
         bool evaluable = true;
         for (Input need : rule->info().needs)
             evaluable = evaluable && hasInput(rank, job, need);
-        if (!evaluable)
-            continue;
+        if (!evaluable) continue;
         RuleOutcome outcome;
         const auto t = std::chrono::steady_clock::now();
         rule->evaluate(RuleContext(rank, job), outcome);

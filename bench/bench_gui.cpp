@@ -10,7 +10,6 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QSignalSpy>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -25,11 +24,9 @@ struct Stats {
     double median = 0, p95 = 0, max = 0;
 };
 
-Stats stats(std::vector<double> v)
-{
+Stats stats(std::vector<double> v) {
     Stats s;
-    if (v.empty())
-        return s;
+    if (v.empty()) return s;
     std::sort(v.begin(), v.end());
     s.median = v[v.size() / 2];
     s.p95 = v[std::min(v.size() - 1, size_t(double(v.size()) * 0.95))];
@@ -38,8 +35,7 @@ Stats stats(std::vector<double> v)
 }
 
 // Repaints now (not at the next event loop turn) and returns the wall time of the repaint.
-double repaintMs(TimelineView& t)
-{
+double repaintMs(TimelineView& t) {
     QElapsedTimer timer;
     timer.start();
     t.repaint();
@@ -48,8 +44,7 @@ double repaintMs(TimelineView& t)
 
 // The scripted session: from the whole trace down to a few kernels in 24 zoom steps around random
 // points, 40 pans of 15% of the width, back out in 24 steps, then the same with a search active.
-std::vector<double> zoomPanSequence(TimelineView& t, double* searchMs)
-{
+std::vector<double> zoomPanSequence(TimelineView& t, double* searchMs) {
     std::vector<double> times;
     std::mt19937 random(11);
     auto x = [&] { return std::uniform_real_distribution<double>(0.1, 0.9)(random) * t.mapping().widthPx(); };
@@ -80,8 +75,7 @@ std::vector<double> zoomPanSequence(TimelineView& t, double* searchMs)
 }
 
 // The load's phases without a window: import, advice, timeline layout, kernel table.
-void printPhases(const QString& file)
-{
+void printPhases(const QString& file) {
     LoadRequest request;
     request.files = { file.toStdString() };
     std::vector<std::pair<std::string, double>> phases;
@@ -89,8 +83,7 @@ void printPhases(const QString& file)
     LoadProgress progress;
     progress.report = [&](const std::string& phase, double) {
         const double now = double(timer.nsecsElapsed()) / 1e9;
-        if (phases.empty() || phases.back().first != phase)
-            phases.emplace_back(phase, now);
+        if (phases.empty() || phases.back().first != phase) phases.emplace_back(phase, now);
     };
     timer.start();
     loadSession(request, progress);
@@ -103,10 +96,8 @@ void printPhases(const QString& file)
 
 } // namespace
 
-int main(int argc, char** argv)
-{
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
+int main(int argc, char** argv) {
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("tuneup-bench"));
     int width = 1600, height = 1000;
@@ -126,8 +117,8 @@ int main(int argc, char** argv)
         fprintf(stderr, "usage: bench_gui [--width W] [--height H] [--screenshots DIR] FILE...\n");
         return 2;
     }
-    printf("%-34s %9s %8s %10s %12s %12s %9s %7s %10s\n", "file", "events", "load s", "1st paint", "repaint med", "repaint p95",
-        "max ms", "paints", "search ms");
+    printf("%-34s %9s %8s %10s %12s %12s %9s %7s %10s\n", "file", "events", "load s", "1st paint", "repaint med",
+        "repaint p95", "max ms", "paints", "search ms");
     for (const QString& file : files) {
         MainWindow window;
         window.resize(width, height);
@@ -153,16 +144,17 @@ int main(int argc, char** argv)
             QApplication::processEvents(QEventLoop::AllEvents, 5);
         const double firstPaintMs = double(timer.nsecsElapsed()) / 1e6;
         if (!screenshots.isEmpty())
-            window.grab().save(screenshots + QLatin1Char('/') + file.section(QLatin1Char('/'), -1) + QStringLiteral(".png"));
+            window.grab().save(
+                screenshots + QLatin1Char('/') + file.section(QLatin1Char('/'), -1) + QStringLiteral(".png"));
         size_t events = 0;
         for (size_t i = 0; i < t.session()->modelCount(); ++i)
             events += t.session()->model(i).eventCount();
         double searchMs = 0;
         const Stats s = stats(zoomPanSequence(t, &searchMs));
-        printf("%-34s %9zu %8.2f %7.0f ms %9.2f ms %9.2f ms %9.2f %7d %10.0f\n", qPrintable(file.section(QLatin1Char('/'), -1).left(34)),
-            events, t.session()->loadSeconds, firstPaintMs, s.median, s.p95, s.max, t.paintCount(), searchMs);
-        if (qEnvironmentVariableIsSet("BENCH_GUI_PHASES"))
-            printPhases(file);
+        printf("%-34s %9zu %8.2f %7.0f ms %9.2f ms %9.2f ms %9.2f %7d %10.0f\n",
+            qPrintable(file.section(QLatin1Char('/'), -1).left(34)), events, t.session()->loadSeconds, firstPaintMs,
+            s.median, s.p95, s.max, t.paintCount(), searchMs);
+        if (qEnvironmentVariableIsSet("BENCH_GUI_PHASES")) printPhases(file);
         fflush(stdout);
     }
     return 0;

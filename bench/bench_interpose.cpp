@@ -21,8 +21,7 @@ namespace {
 struct LtDescriptors {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-    LtDescriptors()
-    {
+    LtDescriptors() {
         cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
         const int32_t transposed = CUBLAS_OP_T;
         cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transposed, sizeof transposed);
@@ -30,8 +29,7 @@ struct LtDescriptors {
         cublasLtMatrixLayoutCreate(&b, CUDA_R_16F, 1024, 512, 1024);
         cublasLtMatrixLayoutCreate(&d, CUDA_R_16F, 1024, 512, 1024);
     }
-    ~LtDescriptors()
-    {
+    ~LtDescriptors() {
         cublasLtMatmulDescDestroy(desc);
         cublasLtMatrixLayoutDestroy(a);
         cublasLtMatrixLayoutDestroy(b);
@@ -41,20 +39,17 @@ struct LtDescriptors {
 
 const float kOne = 1;
 
-inline cublasStatus_t matmul(const LtDescriptors& l)
-{
+inline cublasStatus_t matmul(const LtDescriptors& l) {
     return cublasLtMatmul(nullptr, l.desc, &kOne, nullptr, l.a, nullptr, l.b, &kOne, nullptr, l.d, nullptr, l.d,
         nullptr, nullptr, 0, nullptr);
 }
 
 // Before the timed loop (the timer starts at its first iteration): the writer empties the ring meanwhile.
-void pauseForTheWriter()
-{
+void pauseForTheWriter() {
     std::this_thread::sleep_for(std::chrono::milliseconds(120));
 }
 
-void BM_LtMatmul(benchmark::State& state)
-{
+void BM_LtMatmul(benchmark::State& state) {
     const LtDescriptors l;
     for (auto _ : state)
         benchmark::DoNotOptimize(matmul(l));
@@ -62,8 +57,7 @@ void BM_LtMatmul(benchmark::State& state)
 }
 BENCHMARK(BM_LtMatmul);
 
-void BM_LtMatmulRecorded(benchmark::State& state)
-{
+void BM_LtMatmulRecorded(benchmark::State& state) {
     const LtDescriptors l;
     pauseForTheWriter();
     for (auto _ : state)
@@ -72,8 +66,7 @@ void BM_LtMatmulRecorded(benchmark::State& state)
 }
 BENCHMARK(BM_LtMatmulRecorded)->Iterations(5000)->Repetitions(30)->ReportAggregatesOnly(true);
 
-void BM_LtMatmulTorchStyleRecorded(benchmark::State& state)
-{
+void BM_LtMatmulTorchStyleRecorded(benchmark::State& state) {
     pauseForTheWriter();
     for (auto _ : state) {
         const LtDescriptors l;
@@ -83,22 +76,19 @@ void BM_LtMatmulTorchStyleRecorded(benchmark::State& state)
 }
 BENCHMARK(BM_LtMatmulTorchStyleRecorded)->Iterations(5000)->Repetitions(30)->ReportAggregatesOnly(true);
 
-inline cublasStatus_t sgemm()
-{
+inline cublasStatus_t sgemm() {
     return cublasSgemm_v2(
         nullptr, CUBLAS_OP_N, CUBLAS_OP_T, 1024, 512, 1024, &kOne, nullptr, 1024, nullptr, 512, &kOne, nullptr, 1024);
 }
 
-void BM_Sgemm(benchmark::State& state)
-{
+void BM_Sgemm(benchmark::State& state) {
     for (auto _ : state)
         benchmark::DoNotOptimize(sgemm());
     state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_Sgemm);
 
-void BM_SgemmRecorded(benchmark::State& state)
-{
+void BM_SgemmRecorded(benchmark::State& state) {
     pauseForTheWriter();
     for (auto _ : state)
         benchmark::DoNotOptimize(sgemm());

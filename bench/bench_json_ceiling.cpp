@@ -3,11 +3,10 @@
 // same way, with real work per value, so it cannot beat this. Usage: bench_json_ceiling FILE.json
 
 #define RAPIDJSON_SSE2 // baseline x86-64: no -m flags needed
-#include <rapidjson/reader.h>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <rapidjson/reader.h>
 #include <sstream>
 #include <string>
 
@@ -23,8 +22,7 @@ struct CountingHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Countin
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: bench_json_ceiling FILE.json  (uncompressed; read whole into memory)\n");
         return 2;

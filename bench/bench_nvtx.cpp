@@ -3,14 +3,12 @@
 // BM_TwoClockReads is the yardstick: the agent's target is at most 3x its time per range.
 
 #include <benchmark/benchmark.h>
-#include <nvtx3/nvToolsExt.h>
-
 #include <chrono>
 #include <ctime>
+#include <nvtx3/nvToolsExt.h>
 #include <thread>
 
-static void BM_NvtxPushPop(benchmark::State& state)
-{
+static void BM_NvtxPushPop(benchmark::State& state) {
     for (auto _ : state) {
         nvtxRangePushA("forward");
         nvtxRangePop();
@@ -22,8 +20,7 @@ BENCHMARK(BM_NvtxPushPop);
 // Bursts of 5000 ranges (they fit the thread's buffer at the default 1 MiB) with a pause before each,
 // not timed, in which the agent's writer empties the buffer: the cost of a range that is recorded,
 // not dropped. BM_NvtxPushPop, in a tight loop, outruns the writer and measures mostly drops.
-static void BM_NvtxPushPopRecorded(benchmark::State& state)
-{
+static void BM_NvtxPushPopRecorded(benchmark::State& state) {
     std::this_thread::sleep_for(std::chrono::milliseconds(120));
     for (auto _ : state) {
         nvtxRangePushA("forward");
@@ -33,8 +30,7 @@ static void BM_NvtxPushPopRecorded(benchmark::State& state)
 }
 BENCHMARK(BM_NvtxPushPopRecorded)->Iterations(5000)->Repetitions(30)->ReportAggregatesOnly(true);
 
-static void BM_NvtxDomainPushPopRegistered(benchmark::State& state)
-{
+static void BM_NvtxDomainPushPopRegistered(benchmark::State& state) {
     nvtxDomainHandle_t domain = nvtxDomainCreateA("bench");
     nvtxStringHandle_t name = nvtxDomainRegisterStringA(domain, "step");
     nvtxEventAttributes_t attributes {};
@@ -50,8 +46,7 @@ static void BM_NvtxDomainPushPopRegistered(benchmark::State& state)
 }
 BENCHMARK(BM_NvtxDomainPushPopRegistered);
 
-static void BM_TwoClockReads(benchmark::State& state)
-{
+static void BM_TwoClockReads(benchmark::State& state) {
     timespec a, b;
     for (auto _ : state) {
         clock_gettime(CLOCK_MONOTONIC, &a);

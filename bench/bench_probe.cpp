@@ -14,15 +14,13 @@ namespace {
 
 std::string s_libtorch = "libtorch_cpu.so";
 
-void BM_SearchWhileTorchIsNotLoaded(benchmark::State& state)
-{
+void BM_SearchWhileTorchIsNotLoaded(benchmark::State& state) {
     tuneup::agent::TorchFlags flags;
     for (auto _ : state)
         benchmark::DoNotOptimize(tuneup::agent::readTorchFlags(flags));
 }
 
-void BM_ReadAllFlags(benchmark::State& state)
-{
+void BM_ReadAllFlags(benchmark::State& state) {
     if (!dlopen(s_libtorch.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
         state.SkipWithError(("cannot load " + s_libtorch + ": " + dlerror()).c_str());
         return;
@@ -44,8 +42,7 @@ BENCHMARK(BM_ReadAllFlags);
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     for (int i = 1; i + 1 < argc; ++i)
         if (!strcmp(argv[i], "--libtorch")) {
             s_libtorch = argv[i + 1];

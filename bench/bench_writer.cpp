@@ -17,8 +17,7 @@
 
 using namespace tuneup::agent;
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     long long events = 4'000'000;
     bool marks = false;
     std::string out = "/tmp/tuneup-bench-writer.db";
@@ -76,7 +75,7 @@ int main(int argc, char** argv)
     db->commit();
     db.reset(); // closing checkpoints the WAL into the file: part of the cost
     const double seconds = double(nowNs() - start) / 1e9;
-    struct stat st {};
+    struct stat st { };
     stat(out.c_str(), &st);
     printf("%s: %llu events (%llu dropped) in %.3f s: %.2f M events/s, %.2f M rows/s; file %.1f MB\n",
         marks ? "marks" : "ranges (push+pop = 2 events, 1 row)", (unsigned long long)sink.consumed(),

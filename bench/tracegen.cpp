@@ -34,25 +34,39 @@ struct KernelSpec {
 
 const KernelSpec kForward[] = {
     { "aten::addmm", "ampere_sgemm_128x64_tn", 180000, "[[64, 1001], [1001, 512], []]" },
-    { "aten::relu", "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar>", 6000, nullptr },
+    { "aten::relu",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar>",
+        6000, nullptr },
     { "aten::addmm", "ampere_sgemm_64x64_tn", 90000, "[[64, 512], [512, 512], []]" },
-    { "aten::add", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", 5000, nullptr },
-    { "aten::mul", "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float>>>", 5000, nullptr },
+    { "aten::add", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>", 5000,
+        nullptr },
+    { "aten::mul",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, "
+        "at::native::binary_internal::MulFunctor<float>>>",
+        5000, nullptr },
 };
 const KernelSpec kBackward[] = {
     { "aten::mm", "ampere_sgemm_64x64_nt", 120000, "[[512, 64], [64, 512]]" },
-    { "aten::threshold_backward", "void at::native::vectorized_elementwise_kernel<4, at::native::threshold_kernel_impl>", 7000, nullptr },
+    { "aten::threshold_backward",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::threshold_kernel_impl>", 7000, nullptr },
     { "aten::mm", "ampere_sgemm_128x64_nn", 200000, "[[64, 512], [512, 1001]]" },
-    { "aten::sum", "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor>>>", 8000, nullptr },
+    { "aten::sum",
+        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, "
+        "at::native::sum_functor>>>",
+        8000, nullptr },
 };
-constexpr const char* kFill = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1>>";
-constexpr const char* kAdam = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>>";
+constexpr const char* kFill
+    = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1>>";
+constexpr const char* kAdam
+    = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+      "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>>";
 
 class Sink {
 public:
     virtual ~Sink() = default;
     virtual void cpuRange(const char* category, const std::string& name, long long startNs, long long endNs,
-        const char* dims, long long correlation) = 0;
+        const char* dims, long long correlation)
+        = 0;
     virtual void kernel(const char* name, long long startNs, long long endNs, long long correlation) = 0;
     virtual void memcpy(long long startNs, long long endNs, long long bytes, long long correlation) = 0;
     virtual void finish() = 0;
@@ -62,8 +76,7 @@ public:
 class KinetoSink final : public Sink {
 public:
     KinetoSink(const std::string& path, bool gzip)
-        : m_gzip(gzip)
-    {
+        : m_gzip(gzip) {
         if (gzip)
             m_gz = gzopen(path.c_str(), "wb6");
         else
@@ -78,20 +91,18 @@ public:
     }
 
     void cpuRange(const char* category, const std::string& name, long long startNs, long long endNs, const char* dims,
-        long long correlation) override
-    {
+        long long correlation) override {
         char args[256] = "";
         if (correlation >= 0)
-            snprintf(args, sizeof args, R"(, "args": {"correlation": %lld, "External id": %lld})", correlation,
-                correlation);
+            snprintf(
+                args, sizeof args, R"(, "args": {"correlation": %lld, "External id": %lld})", correlation, correlation);
         else if (dims)
-            snprintf(args, sizeof args, R"(, "args": {"Input Dims": %s, "Input type": ["float", "float", "float"]})",
-                dims);
+            snprintf(
+                args, sizeof args, R"(, "args": {"Input Dims": %s, "Input type": ["float", "float", "float"]})", dims);
         event(category, name.c_str(), 1, 1, startNs, endNs, args);
     }
 
-    void kernel(const char* name, long long startNs, long long endNs, long long correlation) override
-    {
+    void kernel(const char* name, long long startNs, long long endNs, long long correlation) override {
         char args[256];
         snprintf(args, sizeof args,
             R"(, "args": {"device": 0, "stream": 7, "correlation": %lld, "grid": [128, 1, 1], "block": [256, 1, 1], )"
@@ -100,28 +111,23 @@ public:
         event("kernel", name, 0, 7, startNs, endNs, args);
     }
 
-    void memcpy(long long startNs, long long endNs, long long bytes, long long correlation) override
-    {
+    void memcpy(long long startNs, long long endNs, long long bytes, long long correlation) override {
         char args[160];
         snprintf(args, sizeof args, R"(, "args": {"device": 0, "stream": 7, "correlation": %lld, "bytes": %lld})",
             correlation, bytes);
         event("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 0, 7, startNs, endNs, args);
     }
 
-    void finish() override
-    {
+    void finish() override {
         write(R"(], "traceName": "tuneup-tracegen"})");
         write("\n");
-        if (m_gz)
-            gzclose(m_gz);
-        if (m_file)
-            fclose(m_file);
+        if (m_gz) gzclose(m_gz);
+        if (m_file) fclose(m_file);
     }
 
 private:
     void event(const char* category, const char* name, int pid, int tid, long long startNs, long long endNs,
-        const char* args)
-    {
+        const char* args) {
         char line[1024];
         const long long dur = endNs - startNs;
         snprintf(line, sizeof line,
@@ -132,8 +138,7 @@ private:
         write(line);
     }
 
-    void write(const char* text)
-    {
+    void write(const char* text) {
         if (m_gz)
             gzputs(m_gz, text);
         else
@@ -149,8 +154,7 @@ private:
 // A tuneup file (schema.sql), as the agent would write it with NVTX ranges for the CPU ops.
 class TuneupSink final : public Sink {
 public:
-    explicit TuneupSink(const std::string& path)
-    {
+    explicit TuneupSink(const std::string& path) {
         remove(path.c_str());
         if (sqlite3_open(path.c_str(), &m_db) != SQLITE_OK) {
             fprintf(stderr, "tuneup-tracegen: cannot write %s\n", path.c_str());
@@ -167,22 +171,28 @@ public:
              "INSERT INTO devices(id, name, compute_major, compute_minor, sm_count, global_memory_bytes) "
              "VALUES (0, 'NVIDIA A100-SXM4-80GB', 8, 0, 108, 85097971712);"
              "INSERT INTO nvtx_domains VALUES (0, NULL); INSERT INTO threads VALUES (1, 1, NULL);");
-        sqlite3_prepare_v2(m_db, "INSERT INTO nvtx_ranges(start_ns, end_ns, tid, domain_id, name_id, kind, depth) "
-                                 "VALUES (?, ?, 1, 0, ?, 1, ?)", -1, &m_range, nullptr);
-        sqlite3_prepare_v2(m_db, "INSERT INTO api_calls(start_ns, end_ns, tid, api, cbid, name_id, correlation_id) "
-                                 "VALUES (?, ?, 1, 1, 211, ?, ?)", -1, &m_api, nullptr);
-        sqlite3_prepare_v2(m_db, "INSERT INTO kernels(start_ns, end_ns, device_id, stream_id, correlation_id, name_id, "
-                                 "grid_x, grid_y, grid_z, block_x, block_y, block_z) "
-                                 "VALUES (?, ?, 0, 7, ?, ?, 128, 1, 1, 256, 1, 1)", -1, &m_kernel, nullptr);
-        sqlite3_prepare_v2(m_db, "INSERT INTO memcpys(start_ns, end_ns, device_id, stream_id, correlation_id, "
-                                 "copy_kind, src_kind, dst_kind, bytes) VALUES (?, ?, 0, 7, ?, 1, 1, 3, ?)", -1,
-            &m_memcpy, nullptr);
+        sqlite3_prepare_v2(m_db,
+            "INSERT INTO nvtx_ranges(start_ns, end_ns, tid, domain_id, name_id, kind, depth) "
+            "VALUES (?, ?, 1, 0, ?, 1, ?)",
+            -1, &m_range, nullptr);
+        sqlite3_prepare_v2(m_db,
+            "INSERT INTO api_calls(start_ns, end_ns, tid, api, cbid, name_id, correlation_id) "
+            "VALUES (?, ?, 1, 1, 211, ?, ?)",
+            -1, &m_api, nullptr);
+        sqlite3_prepare_v2(m_db,
+            "INSERT INTO kernels(start_ns, end_ns, device_id, stream_id, correlation_id, name_id, "
+            "grid_x, grid_y, grid_z, block_x, block_y, block_z) "
+            "VALUES (?, ?, 0, 7, ?, ?, 128, 1, 1, 256, 1, 1)",
+            -1, &m_kernel, nullptr);
+        sqlite3_prepare_v2(m_db,
+            "INSERT INTO memcpys(start_ns, end_ns, device_id, stream_id, correlation_id, "
+            "copy_kind, src_kind, dst_kind, bytes) VALUES (?, ?, 0, 7, ?, 1, 1, 3, ?)",
+            -1, &m_memcpy, nullptr);
         sqlite3_prepare_v2(m_db, "INSERT INTO strings(id, value) VALUES (?, ?)", -1, &m_string, nullptr);
     }
 
     void cpuRange(const char* category, const std::string& name, long long startNs, long long endNs, const char*,
-        long long correlation) override
-    {
+        long long correlation) override {
         if (!strcmp(category, "cuda_runtime")) {
             bind(m_api, startNs, endNs, intern(name), correlation);
         } else {
@@ -190,18 +200,15 @@ public:
         }
     }
 
-    void kernel(const char* name, long long startNs, long long endNs, long long correlation) override
-    {
+    void kernel(const char* name, long long startNs, long long endNs, long long correlation) override {
         bind(m_kernel, startNs, endNs, correlation, intern(name));
     }
 
-    void memcpy(long long startNs, long long endNs, long long bytes, long long correlation) override
-    {
+    void memcpy(long long startNs, long long endNs, long long bytes, long long correlation) override {
         bind(m_memcpy, startNs, endNs, correlation, bytes);
     }
 
-    void finish() override
-    {
+    void finish() override {
         for (sqlite3_stmt* s : { m_range, m_api, m_kernel, m_memcpy, m_string })
             sqlite3_finalize(s);
         exec("INSERT INTO meta VALUES ('end_ns', (SELECT max(end_ns) FROM kernels)); COMMIT;");
@@ -209,8 +216,7 @@ public:
     }
 
 private:
-    void exec(const char* sql)
-    {
+    void exec(const char* sql) {
         char* error = nullptr;
         if (sqlite3_exec(m_db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
             fprintf(stderr, "tuneup-tracegen: %s\n", error);
@@ -218,11 +224,9 @@ private:
         }
     }
 
-    long long intern(const std::string& text)
-    {
+    long long intern(const std::string& text) {
         for (size_t i = 0; i < m_strings.size(); ++i)
-            if (m_strings[i] == text)
-                return (long long)i + 1;
+            if (m_strings[i] == text) return (long long)i + 1;
         m_strings.push_back(text);
         sqlite3_bind_int64(m_string, 1, (long long)m_strings.size());
         sqlite3_bind_text(m_string, 2, text.c_str(), -1, SQLITE_TRANSIENT);
@@ -231,8 +235,7 @@ private:
         return (long long)m_strings.size();
     }
 
-    void bind(sqlite3_stmt* s, long long a, long long b, long long c, long long d)
-    {
+    void bind(sqlite3_stmt* s, long long a, long long b, long long c, long long d) {
         sqlite3_bind_int64(s, 1, a);
         sqlite3_bind_int64(s, 2, b);
         sqlite3_bind_int64(s, 3, c);
@@ -247,8 +250,7 @@ private:
 };
 
 // Emits one CPU op, its launch call and its kernel; returns the time the CPU is free again.
-long long launch(Sink& sink, const KernelSpec& spec, long long cpuNs, long long& gpuNs, long long& correlation)
-{
+long long launch(Sink& sink, const KernelSpec& spec, long long cpuNs, long long& gpuNs, long long& correlation) {
     const long long launchNs = 4000;
     sink.cpuRange("cpu_op", spec.op, cpuNs, cpuNs + launchNs + 2000, spec.dims, -1);
     sink.cpuRange("cuda_runtime", "cudaLaunchKernel", cpuNs + 1000, cpuNs + 1000 + launchNs, nullptr, correlation);
@@ -261,8 +263,7 @@ long long launch(Sink& sink, const KernelSpec& spec, long long cpuNs, long long&
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     Options options;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -278,8 +279,9 @@ int main(int argc, char** argv)
         else if (arg == "-o" && value)
             options.output = argv[++i];
         else {
-            fprintf(stderr, "usage: tuneup-tracegen --kernels N [--steps S] [--format kineto|tuneup] [--gzip] -o FILE\n"
-                            "  writes a synthetic training trace with about N kernels in S steps\n");
+            fprintf(stderr,
+                "usage: tuneup-tracegen --kernels N [--steps S] [--format kineto|tuneup] [--gzip] -o FILE\n"
+                "  writes a synthetic training trace with about N kernels in S steps\n");
             return 2;
         }
     }
@@ -290,8 +292,7 @@ int main(int argc, char** argv)
     const int parameters = 8;
     const int layers = 4;
     const long long perStep = parameters + layers * (std::size(kForward) + std::size(kBackward)) + 1;
-    if (options.steps <= 0)
-        options.steps = std::max(1LL, options.kernels / perStep);
+    if (options.steps <= 0) options.steps = std::max(1LL, options.kernels / perStep);
     const long long repeat = std::max(1LL, options.kernels / (options.steps * perStep));
 
     KinetoSink* kineto = nullptr;
@@ -306,8 +307,8 @@ int main(int argc, char** argv)
     for (long long step = 0; step < options.steps; ++step) {
         const long long stepStart = cpu;
         // The DataLoader: 2 ms in the main process while the GPU idles.
-        sink->cpuRange("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", cpu, cpu + 2'000'000,
-            nullptr, -1);
+        sink->cpuRange("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", cpu,
+            cpu + 2'000'000, nullptr, -1);
         cpu += 2'000'000;
         sink->cpuRange("cuda_runtime", "cudaMemcpyAsync", cpu, cpu + 30000, nullptr, correlation);
         sink->memcpy(std::max(gpu, cpu) + 2000, std::max(gpu, cpu) + 150000, 64 * 1001 * 4, correlation++);
@@ -335,7 +336,7 @@ int main(int argc, char** argv)
     sink->finish();
     delete kineto;
     delete tuneup;
-    fprintf(stderr, "tuneup-tracegen: %lld kernels in %lld steps -> %s\n", kernels, options.steps,
-        options.output.c_str());
+    fprintf(
+        stderr, "tuneup-tracegen: %lld kernels in %lld steps -> %s\n", kernels, options.steps, options.output.c_str());
     return 0;
 }

@@ -6,8 +6,7 @@
 #include <QCommandLineParser>
 #include <QTimer>
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("tuneup"));
     QApplication::setApplicationName(QStringLiteral("tuneup-gui"));
@@ -21,11 +20,14 @@ int main(int argc, char** argv)
         "Example: tuneup-gui run.db"));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption stepRange(QStringLiteral("step-range"), QStringLiteral("The range that marks a step."), QStringLiteral("NAME"));
-    const QCommandLineOption rules(QStringLiteral("rules"), QStringLiteral("Also run the SQL rules in DIR."), QStringLiteral("DIR"));
+    const QCommandLineOption stepRange(
+        QStringLiteral("step-range"), QStringLiteral("The range that marks a step."), QStringLiteral("NAME"));
+    const QCommandLineOption rules(
+        QStringLiteral("rules"), QStringLiteral("Also run the SQL rules in DIR."), QStringLiteral("DIR"));
     parser.addOption(stepRange);
     parser.addOption(rules);
-    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("Traces to open, as one job."), QStringLiteral("[FILE…]"));
+    parser.addPositionalArgument(
+        QStringLiteral("FILE"), QStringLiteral("Traces to open, as one job."), QStringLiteral("[FILE…]"));
     parser.process(app);
 
     tuneup::gui::WindowOptions options;
@@ -34,7 +36,6 @@ int main(int argc, char** argv)
     tuneup::gui::MainWindow window(options);
     window.show();
     const QStringList files = parser.positionalArguments();
-    if (!files.isEmpty())
-        QTimer::singleShot(0, &window, [&window, files] { window.openFiles(files); });
+    if (!files.isEmpty()) QTimer::singleShot(0, &window, [&window, files] { window.openFiles(files); });
     return app.exec();
 }

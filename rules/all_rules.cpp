@@ -2,8 +2,7 @@
 
 namespace tuneup::rules {
 
-std::vector<std::unique_ptr<analysis::Rule>> builtinRules()
-{
+std::vector<std::unique_ptr<analysis::Rule>> builtinRules() {
     std::vector<std::unique_ptr<analysis::Rule>> rules;
     rules.push_back(makeCudnnAutotunerOff());
     rules.push_back(makeZeroGradFill());

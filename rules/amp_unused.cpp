@@ -14,23 +14,24 @@ using namespace analysis;
 
 namespace {
 
-constexpr double kFp32Saving = 0.5;       // fp32 CUDA cores -> fp16/bf16 tensor cores: at least 2x
+constexpr double kFp32Saving = 0.5; // fp32 CUDA cores -> fp16/bf16 tensor cores: at least 2x
 constexpr double kTf32Saving = 1.0 / 3.0; // TF32 -> bf16 tensor cores: about 1.5x (2x peak)
 constexpr double kQuietShare = 0.005;
 
 struct Arch {
     int major = 0, minor = 0;
     std::string source; // "deviceProperties" or "kernel names (volta_...)"
-    std::string name;   // the GPU's name when known
+    std::string name; // the GPU's name when known
 };
 
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool has(std::string_view s, std::string_view part) {
+    return s.find(part) != std::string_view::npos;
+}
 
 // The oldest architecture the GEMM/convolution kernels' names require (cuBLAS/cuDNN/CUTLASS name their
 // kernels after the architecture they target: volta_sgemm, cutlass_80_tensorop, sm90_xmma, nvjet).
 // A lower bound: a Turing GPU runs volta_ kernels, an H100 cutlass_80_ ones.
-std::optional<Arch> archFromKernelNames(const RuleContext& context)
-{
+std::optional<Arch> archFromKernelNames(const RuleContext& context) {
     const TraceModel& m = context.model();
     struct Hint {
         std::string_view marker;
@@ -44,12 +45,10 @@ std::optional<Arch> archFromKernelNames(const RuleContext& context)
     std::vector<char> seen(m.strings.size(), 0);
     for (size_t i = 0; i < m.kernels.size(); ++i) {
         const KernelClass c = context.kernelClass(i);
-        if (c != KernelClass::Gemm && c != KernelClass::Convolution)
-            continue;
+        if (c != KernelClass::Gemm && c != KernelClass::Convolution) continue;
         const StringId id = m.kernels.name[i];
         if (id < seen.size()) {
-            if (seen[id])
-                continue;
+            if (seen[id]) continue;
             seen[id] = 1;
         }
         const std::string_view name = m.str(id);
@@ -62,12 +61,13 @@ std::optional<Arch> archFromKernelNames(const RuleContext& context)
     return best;
 }
 
-std::string ccText(const Arch& a) { return std::to_string(a.major) + "." + std::to_string(a.minor); }
+std::string ccText(const Arch& a) {
+    return std::to_string(a.major) + "." + std::to_string(a.minor);
+}
 
 class AmpUnused final : public Rule {
 public:
-    const RuleInfo& info() const override
-    {
+    const RuleInfo& info() const override {
         static const RuleInfo info { "amp-unused", "Mixed precision not used",
             "GEMMs and convolutions compute in fp32 (or TF32) on a GPU with tensor cores; autocast to bf16/fp16 "
             "would run them several times faster.",
@@ -75,13 +75,11 @@ public:
         return info;
     }
 
-    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
-    {
+    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
         const TraceModel& m = context.model();
         int32_t device = context.steps().device;
         const DeviceInfo* info = device >= 0 ? m.device(device) : nullptr;
-        if (!info && !m.devices.empty())
-            info = &m.devices.front();
+        if (!info && !m.devices.empty()) info = &m.devices.front();
         if (m.info.vendor == GpuVendor::Amd || (info && info->vendor == GpuVendor::Amd)) {
             outcome.status = RuleStatus::NotApplicable;
             outcome.reason = "an AMD GPU" + (info && !info->name.empty() ? " (" + info->name + ")" : std::string())
@@ -96,33 +94,33 @@ public:
         std::unordered_map<StringId, Precision> precisionOf;
         for (size_t i = 0; i < m.kernels.size(); ++i) {
             const KernelClass c = context.kernelClass(i);
-            if (c != KernelClass::Gemm && c != KernelClass::Convolution)
-                continue;
+            if (c != KernelClass::Gemm && c != KernelClass::Convolution) continue;
             ++count;
             const int64_t ns = m.kernels.endNs[i] - m.kernels.startNs[i];
             auto [cached, added] = precisionOf.try_emplace(m.kernels.name[i], Precision::Unknown);
-            if (added)
-                cached->second = kernelPrecision(m.str(m.kernels.name[i]));
+            if (added) cached->second = kernelPrecision(m.str(m.kernels.name[i]));
             switch (cached->second) {
             case Precision::Fp32:
                 fp32Ns += ns;
-                if (c == KernelClass::Gemm)
-                    fp32GemmNs += ns;
+                if (c == KernelClass::Gemm) fp32GemmNs += ns;
                 fp32Kernels.emplace_back(ns, RowIndex(i));
                 break;
             case Precision::Tf32:
                 tf32Ns += ns;
                 fp32Kernels.emplace_back(ns, RowIndex(i));
-                if (c == KernelClass::Gemm)
-                    tf32GemmNs += ns;
+                if (c == KernelClass::Gemm) tf32GemmNs += ns;
                 break;
             case Precision::Fp16:
             case Precision::Bf16:
             case Precision::Fp8:
             case Precision::Fp4:
-            case Precision::Int8: lowNs += ns; break;
+            case Precision::Int8:
+                lowNs += ns;
+                break;
             case Precision::Fp64:
-            case Precision::Unknown: otherNs += ns; break;
+            case Precision::Unknown:
+                otherNs += ns;
+                break;
             }
         }
         if (count == 0) {
@@ -195,8 +193,7 @@ public:
             { "TF32 GEMM/convolution time",
                 formatDuration(tf32Ns) + " (" + formatDuration(context.perStep(tf32Ns)) + " per step)" },
             { "fp16/bf16/fp8 GEMM/convolution time", formatDuration(lowNs) } };
-        if (otherNs > 0)
-            e.facts.emplace_back("GEMM/convolution time of unknown precision", formatDuration(otherNs));
+        if (otherNs > 0) e.facts.emplace_back("GEMM/convolution time of unknown precision", formatDuration(otherNs));
         std::sort(fp32Kernels.begin(), fp32Kernels.end(), std::greater<>());
         e.eventsTotal = fp32Kernels.size();
         for (size_t i = 0; i < fp32Kernels.size() && i < 50; ++i)
@@ -209,8 +206,9 @@ public:
                 + " per step; bf16 autocast would run them about 1.5-2x faster";
             f.detail = "GEMM and convolution kernels were classified by name: TF32 tensor-core kernels (s1688gemm, "
                        "tf32 xmma) take "
-                + formatDuration(tf32Ns) + ", fp32 CUDA-core kernels " + formatDuration(fp32Ns)
-                + ", fp16/bf16 ones " + formatDuration(lowNs) + ". TF32 already uses tensor cores; bf16 halves "
+                + formatDuration(tf32Ns) + ", fp32 CUDA-core kernels " + formatDuration(fp32Ns) + ", fp16/bf16 ones "
+                + formatDuration(lowNs)
+                + ". TF32 already uses tensor cores; bf16 halves "
                   "the bytes moved and doubles the tensor-core peak again.";
             if (fp32GemmNs > 0)
                 f.detail += " Some GEMMs still run on CUDA cores in fp32 (" + formatDuration(fp32GemmNs)
@@ -273,6 +271,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Rule> makeAmpUnused() { return std::make_unique<AmpUnused>(); }
+std::unique_ptr<Rule> makeAmpUnused() {
+    return std::make_unique<AmpUnused>();
+}
 
 } // namespace tuneup::rules

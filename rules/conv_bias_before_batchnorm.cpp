@@ -15,22 +15,19 @@ using namespace analysis;
 
 namespace {
 
-bool isConvOp(std::string_view n)
-{
+bool isConvOp(std::string_view n) {
     return n == "aten::conv1d" || n == "aten::conv2d" || n == "aten::conv3d" || n == "aten::convolution"
         || n == "aten::_convolution" || n == "aten::cudnn_convolution" || n == "aten::conv_transpose1d"
         || n == "aten::conv_transpose2d" || n == "aten::conv_transpose3d";
 }
 
 // Norms that subtract a per-channel mean over the positions a conv bias is constant over.
-bool isChannelNorm(std::string_view n)
-{
+bool isChannelNorm(std::string_view n) {
     return n.substr(0, 6) == "aten::" && n.find("backward") == std::string_view::npos
         && (n.find("batch_norm") != std::string_view::npos || n.find("instance_norm") != std::string_view::npos);
 }
 
-std::string dimsText(const std::vector<int64_t>& d)
-{
+std::string dimsText(const std::vector<int64_t>& d) {
     std::string s = "[";
     for (size_t i = 0; i < d.size(); ++i)
         s += (i ? "," : "") + std::to_string(d[i]);
@@ -44,8 +41,7 @@ struct Pair {
 
 class ConvBiasBeforeBatchnorm final : public Rule {
 public:
-    const RuleInfo& info() const override
-    {
+    const RuleInfo& info() const override {
         static const RuleInfo info { "conv-bias-before-batchnorm", "Convolution bias before BatchNorm",
             "A convolution with a bias feeds BatchNorm, whose mean subtraction cancels the bias: the bias add and its "
             "gradient are wasted work.",
@@ -53,8 +49,7 @@ public:
         return info;
     }
 
-    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
-    {
+    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
         const TraceModel& m = context.model();
         if (!hasInput(context.rank(), context.job(), Input::CpuOps)
             || !hasInput(context.rank(), context.job(), Input::InputShapes)) {
@@ -69,17 +64,14 @@ public:
         std::vector<RowIndex> candidates;
         for (size_t i = 0; i < ops.size(); ++i) {
             auto [it, added] = convName.try_emplace(ops.name[i], false);
-            if (added)
-                it->second = isConvOp(m.str(ops.name[i]));
-            if (!it->second || ops.thread[i] >= m.threads.size())
-                continue;
+            if (added) it->second = isConvOp(m.str(ops.name[i]));
+            if (!it->second || ops.thread[i] >= m.threads.size()) continue;
             const RowIndex parent = ops.parent[i];
             if (parent != kNoRow && convName[ops.name[size_t(parent)]])
                 continue; // the outermost conv op of the chain (conv2d > convolution > _convolution > cudnn_...)
             ++convs;
             const auto dims = parseInputDims(m.str(ops.inputDims[i]));
-            if (dims.size() < 3 || dims[2].empty() || dims[0].size() < 3 || dims[1].size() < 3)
-                continue;
+            if (dims.size() < 3 || dims[2].empty() || dims[0].size() < 3 || dims[1].size() < 3) continue;
             ++convsWithBias;
             candidates.push_back(RowIndex(i));
         }
@@ -92,16 +84,14 @@ public:
         std::vector<std::vector<RowIndex>> byThread(m.threads.size());
         std::vector<uint32_t> position(ops.size(), 0);
         for (size_t i = 0; i < ops.size(); ++i) {
-            if (ops.thread[i] >= byThread.size())
-                continue;
+            if (ops.thread[i] >= byThread.size()) continue;
             position[i] = uint32_t(byThread[ops.thread[i]].size());
             byThread[ops.thread[i]].push_back(RowIndex(i));
         }
         // Kernels by the op that launched them.
         std::unordered_map<RowIndex, std::vector<RowIndex>> kernelsOf;
         for (size_t i = 0; i < m.kernels.size(); ++i)
-            if (m.kernels.cpuOp[i] != kNoRow)
-                kernelsOf[m.kernels.cpuOp[i]].push_back(RowIndex(i));
+            if (m.kernels.cpuOp[i] != kNoRow) kernelsOf[m.kernels.cpuOp[i]].push_back(RowIndex(i));
         // Backward nodes by autograd sequence number.
         std::unordered_map<int64_t, std::vector<RowIndex>> backwardBySeq;
         for (size_t i = 0; i < ops.size(); ++i)
@@ -114,8 +104,7 @@ public:
             const auto& list = byThread[ops.thread[r]];
             for (size_t p = position[r]; p < list.size(); ++p) {
                 const size_t i = size_t(list[p]);
-                if (p > position[r] && (ops.startNs[i] >= ops.endNs[r] || ops.depth[i] <= ops.depth[r]))
-                    break;
+                if (p > position[r] && (ops.startNs[i] >= ops.endNs[r] || ops.depth[i] <= ops.depth[r])) break;
                 f(list[p]);
             }
         };
@@ -131,34 +120,26 @@ public:
             RowIndex next = kNoRow;
             for (size_t p = position[i] + 1; p < list.size(); ++p) {
                 const size_t j = size_t(list[p]);
-                if (ops.depth[j] > ops.depth[i])
-                    continue; // nested in the conv
-                if (ops.parent[j] == parent && ops.startNs[j] >= ops.endNs[i])
-                    next = list[p];
+                if (ops.depth[j] > ops.depth[i]) continue; // nested in the conv
+                if (ops.parent[j] == parent && ops.startNs[j] >= ops.endNs[i]) next = list[p];
                 break;
             }
-            if (next == kNoRow || !isChannelNorm(m.str(ops.name[size_t(next)])))
-                continue;
+            if (next == kNoRow || !isChannelNorm(m.str(ops.name[size_t(next)]))) continue;
             // The norm's input must be the conv's output: same batch, channels = the conv's output channels.
             const auto normDims = parseInputDims(m.str(ops.inputDims[size_t(next)]));
-            if (normDims.empty() || normDims[0].size() < 2 || normDims[0][0] != dims[0][0])
-                continue;
+            if (normDims.empty() || normDims[0].size() < 2 || normDims[0][0] != dims[0][0]) continue;
             const bool transposed = name.find("transpose") != std::string_view::npos;
-            if (!transposed && normDims[0][1] != dims[1][0])
-                continue;
-            if (normDims[0][1] != dims[2][0])
-                continue; // the bias has one value per output channel
+            if (!transposed && normDims[0][1] != dims[1][0]) continue;
+            if (normDims[0][1] != dims[2][0]) continue; // the bias has one value per output channel
 
             Pair pair { RowIndex(i), next, 0 };
             // Forward: kernels of the bias add inside the conv (aten::add_ under _convolution, cudnnAddTensor).
             std::vector<int64_t> seqs;
             forSubtree(RowIndex(i), [&](RowIndex op) {
-                if (ops.sequenceNumber[size_t(op)] >= 0)
-                    seqs.push_back(ops.sequenceNumber[size_t(op)]);
+                if (ops.sequenceNumber[size_t(op)] >= 0) seqs.push_back(ops.sequenceNumber[size_t(op)]);
                 const std::string_view opName = m.str(ops.name[size_t(op)]);
                 auto it = kernelsOf.find(op);
-                if (it == kernelsOf.end())
-                    return;
+                if (it == kernelsOf.end()) return;
                 for (RowIndex kr : it->second) {
                     const std::string_view kn = m.str(m.kernels.name[size_t(kr)]);
                     if (opName == "aten::add_" || opName == "aten::add"
@@ -171,16 +152,14 @@ public:
             seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
             for (int64_t seq : seqs) {
                 auto it = backwardBySeq.find(seq);
-                if (it == backwardBySeq.end())
-                    continue;
+                if (it == backwardBySeq.end()) continue;
                 for (RowIndex node : it->second) {
                     const RowIndex up = ops.parent[size_t(node)];
                     if (up != kNoRow && ops.sequenceNumber[size_t(up)] == seq)
                         continue; // nested in a node already counted (evaluate_function > ConvolutionBackward0)
                     forSubtree(node, [&](RowIndex op) {
                         auto kt = kernelsOf.find(op);
-                        if (kt == kernelsOf.end())
-                            return;
+                        if (kt == kernelsOf.end()) return;
                         for (RowIndex kr : kt->second) {
                             const std::string_view kn = m.str(m.kernels.name[size_t(kr)]);
                             if (context.kernelClass(size_t(kr)) == KernelClass::Reduction
@@ -219,8 +198,8 @@ public:
         }
         e.eventsTotal = pairs.size() * 2;
         const size_t steps = std::max<size_t>(context.stepCount(), 1);
-        e.facts = { { "convolutions with a bias followed by a norm", std::to_string(pairs.size()) + " ("
-                          + std::to_string(pairs.size() / steps) + " per step)" },
+        e.facts = { { "convolutions with a bias followed by a norm",
+                        std::to_string(pairs.size()) + " (" + std::to_string(pairs.size() / steps) + " per step)" },
             { "bias add and bias-gradient kernels",
                 formatDuration(biasNs) + " (" + formatDuration(context.perStep(biasNs)) + " per step)" } };
         for (const auto& [key, s] : shapes)
@@ -236,7 +215,7 @@ public:
         f.severity = f.gain->stepShare >= 0.015 ? Severity::Warning : Severity::Info;
         f.title = std::to_string(pairs.size() / steps) + " convolutions per step add a bias that the following "
             + (m.str(ops.name[size_t(pairs.front().norm)]).find("instance") != std::string_view::npos ? "InstanceNorm"
-                                                                                                    : "BatchNorm")
+                                                                                                      : "BatchNorm")
             + " cancels (" + formatDuration(context.perStep(biasNs)) + " of bias kernels per step)";
         f.detail = "Each convolution op whose bias input is not empty and whose next op on the same thread is a batch "
                    "or instance norm of its output (same batch size and channels) was counted. The norm subtracts "
@@ -252,21 +231,22 @@ public:
 private:
     // Without the operators, the model's layers as tuneup's Python bootstrap recorded them: a
     // convolution with a bias whose next sibling layer normalises its output channels.
-    static void evaluateLayers(const RuleContext& context, RuleOutcome& outcome)
-    {
+    static void evaluateLayers(const RuleContext& context, RuleOutcome& outcome) {
         const TraceModel& m = context.model();
         const auto wasted = programFact(m, "tuneup.model.conv_bias_before_norm");
         if (!wasted) {
             outcome.status = RuleStatus::NotEvaluated;
             outcome.reason = "needs " + std::string(inputName(Input::CpuOps)) + " with "
-                + std::string(inputName(Input::InputShapes)) + ", or the model's layers (recorded by tuneup's "
+                + std::string(inputName(Input::InputShapes))
+                + ", or the model's layers (recorded by tuneup's "
                   "Python bootstrap)";
             return;
         }
         const int64_t convs = programFact(m, "tuneup.model.convolutions").value_or(0);
         if (*wasted == 0) {
-            outcome.reason = std::to_string(convs) + " convolution layers, none with a bias right before a norm "
-                                                     "(recorded layers)";
+            outcome.reason = std::to_string(convs)
+                + " convolution layers, none with a bias right before a norm "
+                  "(recorded layers)";
             return;
         }
         Finding f;
@@ -285,8 +265,7 @@ private:
         outcome.findings.push_back(std::move(f));
     }
 
-    static void addFixes(Finding& f)
-    {
+    static void addFixes(Finding& f) {
         f.fixPython = "# A convolution followed by BatchNorm needs no bias:\n"
                       "nn.Sequential(\n"
                       "    nn.Conv2d(in_ch, out_ch, kernel_size=3, padding=1, bias=False),\n"
@@ -306,6 +285,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Rule> makeConvBiasBeforeBatchnorm() { return std::make_unique<ConvBiasBeforeBatchnorm>(); }
+std::unique_ptr<Rule> makeConvBiasBeforeBatchnorm() {
+    return std::make_unique<ConvBiasBeforeBatchnorm>();
+}
 
 } // namespace tuneup::rules

@@ -14,59 +14,45 @@ using namespace analysis;
 namespace {
 
 constexpr int64_t kAfterDataLoaderNs = 1'000'000; // a tensor made right after __next__ is the batch's
-constexpr int64_t kLiftFreshWindowNs = 20'000;    // torch.tensor's aten::lift_fresh follows its aten::to at once
+constexpr int64_t kLiftFreshWindowNs = 20'000; // torch.tensor's aten::lift_fresh follows its aten::to at once
 
-bool isFactory(std::string_view n)
-{
+bool isFactory(std::string_view n) {
     static constexpr std::string_view kNames[] = { "aten::randn", "aten::rand", "aten::randint", "aten::randperm",
         "aten::normal", "aten::zeros", "aten::ones", "aten::empty", "aten::full", "aten::arange", "aten::linspace",
         "aten::logspace", "aten::eye", "aten::scalar_tensor", "aten::lift_fresh", "aten::empty_strided" };
     return std::find(std::begin(kNames), std::end(kNames), n) != std::end(kNames);
 }
 
-bool isCopy(std::string_view n) { return n == "aten::to" || n == "aten::_to_copy" || n == "aten::copy_"; }
+bool isCopy(std::string_view n) {
+    return n == "aten::to" || n == "aten::_to_copy" || n == "aten::copy_";
+}
 
 // The Python call behind a factory op: "torch.randn"; "torch.tensor" for torch.tensor(data, device=...),
 // which the profiler records as aten::empty, aten::to, aten::lift_fresh.
-std::string pythonName(std::string_view op, bool liftFresh)
-{
-    if (liftFresh || op == "aten::lift_fresh")
-        return "torch.tensor";
-    if (op == "aten::empty_strided")
-        return "torch.empty";
+std::string pythonName(std::string_view op, bool liftFresh) {
+    if (liftFresh || op == "aten::lift_fresh") return "torch.tensor";
+    if (op == "aten::empty_strided") return "torch.empty";
     return "torch." + std::string(op.substr(6));
 }
 
 // How to write it on the device.
-std::string pythonCall(const std::string& call)
-{
-    if (call == "torch.arange")
-        return "torch.arange(n, device=device)";
-    if (call == "torch.full")
-        return "torch.full(shape, value, device=device)";
-    if (call == "torch.randint")
-        return "torch.randint(high, shape, device=device)";
-    if (call == "torch.randperm" || call == "torch.eye")
-        return call + "(n, device=device)";
-    if (call == "torch.linspace" || call == "torch.logspace")
-        return call + "(start, end, steps, device=device)";
-    if (call == "torch.normal")
-        return "torch.normal(mean, std, shape, device=device)";
-    if (call == "torch.scalar_tensor")
-        return "torch.scalar_tensor(value, device=device)";
+std::string pythonCall(const std::string& call) {
+    if (call == "torch.arange") return "torch.arange(n, device=device)";
+    if (call == "torch.full") return "torch.full(shape, value, device=device)";
+    if (call == "torch.randint") return "torch.randint(high, shape, device=device)";
+    if (call == "torch.randperm" || call == "torch.eye") return call + "(n, device=device)";
+    if (call == "torch.linspace" || call == "torch.logspace") return call + "(start, end, steps, device=device)";
+    if (call == "torch.normal") return "torch.normal(mean, std, shape, device=device)";
+    if (call == "torch.scalar_tensor") return "torch.scalar_tensor(value, device=device)";
     return call + "(shape, device=device)";
 }
 
-std::string cppCall(const std::string& call)
-{
+std::string cppCall(const std::string& call) {
     const std::string name = call.substr(6);
     const std::string options = "torch::TensorOptions().device(torch::kCUDA)";
-    if (name == "arange" || name == "randperm" || name == "eye")
-        return "torch::" + name + "(n, " + options + ")";
-    if (name == "full")
-        return "torch::full(shape, value, " + options + ")";
-    if (name == "randint")
-        return "torch::randint(high, shape, " + options + ")";
+    if (name == "arange" || name == "randperm" || name == "eye") return "torch::" + name + "(n, " + options + ")";
+    if (name == "full") return "torch::full(shape, value, " + options + ")";
+    if (name == "randint") return "torch::randint(high, shape, " + options + ")";
     return "torch::" + name + "(shape, " + options + ")";
 }
 
@@ -78,16 +64,14 @@ struct Match {
 
 class CpuTensorThenCopy final : public Rule {
 public:
-    const RuleInfo& info() const override
-    {
+    const RuleInfo& info() const override {
         static const RuleInfo info { "cpu-tensor-then-copy", "Tensors created on the CPU, then copied",
             "Tensors are created on the CPU and copied to the GPU every step instead of being created on the GPU.",
             { Input::CpuOps, Input::Memcpys } };
         return info;
     }
 
-    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
-    {
+    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
         const TraceModel& m = context.model();
         const auto& ops = m.cpuOps;
 
@@ -106,23 +90,21 @@ public:
             const bool h2d = m.memcpys.copyKind[i] == CopyKind::HtoD;
             markUp(m.memcpys.cpuOp[i], [&](size_t op) {
                 launches[op] = 1;
-                if (h2d && hostToDevice[op] == kNoRow)
-                    hostToDevice[op] = RowIndex(i);
+                if (h2d && hostToDevice[op] == kNoRow) hostToDevice[op] = RowIndex(i);
             });
         }
 
         std::vector<std::vector<RowIndex>> byThread(m.threads.size());
         std::vector<uint32_t> position(ops.size(), 0);
         for (size_t i = 0; i < ops.size(); ++i) {
-            if (ops.thread[i] >= byThread.size())
-                continue;
+            if (ops.thread[i] >= byThread.size()) continue;
             position[i] = uint32_t(byThread[ops.thread[i]].size());
             byThread[ops.thread[i]].push_back(RowIndex(i));
         }
         const std::vector<TimeSpan> loader = dataLoaderWaits(m);
         auto nearLoader = [&loader](int64_t t) {
-            auto it = std::upper_bound(loader.begin(), loader.end(), t,
-                [](int64_t v, const TimeSpan& s) { return v < s.startNs; });
+            auto it = std::upper_bound(
+                loader.begin(), loader.end(), t, [](int64_t v, const TimeSpan& s) { return v < s.startNs; });
             return it != loader.begin() && t < (it - 1)->endNs + kAfterDataLoaderNs;
         };
 
@@ -144,8 +126,7 @@ public:
         std::vector<Match> matches;
         size_t loaderSkipped = 0, factories = 0;
         for (size_t i = 0; i < ops.size(); ++i) {
-            if (!isFactory(m.str(ops.name[i])) || ops.thread[i] >= byThread.size() || launches[i])
-                continue;
+            if (!isFactory(m.str(ops.name[i])) || ops.thread[i] >= byThread.size() || launches[i]) continue;
             const RowIndex parent = ops.parent[i];
             if (parent != kNoRow && m.str(ops.name[size_t(parent)]).substr(0, 6) == "aten::")
                 continue; // made inside another op (the destination of a copy, a clone): not the user's tensor
@@ -154,10 +135,8 @@ public:
             RowIndex next = kNoRow;
             for (size_t p = position[i] + 1; p < list.size(); ++p) {
                 const size_t j = size_t(list[p]);
-                if (ops.depth[j] > ops.depth[i])
-                    continue;
-                if (ops.parent[j] == parent && ops.startNs[j] >= ops.endNs[i])
-                    next = list[p];
+                if (ops.depth[j] > ops.depth[i]) continue;
+                if (ops.parent[j] == parent && ops.startNs[j] >= ops.endNs[i]) next = list[p];
                 break;
             }
             if (next == kNoRow || !isCopy(m.str(ops.name[size_t(next)])) || hostToDevice[size_t(next)] == kNoRow)
@@ -177,8 +156,7 @@ public:
             const int64_t copyEnd = ops.endNs[size_t(next)];
             for (size_t p = position[size_t(next)] + 1; p < list.size() && !liftFresh; ++p) {
                 const size_t j = size_t(list[p]);
-                if (ops.startNs[j] > copyEnd + kLiftFreshWindowNs)
-                    break;
+                if (ops.startNs[j] > copyEnd + kLiftFreshWindowNs) break;
                 liftFresh = m.str(ops.name[j]) == "aten::lift_fresh";
             }
             Match match { RowIndex(i), next, hostToDevice[size_t(next)], pythonName(factoryName, liftFresh), 0 };
@@ -208,8 +186,10 @@ public:
                 }
         }
         if (steps.empty() ? matches.size() < 2 : stepsWith * 2 < steps.size()) {
-            outcome.reason = std::to_string(matches.size()) + " CPU-created tensors copied to the GPU, but not every "
-                "step (" + std::to_string(stepsWith) + " of " + std::to_string(steps.size())
+            outcome.reason = std::to_string(matches.size())
+                + " CPU-created tensors copied to the GPU, but not every "
+                  "step ("
+                + std::to_string(stepsWith) + " of " + std::to_string(steps.size())
                 + " steps): set-up, not a per-step cost";
             return;
         }
@@ -227,8 +207,7 @@ public:
                 e.events.push_back({ EventTable::CpuOp, mt.copy });
                 e.events.push_back({ EventTable::Memcpy, mt.memcpy });
             }
-            if (e.spans.size() < 10)
-                e.spans.push_back({ ops.startNs[size_t(mt.factory)], ops.endNs[size_t(mt.copy)] });
+            if (e.spans.size() < 10) e.spans.push_back({ ops.startNs[size_t(mt.factory)], ops.endNs[size_t(mt.copy)] });
         }
         e.eventsTotal = matches.size() * 3;
         const size_t stepCount = std::max<size_t>(steps.size(), 1);
@@ -246,13 +225,11 @@ public:
             ? std::to_string(matches.size() / stepCount) + " per step"
             : std::to_string(matches.size()) + " in " + std::to_string(stepsWith) + " of "
                 + std::to_string(steps.size()) + " steps";
-        e.facts = { { "CPU-created tensors copied to the GPU", howOften },
-            { "factories", kinds },
+        e.facts = { { "CPU-created tensors copied to the GPU", howOften }, { "factories", kinds },
             { "host time creating and copying", formatDuration(context.perStep(hostNs)) + " per step" },
             { "host-to-device copy time", formatDuration(context.perStep(copyNs)) + " per step" },
             { "GPU idle meanwhile", formatDuration(context.perStep(idleNs)) + " per step" } };
-        if (loaderSkipped)
-            e.facts.emplace_back("not counted (DataLoader batches)", std::to_string(loaderSkipped));
+        if (loaderSkipped) e.facts.emplace_back("not counted (DataLoader batches)", std::to_string(loaderSkipped));
 
         Finding f;
         f.gain = context.gain(context.perStep(idleNs),
@@ -262,9 +239,10 @@ public:
         f.severity = f.gain->stepShare >= 0.015 ? Severity::Warning : Severity::Info;
         f.title = "tensors created on the CPU and copied to the GPU, " + howOften + " (" + kinds + "); the GPU waits "
             + formatDuration(context.perStep(idleNs)) + " per step meanwhile";
-        f.detail = "A tensor factory op (" + kinds + ") that launched no GPU work, immediately followed on the same "
-                   "thread by aten::to/copy_ with a host-to-device copy: the tensor was built in host memory and then "
-                   "copied, step after step"
+        f.detail = "A tensor factory op (" + kinds
+            + ") that launched no GPU work, immediately followed on the same "
+              "thread by aten::to/copy_ with a host-to-device copy: the tensor was built in host memory and then "
+              "copied, step after step"
             + std::string(byFactory.count("torch.tensor") ? " (torch.tensor(data, device=...) does exactly that)" : "")
             + ". Copies from pageable memory are synchronous for the host, and without non_blocking=True PyTorch "
               "waits for the GPU to finish its queue. Tensors made inside or right after a DataLoader __next__ (the "
@@ -285,10 +263,13 @@ public:
         } else {
             f.fixPython = "# Create the tensor on the GPU directly, e.g.\n"
                           "# before: x = torch.randn(5, 128).to(device)\n"
-                          "x = " + pythonCall(mostCommon) + "\n"
-                          "# constants that never change: create once, outside the loop, and reuse";
+                          "x = "
+                + pythonCall(mostCommon)
+                + "\n"
+                  "# constants that never change: create once, outside the loop, and reuse";
             f.fixCpp = "// before: auto x = torch::randn({5, 128}).to(torch::kCUDA);\n"
-                       "auto x = " + cppCall(mostCommon) + ";";
+                       "auto x = "
+                + cppCall(mostCommon) + ";";
         }
         outcome.findings.push_back(std::move(f));
     }
@@ -296,6 +277,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Rule> makeCpuTensorThenCopy() { return std::make_unique<CpuTensorThenCopy>(); }
+std::unique_ptr<Rule> makeCpuTensorThenCopy() {
+    return std::make_unique<CpuTensorThenCopy>();
+}
 
 } // namespace tuneup::rules

@@ -24,22 +24,20 @@ constexpr double kMinGainShare = 0.005;
 // shape is the autotuner searching (see findSearches).
 constexpr size_t kFindExtraKernels = 3;
 
-bool isConvOp(std::string_view name)
-{
+bool isConvOp(std::string_view name) {
     return name == "aten::cudnn_convolution" || name == "aten::_convolution" || name == "aten::convolution"
         || name == "aten::conv2d" || name == "aten::conv1d" || name == "aten::conv3d"
         || name == "aten::cudnn_convolution_relu" || name == "aten::cudnn_convolution_add_relu";
 }
 
 struct ConvTime {
-    int64_t totalNs = 0;      // convolution kernels on the step device, inside steps (or all, without steps)
-    int64_t gpuNs = 0;        // every kernel on that device, same window
+    int64_t totalNs = 0; // convolution kernels on the step device, inside steps (or all, without steps)
+    int64_t gpuNs = 0; // every kernel on that device, same window
     size_t kernels = 0;
     std::vector<EventRef> examples;
 };
 
-ConvTime convolutionTime(const RuleContext& context)
-{
+ConvTime convolutionTime(const RuleContext& context) {
     const TraceModel& m = context.model();
     const auto& k = m.kernels;
     const auto& steps = context.steps().detection.steps;
@@ -47,22 +45,18 @@ ConvTime convolutionTime(const RuleContext& context)
     ConvTime t;
     size_t step = 0;
     for (size_t i = 0; i < k.size(); ++i) {
-        if (k.device[i] != device)
-            continue;
+        if (k.device[i] != device) continue;
         if (!steps.empty()) {
             while (step < steps.size() && steps[step].endNs <= k.startNs[i])
                 ++step;
-            if (step == steps.size() || k.startNs[i] < steps[step].startNs)
-                continue;
+            if (step == steps.size() || k.startNs[i] < steps[step].startNs) continue;
         }
         const int64_t d = k.endNs[i] - k.startNs[i];
         t.gpuNs += d;
-        if (context.kernelClass(i) != KernelClass::Convolution)
-            continue;
+        if (context.kernelClass(i) != KernelClass::Convolution) continue;
         t.totalNs += d;
         ++t.kernels;
-        if (t.examples.size() < 50)
-            t.examples.push_back({ EventTable::Kernel, RowIndex(i) });
+        if (t.examples.size() < 50) t.examples.push_back({ EventTable::Kernel, RowIndex(i) });
     }
     return t;
 }
@@ -76,8 +70,7 @@ struct FindSearch {
     RowIndex firstOp = kNoRow;
 };
 
-FindSearch findSearches(const RuleContext& context)
-{
+FindSearch findSearches(const RuleContext& context) {
     const TraceModel& m = context.model();
     std::unordered_map<RowIndex, std::set<StringId>> namesByOp;
     for (size_t i = 0; i < m.kernels.size(); ++i)
@@ -98,8 +91,7 @@ FindSearch findSearches(const RuleContext& context)
             const size_t laterCalls = list.size() - 1 - i;
             if (laterCalls >= 2 && distinct >= kFindExtraKernels + laterMax && distinct >= 2 * laterMax) {
                 ++f.ops;
-                if (f.firstOp == kNoRow || op < f.firstOp)
-                    f.firstOp = op;
+                if (f.firstOp == kNoRow || op < f.firstOp) f.firstOp = op;
             }
             laterMax = std::max(laterMax, distinct);
         }
@@ -115,8 +107,7 @@ struct ShapeVariety {
     size_t maxShapesPerStep = 0;
 };
 
-ShapeVariety shapeVariety(const RuleContext& context)
-{
+ShapeVariety shapeVariety(const RuleContext& context) {
     const TraceModel& m = context.model();
     const auto& steps = context.steps().detection.steps;
     ShapeVariety v;
@@ -124,12 +115,10 @@ ShapeVariety shapeVariety(const RuleContext& context)
     std::vector<std::set<StringId>> perStep(steps.size());
     size_t step = 0;
     for (size_t i = 0; i < m.cpuOps.size(); ++i) {
-        if (m.cpuOps.inputDims[i] == kEmptyString || !isConvOp(m.str(m.cpuOps.name[i])))
-            continue;
+        if (m.cpuOps.inputDims[i] == kEmptyString || !isConvOp(m.str(m.cpuOps.name[i]))) continue;
         // Count the outermost convolution op only (aten::conv2d -> aten::convolution -> ... share a shape).
         const RowIndex parent = m.cpuOps.parent[i];
-        if (parent != kNoRow && isConvOp(m.str(m.cpuOps.name[size_t(parent)])))
-            continue;
+        if (parent != kNoRow && isConvOp(m.str(m.cpuOps.name[size_t(parent)]))) continue;
         ++v.convOps;
         all.insert(m.cpuOps.inputDims[i]);
         while (step < steps.size() && steps[step].endNs <= m.cpuOps.startNs[i])
@@ -145,30 +134,28 @@ ShapeVariety shapeVariety(const RuleContext& context)
 
 // What the cuDNN calls the agent recorded (ConvCallTable) tell about how algorithms were chosen.
 struct RecordedChoice {
-    size_t runs = 0;             // convolutions run
-    size_t shapes = 0;           // distinct shapes run
-    size_t findCalls = 0;        // cudnnFind* calls: the autotuner's search
-    size_t searchedShapes = 0;   // backend shapes run with two or more plans: cudnn-frontend's search
+    size_t runs = 0; // convolutions run
+    size_t shapes = 0; // distinct shapes run
+    size_t findCalls = 0; // cudnnFind* calls: the autotuner's search
+    size_t searchedShapes = 0; // backend shapes run with two or more plans: cudnn-frontend's search
     size_t heuristicQueries = 0; // cudnnGet*_v7 calls, engine heuristics finalized
-    size_t heuristicRuns = 0;    // runs whose algorithm came from cuDNN's heuristics
-    size_t repeatedShapes = 0;   // shapes run at least twice, always with the heuristics' algorithm
+    size_t heuristicRuns = 0; // runs whose algorithm came from cuDNN's heuristics
+    size_t repeatedShapes = 0; // shapes run at least twice, always with the heuristics' algorithm
     size_t maxShapesPerStep = 0;
-    RowIndex example = kNoRow;   // a run with a heuristic algorithm
+    RowIndex example = kNoRow; // a run with a heuristic algorithm
     bool searched() const { return findCalls > 0 || searchedShapes > 0; }
     bool heuristicsRepeat() const { return heuristicRuns > 0 && repeatedShapes > 0; }
 };
 
 using ConvKey = std::array<int32_t, 24>;
 
-ConvKey convKey(const ConvCallTable& c, size_t i)
-{
+ConvKey convKey(const ConvCallTable& c, size_t i) {
     return { int32_t(c.direction[i]), c.n[i], c.c[i], c.d[i], c.h[i], c.w[i], c.k[i], c.filterC[i], c.t[i], c.r[i],
         c.s[i], c.padD[i], c.padH[i], c.padW[i], c.strideD[i], c.strideH[i], c.strideW[i], c.dilationD[i],
         c.dilationH[i], c.dilationW[i], c.groups[i], c.dataType[i], int32_t(c.layout[i]), int32_t(c.api[i]) };
 }
 
-RecordedChoice recordedChoice(const RuleContext& context)
-{
+RecordedChoice recordedChoice(const RuleContext& context) {
     const TraceModel& m = context.model();
     const ConvCallTable& c = m.convCalls;
     RecordedChoice r;
@@ -187,8 +174,7 @@ RecordedChoice recordedChoice(const RuleContext& context)
         } else if (c.kind[i] == ConvCallKind::Heuristic) {
             ++r.heuristicQueries;
             s.heuristic = true;
-            if (c.algo[i] >= 0)
-                s.heuristicAlgos.insert(c.algo[i]);
+            if (c.algo[i] >= 0) s.heuristicAlgos.insert(c.algo[i]);
         }
     }
     // Runs, in time order: a legacy run passes the algorithm its caller chose, from the heuristics when
@@ -197,31 +183,26 @@ RecordedChoice recordedChoice(const RuleContext& context)
     std::vector<std::set<ConvKey>> perStep(steps.size());
     size_t step = 0;
     for (size_t i = 0; i < c.size(); ++i) {
-        if (c.kind[i] != ConvCallKind::Run)
-            continue;
+        if (c.kind[i] != ConvCallKind::Run) continue;
         const ConvKey key = convKey(c, i);
         Shape& s = shapes[key];
         ++r.runs;
         ++s.runs;
-        if (c.planId[i])
-            s.plans.insert(c.planId[i]);
+        if (c.planId[i]) s.plans.insert(c.planId[i]);
         const bool fromHeuristics = c.algoSource[i] == AlgoSource::Heuristic
             || (c.api[i] == ConvApi::Legacy && s.heuristic && !s.find
                 && (s.heuristicAlgos.empty() || s.heuristicAlgos.count(c.algo[i])));
         if (fromHeuristics) {
             ++r.heuristicRuns;
             ++s.heuristicRuns;
-            if (r.example == kNoRow)
-                r.example = RowIndex(i);
+            if (r.example == kNoRow) r.example = RowIndex(i);
         }
         while (step < steps.size() && steps[step].endNs <= c.startNs[i])
             ++step;
-        if (step < steps.size() && c.startNs[i] >= steps[step].startNs)
-            perStep[step].insert(key);
+        if (step < steps.size() && c.startNs[i] >= steps[step].startNs) perStep[step].insert(key);
     }
     for (const auto& [key, s] : shapes) {
-        if (s.runs == 0)
-            continue;
+        if (s.runs == 0) continue;
         ++r.shapes;
         r.searchedShapes += s.plans.size() >= 2;
         r.repeatedShapes += s.runs >= 2 && s.heuristicRuns == s.runs && s.plans.size() <= 1;
@@ -233,16 +214,14 @@ RecordedChoice recordedChoice(const RuleContext& context)
 
 class CudnnAutotunerOff final : public Rule {
 public:
-    const RuleInfo& info() const override
-    {
+    const RuleInfo& info() const override {
         static const RuleInfo info { "cudnn-autotuner-off", "cuDNN autotuner off",
             "cuDNN benchmark mode is off while convolutions with fixed shapes take a real share of GPU time.",
             { Input::GpuKernels } };
         return info;
     }
 
-    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
-    {
+    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
         const TraceModel& m = context.model();
         const bool anyConvolution = std::any_of(context.rank().kernelClasses.begin(),
             context.rank().kernelClasses.end(), [](KernelClass c) { return c == KernelClass::Convolution; });
@@ -274,8 +253,8 @@ public:
             outcome.reason = "needs " + std::string(inputName(Input::TorchFlags))
                 + " (cudnn.benchmark cannot be read from this trace)"
                 + (calls.runs ? ", or recorded cuDNN calls showing heuristic algorithms on repeated shapes ("
-                          + std::to_string(calls.runs) + " convolutions recorded, "
-                          + std::to_string(calls.heuristicRuns) + " with a heuristic algorithm)"
+                            + std::to_string(calls.runs) + " convolutions recorded, "
+                            + std::to_string(calls.heuristicRuns) + " with a heuristic algorithm)"
                               : std::string());
             return;
         }
@@ -286,13 +265,14 @@ public:
         const FlagSummary benchmark = frameworkFlag(m, "cudnn.benchmark");
         if (!benchmark.recorded() || (!benchmark.everOn && !benchmark.everOff)) {
             outcome.status = RuleStatus::NotEvaluated;
-            outcome.reason = benchmark.recorded() ? "needs cudnn.benchmark: the torch probe could not read it"
-                                                  : "needs cudnn.benchmark: the recorded torch settings do not include it";
+            outcome.reason = benchmark.recorded()
+                ? "needs cudnn.benchmark: the torch probe could not read it"
+                : "needs cudnn.benchmark: the recorded torch settings do not include it";
             return;
         }
         if (benchmark.everOn) {
-            outcome.reason = benchmark.everOff ? "cudnn.benchmark was switched on during the run"
-                                               : "cudnn.benchmark is on";
+            outcome.reason
+                = benchmark.everOff ? "cudnn.benchmark was switched on during the run" : "cudnn.benchmark is on";
             return;
         }
         if (!benchmark.provenOff()) {
@@ -312,8 +292,7 @@ public:
     }
 
 private:
-    static std::string searchText(const RecordedChoice& calls)
-    {
+    static std::string searchText(const RecordedChoice& calls) {
         return calls.findCalls ? std::to_string(calls.findCalls) + " recorded cudnnFind calls (the autotuner's search)"
                                : std::to_string(calls.searchedShapes)
                 + " convolution shapes were run with several cuDNN plans (the autotuner trying them)";
@@ -321,8 +300,7 @@ private:
 
     // Benchmark mode is off (the probe's reads, or else the recorded calls): weigh the convolutions.
     void report(const RuleContext& context, RuleOutcome& outcome, const RecordedChoice& calls,
-        const FlagSummary* benchmark) const
-    {
+        const FlagSummary* benchmark) const {
         const TraceModel& m = context.model();
         const ConvTime conv = convolutionTime(context);
         if (conv.kernels == 0) {
@@ -359,17 +337,18 @@ private:
         f.title = "cudnn.benchmark is off while convolutions take " + formatDuration(convPerStep) + " per step ("
             + formatPercent(gpuShare) + " of GPU time); the autotuner could save about " + formatDuration(gainNs);
         const std::string heuristicText = std::to_string(calls.heuristicRuns) + " of " + std::to_string(calls.runs)
-            + " recorded convolutions ran the algorithm cuDNN's heuristics chose, on " + std::to_string(calls.repeatedShapes)
+            + " recorded convolutions ran the algorithm cuDNN's heuristics chose, on "
+            + std::to_string(calls.repeatedShapes)
             + " shapes that ran again and again, and the autotuner never searched (no cudnnFind, never several plans "
               "tried for one shape)";
         f.detail = (benchmark ? "The torch probe read torch.backends.cudnn.benchmark = False for the whole recording ("
-                           + std::to_string(benchmark->observations) + " reads)."
+                               + std::to_string(benchmark->observations) + " reads)."
                               : "The recorded cuDNN calls show benchmark mode off: " + heuristicText + ".")
             + " Without it cuDNN picks each convolution's algorithm by heuristic; with it, the first call of every "
               "new shape times the applicable algorithms and later calls use the fastest. "
             + std::to_string(conv.kernels) + " convolution kernels ran in the measured steps"
-            + (shapes.convOps ? " and their input shapes repeat from step to step (" + std::to_string(shapes.distinctShapes)
-                        + " distinct shapes)"
+            + (shapes.convOps ? " and their input shapes repeat from step to step ("
+                        + std::to_string(shapes.distinctShapes) + " distinct shapes)"
                               : std::string())
             + ".";
         if (benchmark && calls.heuristicsRepeat())
@@ -385,12 +364,11 @@ private:
         if (shapes.convOps)
             f.evidence.facts.push_back({ "distinct convolution input shapes", std::to_string(shapes.distinctShapes) });
         if (calls.runs) {
-            f.evidence.facts.push_back({ "recorded cuDNN convolutions", std::to_string(calls.runs) + " runs, "
-                    + std::to_string(calls.heuristicRuns) + " with a heuristic algorithm, "
-                    + std::to_string(calls.heuristicQueries) + " heuristic queries, " + std::to_string(calls.findCalls)
-                    + " cudnnFind searches" });
-            if (calls.example != kNoRow)
-                f.evidence.events.push_back({ EventTable::ConvCall, calls.example });
+            f.evidence.facts.push_back({ "recorded cuDNN convolutions",
+                std::to_string(calls.runs) + " runs, " + std::to_string(calls.heuristicRuns)
+                    + " with a heuristic algorithm, " + std::to_string(calls.heuristicQueries) + " heuristic queries, "
+                    + std::to_string(calls.findCalls) + " cudnnFind searches" });
+            if (calls.example != kNoRow) f.evidence.events.push_back({ EventTable::ConvCall, calls.example });
         }
         f.evidence.events.insert(f.evidence.events.end(), conv.examples.begin(), conv.examples.end());
         f.evidence.eventsTotal = conv.kernels + (calls.example != kNoRow ? 1 : 0);
@@ -406,6 +384,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Rule> makeCudnnAutotunerOff() { return std::make_unique<CudnnAutotunerOff>(); }
+std::unique_ptr<Rule> makeCudnnAutotunerOff() {
+    return std::make_unique<CudnnAutotunerOff>();
+}
 
 } // namespace tuneup::rules

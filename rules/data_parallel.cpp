@@ -22,11 +22,12 @@ constexpr double kMinDeviceShare = 0.02;
 constexpr double kReplicaOverlap = 0.8;
 constexpr size_t kMinReplicaKernels = 20;
 
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view part) {
+    return s.find(part) != std::string_view::npos;
+}
 
 // "DataParallel.forward" (the record_function in nn.DataParallel.forward), not DistributedDataParallel's.
-bool isDataParallelForward(std::string_view name)
-{
+bool isDataParallelForward(std::string_view name) {
     const size_t at = name.find("DataParallel.forward");
     return at != std::string_view::npos && (at == 0 || !std::isalpha(static_cast<unsigned char>(name[at - 1])));
 }
@@ -36,22 +37,19 @@ bool isDataParallelForward(std::string_view name)
 // ("BroadcastBackward", "autograd::engine::evaluate_function: ReduceAddCoalescedBackward"). Its Gather
 // and Scatter are left out: their node names ("GatherBackward") are also those of torch.gather and
 // torch.scatter in older PyTorch versions ("GatherBackward0" in newer ones).
-bool isParallelFunction(std::string_view name)
-{
+bool isParallelFunction(std::string_view name) {
     constexpr std::string_view prefix = "autograd::engine::evaluate_function: ";
-    if (name.starts_with(prefix))
-        name.remove_prefix(prefix.size());
+    if (name.starts_with(prefix)) name.remove_prefix(prefix.size());
     for (std::string_view fn : { "Broadcast", "ReduceAddCoalesced" })
-        if (name == fn || (name.starts_with(fn) && name.substr(fn.size()).starts_with("Backward")))
-            return true;
+        if (name == fn || (name.starts_with(fn) && name.substr(fn.size()).starts_with("Backward"))) return true;
     return false;
 }
 
 // Python frames of nn.DataParallel's machinery (with_stack traces); DDP lives in distributed.py.
-bool isDataParallelFrame(std::string_view name)
-{
+bool isDataParallelFrame(std::string_view name) {
     return contains(name, "torch/nn/parallel/data_parallel.py") || contains(name, "torch/nn/parallel/replicate.py")
-        || contains(name, "torch/nn/parallel/scatter_gather.py") || contains(name, "torch/nn/parallel/parallel_apply.py");
+        || contains(name, "torch/nn/parallel/scatter_gather.py")
+        || contains(name, "torch/nn/parallel/parallel_apply.py");
 }
 
 struct DeviceUse {
@@ -63,8 +61,7 @@ struct DeviceUse {
 
 class DataParallel final : public Rule {
 public:
-    const RuleInfo& info() const override
-    {
+    const RuleInfo& info() const override {
         static const RuleInfo info { "data-parallel", "DataParallel instead of DDP",
             "One process drives several GPUs with torch.nn.DataParallel instead of one process per GPU with "
             "DistributedDataParallel.",
@@ -72,8 +69,7 @@ public:
         return info;
     }
 
-    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
-    {
+    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
         const TraceModel& m = context.model();
 
         // Markers of nn.DataParallel (and of DDP, to explain a clean result).
@@ -82,13 +78,11 @@ public:
         auto scanNames = [&](const auto& table, EventTable kind) {
             for (size_t i = 0; i < table.size(); ++i) {
                 const std::string_view name = m.str(table.name[i]);
-                if (contains(name, "DistributedDataParallel.forward"))
-                    ++ddpForward;
+                if (contains(name, "DistributedDataParallel.forward")) ++ddpForward;
                 const bool forward = isDataParallelForward(name), fn = isParallelFunction(name);
                 dpForward += forward;
                 parallelFns += fn;
-                if ((forward || fn) && evidence.events.size() < 20)
-                    evidence.events.push_back({ kind, RowIndex(i) });
+                if ((forward || fn) && evidence.events.size() < 20) evidence.events.push_back({ kind, RowIndex(i) });
             }
         };
         scanNames(m.annotations, EventTable::Annotation);
@@ -110,9 +104,9 @@ public:
         }
         std::vector<const DeviceUse*> used;
         for (const auto& [id, d] : byDevice)
-            if (totalNs > 0 && double(d.busyNs) >= kMinDeviceShare * double(totalNs))
-                used.push_back(&d);
-        std::sort(used.begin(), used.end(), [](const DeviceUse* a, const DeviceUse* b) { return a->busyNs > b->busyNs; });
+            if (totalNs > 0 && double(d.busyNs) >= kMinDeviceShare * double(totalNs)) used.push_back(&d);
+        std::sort(
+            used.begin(), used.end(), [](const DeviceUse* a, const DeviceUse* b) { return a->busyNs > b->busyNs; });
         std::set<int64_t> launchingPids;
         for (size_t i = 0; i < m.kernels.size(); ++i)
             if (const RowIndex api = m.kernels.apiCall[i]; api != kNoRow)
@@ -166,17 +160,14 @@ public:
         size_t copies = 0, broadcasts = 0;
         for (size_t i = 0; i < m.memcpys.size(); ++i) {
             // Peer copies only: device-to-device copies inside one GPU are ordinary tensor copies.
-            if (m.memcpys.device[i] != main.device || m.memcpys.copyKind[i] != CopyKind::PtoP)
-                continue;
+            if (m.memcpys.device[i] != main.device || m.memcpys.copyKind[i] != CopyKind::PtoP) continue;
             ++copies;
             trafficNs += m.memcpys.endNs[i] - m.memcpys.startNs[i];
         }
         for (size_t i = 0; i < m.kernels.size(); ++i) {
-            if (m.kernels.device[i] != main.device || context.kernelClass(i) != KernelClass::Communication)
-                continue;
+            if (m.kernels.device[i] != main.device || context.kernelClass(i) != KernelClass::Communication) continue;
             const std::string_view name = m.str(m.kernels.name[i]);
-            if (!contains(name, "roadcast") && !contains(name, "Reduce") && !contains(name, "ather"))
-                continue;
+            if (!contains(name, "roadcast") && !contains(name, "Reduce") && !contains(name, "ather")) continue;
             ++broadcasts;
             trafficNs += m.kernels.endNs[i] - m.kernels.startNs[i];
         }
@@ -188,8 +179,8 @@ public:
         const int64_t gainNs = context.perStep(trafficNs) + context.perStep(excessNs) / 2;
         Gain gain = context.gain(gainNs,
             "DDP does not replicate the module, scatter inputs or gather outputs each step: the "
-                + formatDuration(context.perStep(trafficNs))
-                + " per step of broadcast and peer copies on GPU " + std::to_string(main.device)
+                + formatDuration(context.perStep(trafficNs)) + " per step of broadcast and peer copies on GPU "
+                + std::to_string(main.device)
                 + ", plus half of the extra time that GPU is busy compared with the others (its loss, gathers and "
                   "optimizer work run there alone); GIL contention between the replica threads is not counted",
             "low");
@@ -199,8 +190,8 @@ public:
         Finding f;
         f.severity = gain.stepShare >= 0.2 ? Severity::Error : Severity::Warning;
         f.title = "one process drives " + std::to_string(n) + " GPUs with nn.DataParallel; GPU "
-            + std::to_string(main.device) + " is busy " + formatDuration(context.perStep(main.busyNs))
-            + " per step vs " + formatDuration(context.perStep(othersMean)) + " on the others: use DDP (torchrun --nproc-per-node "
+            + std::to_string(main.device) + " is busy " + formatDuration(context.perStep(main.busyNs)) + " per step vs "
+            + formatDuration(context.perStep(othersMean)) + " on the others: use DDP (torchrun --nproc-per-node "
             + std::to_string(n) + ")";
         f.detail = "Kernels ran on " + std::to_string(n) + " GPUs from one process"
             + (dpForward ? ", inside " + std::to_string(dpForward) + " DataParallel.forward ranges" : std::string())
@@ -211,12 +202,14 @@ public:
                         + " a replica of GPU " + std::to_string(main.device) + "'s kernels"
                         : std::string())
             + ". nn.DataParallel copies the module to every GPU each step, splits the batch, gathers the outputs on "
-              "GPU " + std::to_string(main.device)
+              "GPU "
+            + std::to_string(main.device)
             + " and drives all replicas from threads of one Python process (GIL contention). "
               "DistributedDataParallel runs one process per GPU and overlaps the gradient all-reduce with backward; "
               "PyTorch recommends it even on a single machine.";
         evidence.facts = { { "GPUs driven by one process", std::to_string(n) },
-            { "busiest GPU", std::to_string(main.device) + " (" + formatDuration(context.perStep(main.busyNs)) + " per step)" },
+            { "busiest GPU",
+                std::to_string(main.device) + " (" + formatDuration(context.perStep(main.busyNs)) + " per step)" },
             { "mean of the other GPUs", formatDuration(context.perStep(othersMean)) + " per step" },
             { "DataParallel.forward ranges", std::to_string(dpForward) },
             { "torch.nn.parallel functions", std::to_string(parallelFns) },
@@ -224,8 +217,7 @@ public:
                 std::to_string(copies) + " / " + std::to_string(broadcasts) } };
         if (busiestShare > 0)
             evidence.facts.push_back({ "busiest GPU vs others", std::to_string(int(busiestShare * 100 + 0.5)) + "%" });
-        if (dpFrames)
-            evidence.facts.push_back({ "torch/nn/parallel Python frames", std::to_string(dpFrames) });
+        if (dpFrames) evidence.facts.push_back({ "torch/nn/parallel Python frames", std::to_string(dpFrames) });
         if (programFact(m, "tuneup.wrap.data_parallel").value_or(0))
             evidence.facts.push_back({ "model wrapped in torch.nn.DataParallel (recorded)", "yes" });
         evidence.eventsTotal = dpForward + parallelFns;
@@ -233,58 +225,68 @@ public:
         f.gain = std::move(gain);
         const std::string nStr = std::to_string(n);
         f.fixPython = "# launch one process per GPU:\n"
-                      "#   torchrun --nproc-per-node " + nStr + " train.py\n"
-                      "import os, torch, torch.distributed as dist\n"
-                      "from torch.nn.parallel import DistributedDataParallel as DDP\n"
-                      "from torch.utils.data.distributed import DistributedSampler\n"
-                      "dist.init_process_group(\"nccl\")\n"
-                      "local_rank = int(os.environ[\"LOCAL_RANK\"])\n"
-                      "torch.cuda.set_device(local_rank)\n"
-                      "model = DDP(model.to(local_rank), device_ids=[local_rank])  # was: nn.DataParallel(model)\n"
-                      "sampler = DistributedSampler(dataset)\n"
-                      "loader = DataLoader(dataset, batch_size=batch_size // " + nStr + ", sampler=sampler,\n"
-                      "                    num_workers=4, pin_memory=True)  # per-process batch: old batch / " + nStr + "\n"
-                      "for epoch in range(epochs):\n"
-                      "    sampler.set_epoch(epoch)\n"
-                      "    for x, y in loader:\n"
-                      "        x, y = x.to(local_rank, non_blocking=True), y.to(local_rank, non_blocking=True)\n"
-                      "        ...  # forward, backward, optimizer.step() as before\n"
-                      "dist.destroy_process_group()";
+                      "#   torchrun --nproc-per-node "
+            + nStr
+            + " train.py\n"
+              "import os, torch, torch.distributed as dist\n"
+              "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+              "from torch.utils.data.distributed import DistributedSampler\n"
+              "dist.init_process_group(\"nccl\")\n"
+              "local_rank = int(os.environ[\"LOCAL_RANK\"])\n"
+              "torch.cuda.set_device(local_rank)\n"
+              "model = DDP(model.to(local_rank), device_ids=[local_rank])  # was: nn.DataParallel(model)\n"
+              "sampler = DistributedSampler(dataset)\n"
+              "loader = DataLoader(dataset, batch_size=batch_size // "
+            + nStr
+            + ", sampler=sampler,\n"
+              "                    num_workers=4, pin_memory=True)  # per-process batch: old batch / "
+            + nStr
+            + "\n"
+              "for epoch in range(epochs):\n"
+              "    sampler.set_epoch(epoch)\n"
+              "    for x, y in loader:\n"
+              "        x, y = x.to(local_rank, non_blocking=True), y.to(local_rank, non_blocking=True)\n"
+              "        ...  # forward, backward, optimizer.step() as before\n"
+              "dist.destroy_process_group()";
         f.fixCpp = "// Replace torch::nn::parallel::data_parallel with one process per GPU (launch with\n"
-                   "// torchrun --nproc-per-node " + nStr + " ./train, which sets RANK, WORLD_SIZE, LOCAL_RANK,\n"
-                   "// MASTER_ADDR and MASTER_PORT) and an NCCL all-reduce of the gradients.\n"
-                   "#include <torch/torch.h>\n"
-                   "#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>\n"
-                   "#include <torch/csrc/distributed/c10d/TCPStore.hpp>\n"
-                   "const int rank = std::stoi(std::getenv(\"RANK\")), world = std::stoi(std::getenv(\"WORLD_SIZE\"));\n"
-                   "const int local = std::stoi(std::getenv(\"LOCAL_RANK\"));\n"
-                   "c10d::TCPStoreOptions opts;\n"
-                   "opts.port = std::stoi(std::getenv(\"MASTER_PORT\"));\n"
-                   "opts.isServer = rank == 0;\n"
-                   "opts.numWorkers = world;\n"
-                   "auto store = c10::make_intrusive<c10d::TCPStore>(std::getenv(\"MASTER_ADDR\"), opts);\n"
-                   "auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world);\n"
-                   "torch::Device device(torch::kCUDA, local);\n"
-                   "model->to(device);\n"
-                   "torch::data::samplers::DistributedRandomSampler sampler(dataset.size().value(), world, rank);\n"
-                   "// each step, after loss.backward(): one all-reduce of all gradients, flattened\n"
-                   "std::vector<torch::Tensor> grads;\n"
-                   "for (auto& p : model->parameters()) grads.push_back(p.grad().view(-1));\n"
-                   "std::vector<torch::Tensor> flat{torch::cat(grads).div_(world)};\n"
-                   "pg->allreduce(flat)->wait();\n"
-                   "int64_t offset = 0;\n"
-                   "for (auto& p : model->parameters()) {\n"
-                   "    auto n = p.grad().numel();\n"
-                   "    p.grad().view(-1).copy_(flat[0].narrow(0, offset, n));\n"
-                   "    offset += n;\n"
-                   "}\n"
-                   "optimizer.step();";
+                   "// torchrun --nproc-per-node "
+            + nStr
+            + " ./train, which sets RANK, WORLD_SIZE, LOCAL_RANK,\n"
+              "// MASTER_ADDR and MASTER_PORT) and an NCCL all-reduce of the gradients.\n"
+              "#include <torch/torch.h>\n"
+              "#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>\n"
+              "#include <torch/csrc/distributed/c10d/TCPStore.hpp>\n"
+              "const int rank = std::stoi(std::getenv(\"RANK\")), world = std::stoi(std::getenv(\"WORLD_SIZE\"));\n"
+              "const int local = std::stoi(std::getenv(\"LOCAL_RANK\"));\n"
+              "c10d::TCPStoreOptions opts;\n"
+              "opts.port = std::stoi(std::getenv(\"MASTER_PORT\"));\n"
+              "opts.isServer = rank == 0;\n"
+              "opts.numWorkers = world;\n"
+              "auto store = c10::make_intrusive<c10d::TCPStore>(std::getenv(\"MASTER_ADDR\"), opts);\n"
+              "auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world);\n"
+              "torch::Device device(torch::kCUDA, local);\n"
+              "model->to(device);\n"
+              "torch::data::samplers::DistributedRandomSampler sampler(dataset.size().value(), world, rank);\n"
+              "// each step, after loss.backward(): one all-reduce of all gradients, flattened\n"
+              "std::vector<torch::Tensor> grads;\n"
+              "for (auto& p : model->parameters()) grads.push_back(p.grad().view(-1));\n"
+              "std::vector<torch::Tensor> flat{torch::cat(grads).div_(world)};\n"
+              "pg->allreduce(flat)->wait();\n"
+              "int64_t offset = 0;\n"
+              "for (auto& p : model->parameters()) {\n"
+              "    auto n = p.grad().numel();\n"
+              "    p.grad().view(-1).copy_(flat[0].narrow(0, offset, n));\n"
+              "    offset += n;\n"
+              "}\n"
+              "optimizer.step();";
         outcome.findings.push_back(std::move(f));
     }
 };
 
 } // namespace
 
-std::unique_ptr<Rule> makeDataParallel() { return std::make_unique<DataParallel>(); }
+std::unique_ptr<Rule> makeDataParallel() {
+    return std::make_unique<DataParallel>();
+}
 
 } // namespace tuneup::rules

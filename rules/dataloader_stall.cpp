@@ -42,8 +42,7 @@ public:
         const auto& a = m.annotations;
         for (size_t i = 0; i < a.size(); ++i) {
             const std::string_view name = m.str(a.name[i]);
-            if (!isDataLoaderWait(name))
-                continue;
+            if (!isDataLoaderWait(name)) continue;
             waits.push_back({ i, { a.startNs[i], a.endNs[i] } });
             single += name.find("SingleProcess") != std::string_view::npos;
             multi += name.find("MultiProcessing") != std::string_view::npos;
@@ -119,9 +118,8 @@ public:
             outcome.reason = std::to_string(waitsInSteps) + " DataLoader waits in "
                 + std::to_string(context.stepCount()) + " steps (" + formatDuration(context.perStep(waitNs))
                 + " per step)"
-                + (gpu ? ": the GPU idles " + formatDuration(context.perStep(idleNs)) + " per step in them" : "")
-                + " (" + formatPercent(share) + " of step time, below the " + formatPercent(kMinShare)
-                + " threshold)";
+                + (gpu ? ": the GPU idles " + formatDuration(context.perStep(idleNs)) + " per step in them" : "") + " ("
+                + formatPercent(share) + " of step time, below the " + formatPercent(kMinShare) + " threshold)";
             return;
         }
 
@@ -146,7 +144,8 @@ public:
             const auto pin = programFact(m, "tuneup.dataloader.pin_memory");
             const auto persistent = programFact(m, "tuneup.dataloader.persistent_workers");
             evidence.facts.push_back({ "DataLoader settings (recorded)",
-                "num_workers=" + std::to_string(*workers) + (pin ? *pin ? ", pin_memory=True" : ", pin_memory=False" : "")
+                "num_workers=" + std::to_string(*workers)
+                    + (pin ? *pin ? ", pin_memory=True" : ", pin_memory=False" : "")
                     + (persistent ? *persistent ? ", persistent_workers=True" : ", persistent_workers=False" : "") });
         }
         if (commOnly > 0)
@@ -192,8 +191,8 @@ public:
         else if (kind == LoaderKind::MultiProcess)
             f.detail += "The DataLoader already uses worker processes (_MultiProcessingDataLoaderIter), but they "
                         "produce batches more slowly than the "
-                + std::string(gpu ? "GPU consumes" : "training loop consumes") + " them ("
-                + std::to_string(longWaits) + " of " + std::to_string(waitsInSteps)
+                + std::string(gpu ? "GPU consumes" : "training loop consumes") + " them (" + std::to_string(longWaits)
+                + " of " + std::to_string(waitsInSteps)
                 + " waits take 1 ms or more): more workers, cheaper decoding/augmentation, or persistent workers.";
         f.evidence = std::move(evidence);
         if (kind == LoaderKind::MultiProcess) {

@@ -24,25 +24,25 @@ constexpr size_t kMinStackCaptures = 10;
 // emit_nvtx: the record_function callback and the range's name (with sizes, when recorded) per op.
 constexpr int64_t kNvtxRangeCostNs = 1'000;
 
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view part) {
+    return s.find(part) != std::string_view::npos;
+}
 
 // The NaN checks anomaly mode adds to the autograd engine: after each node, for each output,
 // isnan(output)._is_any_true().item() (older versions: isnan(output).any().item()), which syncs with the GPU.
-bool isCheckOp(std::string_view name)
-{
+bool isCheckOp(std::string_view name) {
     return name == "aten::isnan" || name == "aten::_is_any_true" || name == "aten::any" || name == "aten::item"
         || name == "aten::_local_scalar_dense";
 }
 
 struct NanChecks {
-    size_t checks = 0;  // aten::isnan calls made by the autograd engine
-    size_t nodes = 0;   // backward nodes the engine ran
+    size_t checks = 0; // aten::isnan calls made by the autograd engine
+    size_t nodes = 0; // backward nodes the engine ran
     int64_t checkNs = 0; // host time of the checks (isnan .. item), the GPU sync included
     std::vector<EventRef> events;
 };
 
-NanChecks anomalyNanChecks(const TraceModel& m)
-{
+NanChecks anomalyNanChecks(const TraceModel& m) {
     NanChecks r;
     const auto& ops = m.cpuOps;
     // Traces before PyTorch 1.10 have no evaluate_function ranges: backward nodes ("MulBackward0")
@@ -51,11 +51,9 @@ NanChecks anomalyNanChecks(const TraceModel& m)
     size_t evaluateRanges = 0, legacyNodes = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
         const std::string_view name = m.str(ops.name[i]);
-        if (name.starts_with(kEvaluateFunction))
-            ++evaluateRanges;
+        if (name.starts_with(kEvaluateFunction)) ++evaluateRanges;
         const bool topLevel = ops.parent[i] == kNoRow;
-        if (topLevel && contains(name, "Backward"))
-            ++legacyNodes;
+        if (topLevel && contains(name, "Backward")) ++legacyNodes;
         if (name == "aten::isnan") {
             bool inEngine = false;
             RowIndex p = ops.parent[i];
@@ -70,61 +68,52 @@ NanChecks anomalyNanChecks(const TraceModel& m)
                 // The check's span: isnan and the ops that follow it at the same level (any, item).
                 int64_t end = ops.endNs[i];
                 for (size_t j = i + 1; j < ops.size() && j < i + 64; ++j) {
-                    if (ops.thread[j] != ops.thread[i] || ops.depth[j] > ops.depth[i])
-                        continue;
-                    if (ops.parent[j] != ops.parent[i] || !isCheckOp(m.str(ops.name[j])))
-                        break;
+                    if (ops.thread[j] != ops.thread[i] || ops.depth[j] > ops.depth[i]) continue;
+                    if (ops.parent[j] != ops.parent[i] || !isCheckOp(m.str(ops.name[j]))) break;
                     end = std::max(end, ops.endNs[j]);
                 }
                 r.checkNs += end - ops.startNs[i];
-                if (r.events.size() < 50)
-                    r.events.push_back({ EventTable::CpuOp, RowIndex(i) });
+                if (r.events.size() < 50) r.events.push_back({ EventTable::CpuOp, RowIndex(i) });
             }
         }
         // A check op does not replace the node it checks as "the last top-level op".
-        if (topLevel && !isCheckOp(name))
-            lastTopLevel[ops.thread[i]] = RowIndex(i);
+        if (topLevel && !isCheckOp(name)) lastTopLevel[ops.thread[i]] = RowIndex(i);
     }
     r.nodes = evaluateRanges ? evaluateRanges : legacyNodes;
     return r;
 }
 
 // emit_nvtx names each op's range "aten::mm, seq = 12, op_id = 5, sizes = [[2, 3], [3, 4]]".
-bool isEmitNvtxRange(std::string_view name)
-{
+bool isEmitNvtxRange(std::string_view name) {
     const size_t comma = name.find(", ");
-    if (comma == std::string_view::npos || comma == 0)
-        return false;
+    if (comma == std::string_view::npos || comma == 0) return false;
     const std::string_view op = name.substr(0, comma), rest = name.substr(comma + 2);
-    return contains(op, "::") && (rest.starts_with("seq = ") || rest.starts_with("op_id = ") || rest.starts_with("sizes = "));
+    return contains(op, "::")
+        && (rest.starts_with("seq = ") || rest.starts_with("op_id = ") || rest.starts_with("sizes = "));
 }
 
 // Total length of spans after merging (nested gradgradcheck -> gradcheck counts once).
-int64_t mergedNs(std::vector<TimeSpan> spans)
-{
+int64_t mergedNs(std::vector<TimeSpan> spans) {
     int64_t total = 0;
     for (const TimeSpan& s : mergeSpans(std::move(spans)))
         total += s.durationNs();
     return total;
 }
 
-Severity severityFor(double share, Severity floor)
-{
+Severity severityFor(double share, Severity floor) {
     const Severity s = share >= 0.2 ? Severity::Error : share >= 0.01 ? Severity::Warning : Severity::Info;
     return std::max(s, floor);
 }
 
 class DebugApiEnabled final : public Rule {
 public:
-    const RuleInfo& info() const override
-    {
+    const RuleInfo& info() const override {
         static const RuleInfo info { "debug-api-enabled", "Debugging APIs left on",
             "Autograd anomaly detection, the profiler, emit_nvtx or gradcheck run inside the training loop.", {} };
         return info;
     }
 
-    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
-    {
+    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
         const TraceModel& m = context.model();
         const bool flags = !m.frameworkFlags.empty();
         if (!flags && m.cpuOps.empty() && m.annotations.empty() && m.pythonFunctions.empty()) {
@@ -157,12 +146,12 @@ public:
         // anomaly_mode.py alone may be set_detect_anomaly(False); the per-node stack captures show it on.
         const bool pythonAnomaly = anomalyFrames > 0 && stackCaptures >= kMinStackCaptures;
         if (anomalyFlag.everOn || nanChecksOn || pythonAnomaly)
-            outcome.findings.push_back(anomalyFinding(context, anomalyFlag, nan, nanChecksOn, anomalyFrames, stackCaptures));
+            outcome.findings.push_back(
+                anomalyFinding(context, anomalyFlag, nan, nanChecksOn, anomalyFrames, stackCaptures));
         else {
             if (nan.nodes)
                 checked.push_back(std::to_string(nan.nodes) + " backward nodes without anomaly-mode NaN checks");
-            if (anomalyFlag.everOff)
-                checked.push_back("autograd.anomaly off");
+            if (anomalyFlag.everOff) checked.push_back("autograd.anomaly off");
         }
 
         // 2. The profiler, from the settings only: a Kineto trace exists because the profiler ran to write it.
@@ -198,11 +187,9 @@ public:
         size_t nvtxRanges = 0;
         Evidence nvtxEvidence;
         for (size_t i = 0; i < m.annotations.size(); ++i) {
-            if (!isEmitNvtxRange(m.str(m.annotations.name[i])))
-                continue;
+            if (!isEmitNvtxRange(m.str(m.annotations.name[i]))) continue;
             ++nvtxRanges;
-            if (nvtxEvidence.events.size() < 50)
-                nvtxEvidence.events.push_back({ EventTable::Annotation, RowIndex(i) });
+            if (nvtxEvidence.events.size() < 50) nvtxEvidence.events.push_back({ EventTable::Annotation, RowIndex(i) });
         }
         if (nvtxRanges >= kMinNvtxRanges) {
             const int64_t perStep = int64_t(context.perStep(int64_t(nvtxRanges)));
@@ -214,16 +201,19 @@ public:
             f.severity = severityFor(f.gain->stepShare, Severity::Info);
             f.title = "torch.autograd.profiler.emit_nvtx is on: " + std::to_string(perStep)
                 + " NVTX ranges per step, one per operator";
-            f.detail = "NVTX ranges named like \"aten::mm, seq = 12, sizes = [...]\" are what emit_nvtx emits for every "
-                       "operator. It is meant for one Nsight Systems session; left in the training script it adds a "
-                       "callback and a formatted name to every operator.";
-            nvtxEvidence.facts = { { "emit_nvtx ranges", std::to_string(nvtxRanges) },
-                { "per step", std::to_string(perStep) }, { "example", std::string(m.str(m.annotations.name[size_t(nvtxEvidence.events.front().row)])) } };
+            f.detail
+                = "NVTX ranges named like \"aten::mm, seq = 12, sizes = [...]\" are what emit_nvtx emits for every "
+                  "operator. It is meant for one Nsight Systems session; left in the training script it adds a "
+                  "callback and a formatted name to every operator.";
+            nvtxEvidence.facts
+                = { { "emit_nvtx ranges", std::to_string(nvtxRanges) }, { "per step", std::to_string(perStep) },
+                      { "example", std::string(m.str(m.annotations.name[size_t(nvtxEvidence.events.front().row)])) } };
             nvtxEvidence.eventsTotal = nvtxRanges;
             f.evidence = std::move(nvtxEvidence);
             f.fixPython = "# remove the emit_nvtx block, or enable it only when profiling:\n"
                           "import contextlib, os, torch\n"
-                          "nvtx = torch.autograd.profiler.emit_nvtx() if os.environ.get(\"EMIT_NVTX\") else contextlib.nullcontext()\n"
+                          "nvtx = torch.autograd.profiler.emit_nvtx() if os.environ.get(\"EMIT_NVTX\") else "
+                          "contextlib.nullcontext()\n"
                           "with nvtx:\n"
                           "    train()";
             f.fixCpp = "// Do not wrap the training loop in an NVTX-emitting profiler session\n"
@@ -248,8 +238,7 @@ public:
             f.evidence.facts = { { "gradcheck calls", std::to_string(gradcheckFrames) },
                 { "time in gradcheck", formatDuration(total) } };
             f.evidence.spans = mergeSpans(std::move(gradcheckSpans));
-            if (f.evidence.spans.size() > 50)
-                f.evidence.spans.resize(50);
+            if (f.evidence.spans.size() > 50) f.evidence.spans.resize(50);
             f.fixPython = "# move gradient checks to a unit test (pytest), out of the training script:\n"
                           "def test_my_function_gradients():\n"
                           "    x = torch.randn(4, 8, dtype=torch.double, requires_grad=True)\n"
@@ -260,12 +249,9 @@ public:
             checked.push_back(std::to_string(m.pythonFunctions.size()) + " Python frames, no gradcheck");
         }
 
-        if (!outcome.findings.empty())
-            return;
-        if (!flags)
-            checked.push_back("torch settings not recorded (profiler and anomaly flags not read)");
-        if (m.pythonFunctions.empty())
-            checked.push_back("no Python stacks (gradcheck not visible)");
+        if (!outcome.findings.empty()) return;
+        if (!flags) checked.push_back("torch settings not recorded (profiler and anomaly flags not read)");
+        if (m.pythonFunctions.empty()) checked.push_back("no Python stacks (gradcheck not visible)");
         std::string reason;
         for (const auto& c : checked)
             reason += (reason.empty() ? "" : "; ") + c;
@@ -274,12 +260,10 @@ public:
 
 private:
     static Finding anomalyFinding(const RuleContext& context, const FlagSummary& flag, const NanChecks& nan,
-        bool nanChecksOn, size_t anomalyFrames, size_t stackCaptures)
-    {
+        bool nanChecksOn, size_t anomalyFrames, size_t stackCaptures) {
         Finding f;
         std::string how;
-        if (flag.everOn)
-            how = "the torch probe read torch.is_anomaly_enabled() as on";
+        if (flag.everOn) how = "the torch probe read torch.is_anomaly_enabled() as on";
         if (nanChecksOn)
             how += (how.empty() ? "" : "; ") + std::string("the autograd engine ran ") + std::to_string(nan.checks)
                 + " isnan/any/item checks for " + std::to_string(nan.nodes) + " backward nodes";
@@ -301,14 +285,16 @@ private:
             f.evidence.events = nan.events;
             f.evidence.eventsTotal = nan.checks;
             f.evidence.facts = { { "NaN checks (aten::isnan in the autograd engine)", std::to_string(nan.checks) },
-                { "backward nodes", std::to_string(nan.nodes) }, { "time in the checks", formatDuration(nan.checkNs) } };
+                { "backward nodes", std::to_string(nan.nodes) },
+                { "time in the checks", formatDuration(nan.checkNs) } };
         } else {
             f.severity = Severity::Warning;
             f.title = "autograd anomaly detection is on in the training run";
             f.detail += " The cost is not measured here (tuneup bench can switch it off and compare).";
         }
         if (flag.everOn)
-            f.evidence.facts.push_back({ "autograd.anomaly", "on (read " + std::to_string(flag.observations) + " times)" });
+            f.evidence.facts.push_back(
+                { "autograd.anomaly", "on (read " + std::to_string(flag.observations) + " times)" });
         if (anomalyFrames)
             f.evidence.facts.push_back({ "anomaly_mode.py frames / stack captures",
                 std::to_string(anomalyFrames) + " / " + std::to_string(stackCaptures) });
@@ -318,15 +304,18 @@ private:
                       "# To hunt a NaN, enable it for the failing step only:\n"
                       "# with torch.autograd.detect_anomaly():\n"
                       "#     loss.backward()";
-        f.fixCpp = "#include <ATen/core/grad_mode.h>\n"
-                   "#include <torch/csrc/autograd/anomaly_mode.h>\n"
-                   "torch::autograd::AnomalyMode::set_enabled(false);  // remove set_enabled(true) from the training run";
+        f.fixCpp
+            = "#include <ATen/core/grad_mode.h>\n"
+              "#include <torch/csrc/autograd/anomaly_mode.h>\n"
+              "torch::autograd::AnomalyMode::set_enabled(false);  // remove set_enabled(true) from the training run";
         return f;
     }
 };
 
 } // namespace
 
-std::unique_ptr<Rule> makeDebugApiEnabled() { return std::make_unique<DebugApiEnabled>(); }
+std::unique_ptr<Rule> makeDebugApiEnabled() {
+    return std::make_unique<DebugApiEnabled>();
+}
 
 } // namespace tuneup::rules

@@ -21,21 +21,19 @@ namespace {
 // with narrower loads: NVIDIA's Matrix Multiplication Background guide shows 10-30 %).
 constexpr double kTensorCoreLoss = 0.20;
 constexpr double kCudaCoreLoss = 0.10; // fp32 SIMT kernels (sgemm): vector loads only
-constexpr double kQuietShare = 0.005;  // below half a percent of the step: not worth a finding
+constexpr double kQuietShare = 0.005; // below half a percent of the step: not worth a finding
 
 struct GemmShape {
     int64_t batch = 1, m = 0, n = 0, k = 0;
     size_t matrixInput = 0; // the input whose dtype is the GEMM's (mat1)
 };
 
-bool isGemmOp(std::string_view name)
-{
+bool isGemmOp(std::string_view name) {
     return name == "aten::mm" || name == "aten::addmm" || name == "aten::bmm" || name == "aten::baddbmm"
         || name == "aten::linear" || name == "aten::matmul";
 }
 
-int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to)
-{
+int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
     int64_t p = 1;
     for (size_t i = from; i < to; ++i)
         p *= dims[i];
@@ -43,40 +41,33 @@ int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to)
 }
 
 // M, N, K (and the batch) of one op from its input dims; nullopt when the dims do not describe a GEMM.
-std::optional<GemmShape> gemmShape(std::string_view op, const std::vector<std::vector<int64_t>>& in)
-{
+std::optional<GemmShape> gemmShape(std::string_view op, const std::vector<std::vector<int64_t>>& in) {
     auto has = [&](size_t i, size_t rank) { return in.size() > i && in[i].size() == rank; };
     GemmShape s;
     if (op == "aten::mm" && has(0, 2) && has(1, 2)) {
         s = { 1, in[0][0], in[1][1], in[0][1], 0 };
-        if (in[1][0] != s.k)
-            return std::nullopt;
+        if (in[1][0] != s.k) return std::nullopt;
     } else if (op == "aten::addmm" && has(1, 2) && has(2, 2)) {
         s = { 1, in[1][0], in[2][1], in[1][1], 1 };
-        if (in[2][0] != s.k)
-            return std::nullopt;
+        if (in[2][0] != s.k) return std::nullopt;
     } else if ((op == "aten::bmm" && has(0, 3) && has(1, 3)) || (op == "aten::baddbmm" && has(1, 3) && has(2, 3))) {
         const size_t a = op == "aten::bmm" ? 0 : 1;
         s = { in[a][0], in[a][1], in[a + 1][2], in[a][2], a };
-        if (in[a + 1][1] != s.k)
-            return std::nullopt;
+        if (in[a + 1][1] != s.k) return std::nullopt;
     } else if (op == "aten::linear" && in.size() >= 2 && !in[0].empty() && has(1, 2)) {
         // input [..., K], weight [N, K]: every leading dim of the input is a row of the GEMM.
         const auto& x = in[0];
         s = { 1, product(x, 0, x.size() - 1), in[1][0], x.back(), 0 };
-        if (in[1][1] != s.k)
-            return std::nullopt;
+        if (in[1][1] != s.k) return std::nullopt;
     } else if (op == "aten::matmul" && in.size() >= 2 && !in[0].empty() && !in[1].empty()) {
         const auto& a = in[0];
         const auto& b = in[1];
-        if (a.size() == 1 && b.size() == 1)
-            return std::nullopt; // a dot product
+        if (a.size() == 1 && b.size() == 1) return std::nullopt; // a dot product
         s.k = a.back();
         s.m = a.size() >= 2 ? a[a.size() - 2] : 1;
         s.n = b.size() >= 2 ? b.back() : 1;
         const int64_t kb = b.size() >= 2 ? b[b.size() - 2] : b[0];
-        if (kb != s.k)
-            return std::nullopt;
+        if (kb != s.k) return std::nullopt;
         if (b.size() <= 2) // [..., M, K] x [K, N]: the leading dims fold into M
             s.m *= a.size() > 2 ? product(a, 0, a.size() - 2) : 1;
         else
@@ -84,44 +75,43 @@ std::optional<GemmShape> gemmShape(std::string_view op, const std::vector<std::v
     } else {
         return std::nullopt;
     }
-    if (s.m <= 0 || s.n <= 0 || s.k <= 0)
-        return std::nullopt;
+    if (s.m <= 0 || s.n <= 0 || s.k <= 0) return std::nullopt;
     return s;
 }
 
 // Bytes per element of a torch dtype as Kineto writes it in "Input type" ("float", "c10::BFloat16").
-int elementBytes(std::string_view type)
-{
-    if (type.substr(0, 5) == "c10::")
-        type.remove_prefix(5);
-    if (type == "float")
-        return 4;
-    if (type == "double")
-        return 8;
-    if (type == "Half" || type == "BFloat16")
-        return 2;
-    if (type == "signed char" || type == "unsigned char" || type.substr(0, 6) == "Float8")
-        return 1;
+int elementBytes(std::string_view type) {
+    if (type.substr(0, 5) == "c10::") type.remove_prefix(5);
+    if (type == "float") return 4;
+    if (type == "double") return 8;
+    if (type == "Half" || type == "BFloat16") return 2;
+    if (type == "signed char" || type == "unsigned char" || type.substr(0, 6) == "Float8") return 1;
     return dtypeBytes(type);
 }
 
-int bytesOfPrecision(Precision p)
-{
+int bytesOfPrecision(Precision p) {
     switch (p) {
-    case Precision::Fp64: return 8;
+    case Precision::Fp64:
+        return 8;
     case Precision::Fp32:
-    case Precision::Tf32: return 4;
+    case Precision::Tf32:
+        return 4;
     case Precision::Fp16:
-    case Precision::Bf16: return 2;
+    case Precision::Bf16:
+        return 2;
     case Precision::Int8:
     case Precision::Fp8:
-    case Precision::Fp4: return 1;
-    case Precision::Unknown: return 0;
+    case Precision::Fp4:
+        return 1;
+    case Precision::Unknown:
+        return 0;
     }
     return 0;
 }
 
-std::string dimName(char which, int64_t value) { return std::string(1, which) + "=" + std::to_string(value); }
+std::string dimName(char which, int64_t value) {
+    return std::string(1, which) + "=" + std::to_string(value);
+}
 
 struct LeafGemm {
     RowIndex op = kNoRow;
@@ -138,22 +128,19 @@ struct ShapeGroup {
     std::string shape; // "aten::addmm [141,512]x[512,30522] bf16"
     std::string unaligned; // "N=30522"
     std::vector<int64_t> values; // the unaligned dims' values
-    int bytes = 0;               // element size
+    int bytes = 0; // element size
     int64_t ops = 0, kernelNs = 0;
     bool weighed = false;
 };
 
 // "3137 -> 3144 (16-bit: multiples of 8)" for the costliest unaligned dims of the weighed groups.
-std::string paddingText(const std::vector<const ShapeGroup*>& sorted)
-{
+std::string paddingText(const std::vector<const ShapeGroup*>& sorted) {
     std::string padding;
     std::vector<int64_t> seen;
     for (const ShapeGroup* g : sorted) {
-        if (!g->weighed)
-            continue;
+        if (!g->weighed) continue;
         for (int64_t v : g->values) {
-            if (seen.size() >= 4 || std::find(seen.begin(), seen.end(), v) != seen.end())
-                continue;
+            if (seen.size() >= 4 || std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
             seen.push_back(v);
             const int64_t align = std::max<int64_t>(1, 16 / std::max(1, g->bytes));
             const int64_t to = (v + align - 1) / align * align;
@@ -164,60 +151,88 @@ std::string paddingText(const std::vector<const ShapeGroup*>& sorted)
     return padding;
 }
 
-void setFixes(Finding& f, const std::string& padding)
-{
-    f.fixPython = "# Unaligned here: " + padding + "\n"
-                  "# Pad feature sizes to multiples of 8 (fp16/bf16; 4 suffice for fp32/tf32, 16 for int8/fp8):\n"
-                  "fc = nn.Linear(1001, 30)  # before\n"
-                  "fc = nn.Linear(1008, 32)  # after: zero-pad the inputs, slice the outputs [..., :30]\n"
-                  "# Vocabulary / embedding heads: round up to a multiple of 64\n"
-                  "vocab = (vocab_size + 63) // 64 * 64\n"
-                  "# Token counts: pick batch sizes and (padded) sequence lengths that are multiples of 8\n"
-                  "tok = tokenizer(texts, padding=True, pad_to_multiple_of=8, return_tensors=\"pt\")";
-    f.fixCpp = "// Unaligned here: " + padding + "\n"
-               "// Pad feature sizes to multiples of 8 (fp16/bf16):\n"
-               "auto fc = torch::nn::Linear(1008, 32);  // was Linear(1001, 30)\n"
-               "namespace F = torch::nn::functional;\n"
-               "auto y = fc(F::pad(x, F::PadFuncOptions({0, 1008 - 1001}))).slice(/*dim=*/-1, 0, 30);\n"
-               "int64_t vocab = (vocab_size + 63) / 64 * 64;  // vocabulary heads: multiple of 64";
+void setFixes(Finding& f, const std::string& padding) {
+    f.fixPython = "# Unaligned here: " + padding
+        + "\n"
+          "# Pad feature sizes to multiples of 8 (fp16/bf16; 4 suffice for fp32/tf32, 16 for int8/fp8):\n"
+          "fc = nn.Linear(1001, 30)  # before\n"
+          "fc = nn.Linear(1008, 32)  # after: zero-pad the inputs, slice the outputs [..., :30]\n"
+          "# Vocabulary / embedding heads: round up to a multiple of 64\n"
+          "vocab = (vocab_size + 63) // 64 * 64\n"
+          "# Token counts: pick batch sizes and (padded) sequence lengths that are multiples of 8\n"
+          "tok = tokenizer(texts, padding=True, pad_to_multiple_of=8, return_tensors=\"pt\")";
+    f.fixCpp = "// Unaligned here: " + padding
+        + "\n"
+          "// Pad feature sizes to multiples of 8 (fp16/bf16):\n"
+          "auto fc = torch::nn::Linear(1008, 32);  // was Linear(1001, 30)\n"
+          "namespace F = torch::nn::functional;\n"
+          "auto y = fc(F::pad(x, F::PadFuncOptions({0, 1008 - 1001}))).slice(/*dim=*/-1, 0, 30);\n"
+          "int64_t vocab = (vocab_size + 63) / 64 * 64;  // vocabulary heads: multiple of 64";
 }
 
 // Bytes per element of a cudaDataType (library_types.h), 0 when the rule cannot tell.
-int cudaTypeBytes(int32_t type)
-{
+int cudaTypeBytes(int32_t type) {
     switch (type) {
-    case 0: case 10: case 12: return 4;  // fp32, int32, uint32
-    case 1: case 24: case 26: return 8;  // fp64, int64, uint64
-    case 2: case 14: case 20: case 22: return 2; // fp16, bf16, int16, uint16
-    case 3: case 8: case 28: case 29: case 30: return 1; // int8, uint8, fp8
-    case 4: return 8;   // complex fp32
-    case 5: return 16;  // complex fp64
-    case 6: case 15: return 4; // complex fp16 / bf16
-    default: return 0;
+    case 0:
+    case 10:
+    case 12:
+        return 4; // fp32, int32, uint32
+    case 1:
+    case 24:
+    case 26:
+        return 8; // fp64, int64, uint64
+    case 2:
+    case 14:
+    case 20:
+    case 22:
+        return 2; // fp16, bf16, int16, uint16
+    case 3:
+    case 8:
+    case 28:
+    case 29:
+    case 30:
+        return 1; // int8, uint8, fp8
+    case 4:
+        return 8; // complex fp32
+    case 5:
+        return 16; // complex fp64
+    case 6:
+    case 15:
+        return 4; // complex fp16 / bf16
+    default:
+        return 0;
     }
 }
 
-std::string cudaTypeName(int32_t type)
-{
+std::string cudaTypeName(int32_t type) {
     switch (type) {
-    case 0: return "fp32";
-    case 1: return "fp64";
-    case 2: return "fp16";
-    case 14: return "bf16";
-    case 3: return "int8";
-    case 28: return "fp8 e4m3";
-    case 29: return "fp8 e5m2";
-    default: return "type " + std::to_string(type);
+    case 0:
+        return "fp32";
+    case 1:
+        return "fp64";
+    case 2:
+        return "fp16";
+    case 14:
+        return "bf16";
+    case 3:
+        return "int8";
+    case 28:
+        return "fp8 e4m3";
+    case 29:
+        return "fp8 e5m2";
+    default:
+        return "type " + std::to_string(type);
     }
 }
 
 // cublasComputeType_t values that let fp32 data run on tensor cores (FAST_16F, FAST_16BF, FAST_TF32).
-bool fastCompute(int32_t computeType) { return computeType == 74 || computeType == 75 || computeType == 77; }
+bool fastCompute(int32_t computeType) {
+    return computeType == 74 || computeType == 75 || computeType == 77;
+}
 
 class GemmDimsNotAligned final : public Rule {
 public:
-    const RuleInfo& info() const override
-    {
+    const RuleInfo& info() const override {
         static const RuleInfo info { "gemm-dims-not-aligned", "GEMM dimensions not aligned",
             "Matrix multiplies whose M, N or K is not a multiple of 16 bytes (8 fp16/bf16, 4 fp32/tf32, 16 int8/fp8 "
             "elements) run slower kernels.",
@@ -225,18 +240,17 @@ public:
         return info;
     }
 
-    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
-    {
+    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
         // The calls the agent recorded are exact (the library's own M, N, K and leading dimensions); the
         // framework ops' input shapes are the fallback.
-        if (evaluateRecordedCalls(context, outcome))
-            return;
+        if (evaluateRecordedCalls(context, outcome)) return;
         const TraceModel& m = context.model();
         const auto& ops = m.cpuOps;
         if (ops.empty()) {
             outcome.status = RuleStatus::NotEvaluated;
-            outcome.reason = "needs " + std::string(inputName(Input::CpuOps)) + " with their input shapes, or GEMM "
-                                                                                "calls tied to their kernels";
+            outcome.reason = "needs " + std::string(inputName(Input::CpuOps))
+                + " with their input shapes, or GEMM "
+                  "calls tied to their kernels";
             return;
         }
 
@@ -246,10 +260,8 @@ public:
         size_t gemmOps = 0;
         for (size_t i = 0; i < ops.size(); ++i) {
             auto [it, added] = gemmName.try_emplace(ops.name[i], false);
-            if (added)
-                it->second = isGemmOp(m.str(ops.name[i]));
-            if (!it->second)
-                continue;
+            if (added) it->second = isGemmOp(m.str(ops.name[i]));
+            if (!it->second) continue;
             isGemm[i] = 1;
             ++gemmOps;
             for (RowIndex p = ops.parent[i]; p != kNoRow; p = ops.parent[size_t(p)])
@@ -265,13 +277,11 @@ public:
         std::unordered_map<RowIndex, LeafGemm> leaves;
         const auto& k = m.kernels;
         for (size_t i = 0; i < k.size(); ++i) {
-            if (context.kernelClass(i) != KernelClass::Gemm || k.cpuOp[i] == kNoRow)
-                continue;
+            if (context.kernelClass(i) != KernelClass::Gemm || k.cpuOp[i] == kNoRow) continue;
             RowIndex op = k.cpuOp[i];
             for (int hops = 0; op != kNoRow && hops < 64 && !(isGemm[size_t(op)] && !hasGemmInside[size_t(op)]); ++hops)
                 op = ops.parent[size_t(op)];
-            if (op == kNoRow || !isGemm[size_t(op)] || hasGemmInside[size_t(op)])
-                continue;
+            if (op == kNoRow || !isGemm[size_t(op)] || hasGemmInside[size_t(op)]) continue;
             LeafGemm& leaf = leaves[op];
             leaf.op = op;
             const int64_t ns = k.endNs[i] - k.startNs[i];
@@ -282,8 +292,7 @@ public:
                 leaf.longestKernelNs = ns;
                 leaf.precision = kernelPrecision(name);
             }
-            if (leaf.firstKernel == kNoRow)
-                leaf.firstKernel = RowIndex(i);
+            if (leaf.firstKernel == kNoRow) leaf.firstKernel = RowIndex(i);
             if (name.find("_align1") != std::string_view::npos || name.find("_align2") != std::string_view::npos)
                 leaf.narrowKernel = true;
         }
@@ -307,16 +316,13 @@ public:
         auto parse = [&](size_t i, Precision precision) -> const Parsed& {
             auto [it, added] = parsed.try_emplace({ ops.name[i], ops.inputDims[i], ops.inputTypes[i], precision });
             Parsed& p = it->second;
-            if (!added)
-                return p;
+            if (!added) return p;
             const std::string_view name = m.str(ops.name[i]);
             const auto shape = gemmShape(name, parseInputDims(m.str(ops.inputDims[i])));
-            if (!shape)
-                return p;
+            if (!shape) return p;
             const auto types = splitInputTypes(m.str(ops.inputTypes[i]));
             p.bytes = types.size() > shape->matrixInput ? elementBytes(types[shape->matrixInput]) : 0;
-            if (p.bytes == 0)
-                p.bytes = bytesOfPrecision(precision);
+            if (p.bytes == 0) p.bytes = bytesOfPrecision(precision);
             if (p.bytes == 0) {
                 p.unknownType = true;
                 return p;
@@ -335,8 +341,7 @@ public:
                 }
             p.key = std::string(name) + " M=" + std::to_string(shape->m) + " N=" + std::to_string(shape->n)
                 + " K=" + std::to_string(shape->k);
-            if (shape->batch > 1)
-                p.key += " batch=" + std::to_string(shape->batch);
+            if (shape->batch > 1) p.key += " batch=" + std::to_string(shape->batch);
             p.key += " (" + std::to_string(p.bytes * 8) + "-bit)";
             return p;
         };
@@ -396,14 +401,11 @@ public:
             std::vector<int64_t> seen;
             std::string text;
             for (const ShapeGroup* g : sorted) {
-                if (weighedOnly && !g->weighed)
-                    continue;
+                if (weighedOnly && !g->weighed) continue;
                 for (int64_t v : g->values) {
-                    if (std::find(seen.begin(), seen.end(), v) != seen.end())
-                        continue;
+                    if (std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
                     seen.push_back(v);
-                    if (seen.size() <= 5)
-                        text += (text.empty() ? "" : ", ") + std::to_string(v);
+                    if (seen.size() <= 5) text += (text.empty() ? "" : ", ") + std::to_string(v);
                 }
             }
             return seen.size() > 5 ? text + ", ..." : text;
@@ -416,12 +418,12 @@ public:
             outcome.reason = checked() + ": ";
             if (tokenOnlyOps > 0)
                 outcome.reason += std::to_string(tokenOnlyOps) + " have only an unaligned token count M ("
-                    + valuesText(false) + ") in a forward linear (not a leading dimension; padding it gains nothing), "
-                    "the rest are aligned";
+                    + valuesText(false)
+                    + ") in a forward linear (not a leading dimension; padding it gains nothing), "
+                      "the rest are aligned";
             else
                 outcome.reason += "all dimensions aligned to 16 bytes";
-            if (unknownType)
-                outcome.reason += "; " + std::to_string(unknownType) + " of unknown dtype skipped";
+            if (unknownType) outcome.reason += "; " + std::to_string(unknownType) + " of unknown dtype skipped";
             return;
         }
         const int64_t perStepGain = context.perStep(gainNs);
@@ -459,15 +461,15 @@ public:
                 { "aligned GEMM kernel time", formatDuration(alignedNs) } });
         if (tokenOnlyOps)
             evidence.facts.insert(evidence.facts.begin() + 3,
-                { "forward GEMMs with only M (tokens) unaligned", std::to_string(tokenOnlyOps) + ", "
-                        + formatDuration(tokenOnlyNs) + " (not weighed: M is not a leading dimension there)" });
+                { "forward GEMMs with only M (tokens) unaligned",
+                    std::to_string(tokenOnlyOps) + ", " + formatDuration(tokenOnlyNs)
+                        + " (not weighed: M is not a leading dimension there)" });
         if (anyNarrow)
             evidence.facts.emplace_back("cuBLAS chose narrow-load kernels (_align1/_align2)",
                 formatDuration(narrowNs) + " of the unaligned GEMMs' time");
         std::sort(weighedRows.begin(), weighedRows.end(), std::greater<>());
         for (const auto& [ns, row] : weighedRows) {
-            if (evidence.events.size() >= 50)
-                break;
+            if (evidence.events.size() >= 50) break;
             evidence.events.push_back({ EventTable::CpuOp, row });
             if (leaves[row].firstKernel != kNoRow)
                 evidence.events.push_back({ EventTable::Kernel, leaves[row].firstKernel });
@@ -499,12 +501,10 @@ private:
     // The GEMM calls the agent's interposers recorded (cuBLAS / cuBLASLt, column-major: op(A) m x k, op(B)
     // k x n, C m x n), weighed by the kernels each launched. False when there are none tied to kernels:
     // the framework ops' shapes are then used.
-    bool evaluateRecordedCalls(const RuleContext& context, RuleOutcome& outcome) const
-    {
+    bool evaluateRecordedCalls(const RuleContext& context, RuleOutcome& outcome) const {
         const TraceModel& m = context.model();
         const GemmCallTable& g = m.gemmCalls;
-        if (g.empty())
-            return false;
+        if (g.empty()) return false;
         const CallKernels linked = gemmCallKernels(m);
         const auto& k = m.kernels;
         std::map<std::string, ShapeGroup> groups;
@@ -519,8 +519,7 @@ private:
         bool anyTensorCore = false, anyNarrow = false;
         for (size_t i = 0; i < g.size(); ++i) {
             const auto kernels = linked.of(i);
-            if (kernels.empty())
-                continue;
+            if (kernels.empty()) continue;
             ++withKernels;
             int64_t ns = 0, longest = 0;
             Precision precision = Precision::Unknown;
@@ -538,8 +537,7 @@ private:
             }
             allNs += ns;
             int bytes = cudaTypeBytes(g.aType[i]);
-            if (bytes == 0)
-                bytes = bytesOfPrecision(precision);
+            if (bytes == 0) bytes = bytesOfPrecision(precision);
             if (bytes == 0) {
                 ++unknownType;
                 continue;
@@ -552,11 +550,9 @@ private:
             std::vector<int64_t> values;
             bool weighed = false;
             auto note = [&](const char* label, int64_t v, bool counts) {
-                if (!off(v))
-                    return;
+                if (!off(v)) return;
                 unaligned += (unaligned.empty() ? "" : ", ") + std::string(label) + "=" + std::to_string(v);
-                if (std::find(values.begin(), values.end(), v) == values.end())
-                    values.push_back(v);
+                if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
                 weighed = weighed || counts;
             };
             note("M", g.m[i], false);
@@ -573,8 +569,7 @@ private:
                 + (g.transb[i] == 0 ? "N" : "T") + " M=" + std::to_string(g.m[i]) + " N=" + std::to_string(g.n[i])
                 + " K=" + std::to_string(g.k[i]) + " lda=" + std::to_string(g.lda[i])
                 + " ldb=" + std::to_string(g.ldb[i]) + " ldc=" + std::to_string(g.ldc[i]);
-            if (g.batch[i] > 1)
-                shape += " batch=" + std::to_string(g.batch[i]);
+            if (g.batch[i] > 1) shape += " batch=" + std::to_string(g.batch[i]);
             shape += " (" + cudaTypeName(g.aType[i]) + ")";
             ShapeGroup& group = groups[shape];
             group.shape = shape;
@@ -599,8 +594,7 @@ private:
             }
             weighedCalls.push_back({ ns, i, kernels.front() });
         }
-        if (withKernels == 0)
-            return false; // no call tied to a kernel (no GPU capture): nothing to weigh with
+        if (withKernels == 0) return false; // no call tied to a kernel (no GPU capture): nothing to weigh with
         const std::string checked = std::to_string(withKernels) + " recorded GEMM calls with kernels ("
             + formatDuration(allNs) + " of GEMM time)";
         std::vector<const ShapeGroup*> sorted;
@@ -628,8 +622,7 @@ private:
                             + " have only an unaligned M or N that is no leading dimension (padding it gains nothing), "
                               "the rest are aligned"
                                    : std::string("all dimensions and leading dimensions aligned to 16 bytes"));
-            if (unknownType)
-                outcome.reason += "; " + std::to_string(unknownType) + " of unknown data type skipped";
+            if (unknownType) outcome.reason += "; " + std::to_string(unknownType) + " of unknown data type skipped";
             return true;
         }
         const int64_t perStepGain = context.perStep(gainNs);
@@ -652,8 +645,9 @@ private:
             return true;
         }
         Evidence evidence;
-        evidence.facts = { { "source", "GEMM calls recorded from cuBLAS/cuBLASLt (" + std::to_string(withKernels)
-                                     + " tied to their kernels)" },
+        evidence.facts = { { "source",
+                               "GEMM calls recorded from cuBLAS/cuBLASLt (" + std::to_string(withKernels)
+                                   + " tied to their kernels)" },
             { "unaligned GEMM calls (weighed)", std::to_string(weighedCalls.size()) },
             { "their kernel time",
                 formatDuration(weighedNs) + " (" + formatDuration(context.perStep(weighedNs)) + " per step)" },
@@ -673,8 +667,7 @@ private:
         std::sort(weighedCalls.begin(), weighedCalls.end(),
             [](const Weighed& a, const Weighed& b) { return a.ns != b.ns ? a.ns > b.ns : a.call < b.call; });
         for (const Weighed& w : weighedCalls) {
-            if (evidence.events.size() >= 50)
-                break;
+            if (evidence.events.size() >= 50) break;
             evidence.events.push_back({ EventTable::GemmCall, RowIndex(w.call) });
             evidence.events.push_back({ EventTable::Kernel, w.firstKernel });
         }
@@ -682,8 +675,9 @@ private:
 
         Finding f;
         f.severity = share >= 0.20 ? Severity::Error : share >= 0.015 ? Severity::Warning : Severity::Info;
-        f.title = std::to_string(weighedCalls.size()) + " GEMM calls have dimensions that are not multiples of 16 bytes ("
-            + dims + "); they take " + formatDuration(context.perStep(weighedNs)) + " per step";
+        f.title = std::to_string(weighedCalls.size())
+            + " GEMM calls have dimensions that are not multiples of 16 bytes (" + dims + "); they take "
+            + formatDuration(context.perStep(weighedNs)) + " per step";
         f.detail = "The agent recorded every cuBLAS/cuBLASLt GEMM call with M, N, K and the leading dimensions as the "
                    "library saw them (column-major: op(A) is M x K, op(B) K x N, C M x N), and the kernels each call "
                    "launched give its cost. Dimensions were checked against 16 bytes: 8 elements for fp16/bf16, 4 for "
@@ -703,6 +697,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Rule> makeGemmDimsNotAligned() { return std::make_unique<GemmDimsNotAligned>(); }
+std::unique_ptr<Rule> makeGemmDimsNotAligned() {
+    return std::make_unique<GemmDimsNotAligned>();
+}
 
 } // namespace tuneup::rules

@@ -174,8 +174,7 @@ public:
             + ". The host was busy elsewhere: Python code, CPU-side pre- or post-processing, logging, allocations, or "
               "operators that run on the CPU. The evidence lists the biggest gaps and what the training thread was "
               "doing then.";
-        if (const std::string why = explainHostTime(hostTime); !why.empty())
-            f.detail += " " + why;
+        if (const std::string why = explainHostTime(hostTime); !why.empty()) f.detail += " " + why;
         f.evidence = std::move(evidence);
         f.fixPython = "# Find what the host does in the gaps (with_stack shows the Python lines):\n"
                       "with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"

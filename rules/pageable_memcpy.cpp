@@ -13,43 +13,40 @@ constexpr int64_t kSmallReadBytes = 64 * 1024;
 
 class PageableMemcpy final : public Rule {
 public:
-    const RuleInfo& info() const override
-    {
+    const RuleInfo& info() const override {
         static const RuleInfo info { "pageable-memcpy", "Pageable host memory in copies",
             "Host-to-device and device-to-host copies use pageable memory: slower, and they cannot overlap compute.",
             { Input::Memcpys } };
         return info;
     }
 
-    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
-    {
+    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
         const TraceModel& m = context.model();
         const auto& c = m.memcpys;
         int64_t count = 0, bytes = 0, timeNs = 0, hostCopies = 0;
         Evidence evidence;
         for (size_t i = 0; i < c.size(); ++i) {
             const bool toDevice = c.copyKind[i] == CopyKind::HtoD, toHost = c.copyKind[i] == CopyKind::DtoH;
-            if (!toDevice && !toHost)
-                continue;
+            if (!toDevice && !toHost) continue;
             ++hostCopies;
             const MemoryKind host = toDevice ? c.srcKind[i] : c.dstKind[i];
             // Small reads back to the host are scalars (loss.item(), printing): sync-in-loop's concern.
-            if (host != MemoryKind::Pageable || (toHost && c.bytes[i] >= 0 && c.bytes[i] < kSmallReadBytes))
-                continue;
+            if (host != MemoryKind::Pageable || (toHost && c.bytes[i] >= 0 && c.bytes[i] < kSmallReadBytes)) continue;
             ++count;
             bytes += std::max<int64_t>(c.bytes[i], 0);
             timeNs += c.endNs[i] - c.startNs[i];
-            if (evidence.events.size() < 50)
-                evidence.events.push_back({ EventTable::Memcpy, RowIndex(i) });
+            if (evidence.events.size() < 50) evidence.events.push_back({ EventTable::Memcpy, RowIndex(i) });
         }
         if (count == 0) {
-            outcome.reason = hostCopies ? std::to_string(hostCopies) + " host<->device copies, none from pageable memory"
-                                        : "no host<->device copies";
+            outcome.reason = hostCopies
+                ? std::to_string(hostCopies) + " host<->device copies, none from pageable memory"
+                : "no host<->device copies";
             return;
         }
         evidence.eventsTotal = size_t(count);
         evidence.facts = { { "pageable copies", std::to_string(count) }, { "bytes", formatBytes(bytes) },
-            { "copy time", formatDuration(timeNs) }, { "copy time per step", formatDuration(context.perStep(timeNs)) } };
+            { "copy time", formatDuration(timeNs) },
+            { "copy time per step", formatDuration(context.perStep(timeNs)) } };
 
         Finding f;
         // The driver stages pageable copies through a pinned bounce buffer and the host waits for
@@ -74,6 +71,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Rule> makePageableMemcpy() { return std::make_unique<PageableMemcpy>(); }
+std::unique_ptr<Rule> makePageableMemcpy() {
+    return std::make_unique<PageableMemcpy>();
+}
 
 } // namespace tuneup::rules

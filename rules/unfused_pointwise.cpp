@@ -16,9 +16,9 @@ using namespace analysis;
 namespace {
 
 constexpr int64_t kMaxKernelNs = 100'000; // a member of a run: a memory-bound elementwise kernel, not a big one
-constexpr int64_t kMaxGapNs = 50'000;     // back to back: the GPU did not go idle for something else
-constexpr size_t kMinRun = 4;             // kernels in a run
-constexpr int64_t kLaunchGapNs = 10'000;  // launch overhead per kernel that fusion removes (eager PyTorch: ~5-10 us)
+constexpr int64_t kMaxGapNs = 50'000; // back to back: the GPU did not go idle for something else
+constexpr size_t kMinRun = 4; // kernels in a run
+constexpr int64_t kLaunchGapNs = 10'000; // launch overhead per kernel that fusion removes (eager PyTorch: ~5-10 us)
 constexpr double kQuietShare = 0.005;
 
 struct Run {
@@ -29,24 +29,22 @@ struct Run {
     bool inOptimizer = false;
 };
 
-bool contains(const std::vector<TimeSpan>& merged, int64_t t)
-{
-    auto it = std::upper_bound(
-        merged.begin(), merged.end(), t, [](int64_t v, const TimeSpan& s) { return v < s.startNs; });
+bool contains(const std::vector<TimeSpan>& merged, int64_t t) {
+    auto it
+        = std::upper_bound(merged.begin(), merged.end(), t, [](int64_t v, const TimeSpan& s) { return v < s.startNs; });
     return it != merged.begin() && t < (it - 1)->endNs;
 }
 
 // A short name for an elementwise kernel: the functor or kernel function inside at::native's templates
 // ("MulFunctor", "rsqrt_kernel_cuda"), else the first identifier that is not a wrapper.
-std::string shortKernelName(std::string_view name)
-{
+std::string shortKernelName(std::string_view name) {
     static constexpr std::string_view kWrappers[] = { "void", "at", "native", "elementwise_kernel",
         "vectorized_elementwise_kernel", "unrolled_elementwise_kernel", "gpu_kernel_impl_nocast", "gpu_kernel_impl",
         "BinaryFunctor", "AUnaryFunctor", "BUnaryFunctor", "anonymous", "namespace", "binary_internal", "c10", "std",
         "detail", "float", "double", "int", "long", "bool", "Half", "BFloat16", "unsigned", "char", "const" };
     auto wrapper = [](std::string_view id) {
-        return std::find(std::begin(kWrappers), std::end(kWrappers), id) != std::end(kWrappers) || std::isdigit(
-                   static_cast<unsigned char>(id[0]));
+        return std::find(std::begin(kWrappers), std::end(kWrappers), id) != std::end(kWrappers)
+            || std::isdigit(static_cast<unsigned char>(id[0]));
     };
     auto endsWith = [](std::string_view s, std::string_view tail) {
         return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
@@ -62,21 +60,18 @@ std::string shortKernelName(std::string_view name)
             ++j;
         const std::string_view id = name.substr(i, j - i);
         i = j;
-        if (wrapper(id))
-            continue;
+        if (wrapper(id)) continue;
         if (endsWith(id, "Functor") || id.substr(0, 11) == "CUDAFunctor" || endsWith(id, "_kernel_cuda")
             || endsWith(id, "_kernel_impl") || endsWith(id, "_kernel"))
             return std::string(id);
-        if (fallback.empty())
-            fallback = id;
+        if (fallback.empty()) fallback = id;
     }
     return std::string(fallback.empty() ? name.substr(0, 60) : fallback);
 }
 
 class UnfusedPointwise final : public Rule {
 public:
-    const RuleInfo& info() const override
-    {
+    const RuleInfo& info() const override {
         static const RuleInfo info { "unfused-pointwise", "Unfused elementwise kernels",
             "Runs of short elementwise kernels back to back on a stream, which torch.compile or a fused optimizer "
             "would merge into one kernel each.",
@@ -84,8 +79,7 @@ public:
         return info;
     }
 
-    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override
-    {
+    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
         const TraceModel& m = context.model();
         const auto& k = m.kernels;
 
@@ -106,8 +100,7 @@ public:
             triton += isTriton;
             const KernelClass c = context.kernelClass(i);
             pointwiseTotal += c == KernelClass::Pointwise;
-            if (isTriton || k.endNs[i] - k.startNs[i] >= kMaxKernelNs)
-                continue;
+            if (isTriton || k.endNs[i] - k.startNs[i] >= kMaxKernelNs) continue;
             member[i] = c == KernelClass::Pointwise ? 1 : c == KernelClass::Reduction ? 2 : 0;
         }
 
@@ -116,8 +109,7 @@ public:
         for (const auto& [key, rows] : streams) {
             size_t begin = 0;
             auto close = [&](size_t end) { // rows[begin, end) are members
-                if (end - begin < kMinRun)
-                    return;
+                if (end - begin < kMinRun) return;
                 Run r;
                 r.first = begin;
                 r.last = end - 1;
@@ -133,8 +125,7 @@ public:
                     r.pointwise += member[i] == 1;
                     members.push_back(rows[j]);
                 }
-                if (r.pointwise * 2 < r.kernels)
-                    return; // mostly reductions: not an elementwise chain
+                if (r.pointwise * 2 < r.kernels) return; // mostly reductions: not an elementwise chain
                 // One fused kernel reads the inputs and writes the outputs once: about the longest member,
                 // twice for safety; the rest of the kernel time goes, and so does the launch overhead between
                 // them (each gap up to kLaunchGapNs: longer gaps are other host work that fusion keeps).
@@ -151,8 +142,7 @@ public:
             for (size_t j = 0; j < rows.size(); ++j) {
                 const size_t i = size_t(rows[j]);
                 const bool joins = member[i] && j > begin && k.startNs[i] - k.endNs[size_t(rows[j - 1])] < kMaxGapNs;
-                if (joins)
-                    continue;
+                if (joins) continue;
                 close(j);
                 begin = member[i] ? j : j + 1;
             }
@@ -165,8 +155,7 @@ public:
             savedNs += r.savedNs;
             runNs += r.kernelNs;
             kernelsInRuns += r.kernels;
-            if (r.inOptimizer)
-                optimizerSavedNs += r.savedNs;
+            if (r.inOptimizer) optimizerSavedNs += r.savedNs;
         }
         if (runs.empty()) {
             outcome.reason = std::to_string(pointwiseTotal) + " elementwise kernels, no run of "
@@ -196,8 +185,7 @@ public:
         std::map<std::string, size_t> names;
         for (const auto& members : runKernels)
             for (RowIndex row : members)
-                if (member[size_t(row)] == 1)
-                    ++names[shortKernelName(m.str(k.name[size_t(row)]))];
+                if (member[size_t(row)] == 1) ++names[shortKernelName(m.str(k.name[size_t(row)]))];
         std::vector<std::pair<size_t, std::string>> top;
         for (auto& [n, c] : names)
             top.emplace_back(c, n);
@@ -214,13 +202,16 @@ public:
             + std::to_string(kernelsInRuns / steps) + " kernels, " + formatDuration(context.perStep(runNs))
             + ") that fusion would merge" + (optimizerMostly ? ", mostly in the optimizer" : "");
         f.detail = "Consecutive elementwise kernels on one stream (at::native elementwise and small reduction "
-                   "kernels, each under " + formatDuration(kMaxKernelNs) + ", less than " + formatDuration(kMaxGapNs)
-            + " apart, at least " + std::to_string(kMinRun) + " in a row) were grouped into runs. Each kernel reads "
+                   "kernels, each under "
+            + formatDuration(kMaxKernelNs) + ", less than " + formatDuration(kMaxGapNs) + " apart, at least "
+            + std::to_string(kMinRun)
+            + " in a row) were grouped into runs. Each kernel reads "
               "its inputs from memory and writes its output back and costs a launch; a fused kernel does the "
               "whole chain in one pass.";
         if (triton > 0)
-            f.detail += " The trace also has " + std::to_string(triton) + " Triton kernels: torch.compile is in use "
-                "for part of the model; these runs come from regions it does not cover (graph breaks, eager code).";
+            f.detail += " The trace also has " + std::to_string(triton)
+                + " Triton kernels: torch.compile is in use "
+                  "for part of the model; these runs come from regions it does not cover (graph breaks, eager code).";
         f.gain = std::move(gain);
         Evidence& e = f.evidence;
         e.facts = { { "runs", std::to_string(runs.size()) + " (" + std::to_string(runs.size() / steps) + " per step)" },
@@ -237,11 +228,9 @@ public:
             order[i] = i;
         std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return runs[a].savedNs > runs[b].savedNs; });
         for (size_t i : order) {
-            if (e.spans.size() < 10)
-                e.spans.push_back({ runs[i].startNs, runs[i].endNs });
+            if (e.spans.size() < 10) e.spans.push_back({ runs[i].startNs, runs[i].endNs });
             for (RowIndex row : runKernels[i])
-                if (e.events.size() < 50)
-                    e.events.push_back({ EventTable::Kernel, row });
+                if (e.events.size() < 50) e.events.push_back({ EventTable::Kernel, row });
         }
         e.eventsTotal = kernelsInRuns;
 
@@ -279,6 +268,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Rule> makeUnfusedPointwise() { return std::make_unique<UnfusedPointwise>(); }
+std::unique_ptr<Rule> makeUnfusedPointwise() {
+    return std::make_unique<UnfusedPointwise>();
+}
 
 } // namespace tuneup::rules

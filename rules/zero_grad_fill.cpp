@@ -191,8 +191,8 @@ private:
 
     // No GPU activity was recorded (CPU training, or GPU capture off): there are no fills to count, but
     // the program's recorded set_to_none says whether zero_grad fills, and its ranges what that costs.
-    static void evaluateOnHost(const RuleContext& context, const std::vector<ZeroGradCall>& calls,
-        RuleOutcome& outcome) {
+    static void evaluateOnHost(
+        const RuleContext& context, const std::vector<ZeroGradCall>& calls, RuleOutcome& outcome) {
         const TraceModel& m = context.model();
         const auto setToNone = programFact(m, "tuneup.zero_grad.set_to_none");
         if (!setToNone) {
@@ -211,12 +211,14 @@ private:
             const size_t row = size_t(c.annotation);
             hostNs += m.annotations.endNs[row] - m.annotations.startNs[row];
             if (evidence.events.size() < 50) evidence.events.push_back({ EventTable::Annotation, c.annotation });
-            if (evidence.spans.size() < 20) evidence.spans.push_back({ m.annotations.startNs[row], m.annotations.endNs[row] });
+            if (evidence.spans.size() < 20)
+                evidence.spans.push_back({ m.annotations.startNs[row], m.annotations.endNs[row] });
         }
         evidence.eventsTotal = calls.size();
         evidence.facts = { { "zero_grad(set_to_none=…) (recorded)", "False" },
             { "zero_grad calls", std::to_string(calls.size()) },
-            { "time in zero_grad", formatDuration(hostNs) + " (" + formatDuration(context.perStep(hostNs)) + " per step)" },
+            { "time in zero_grad",
+                formatDuration(hostNs) + " (" + formatDuration(context.perStep(hostNs)) + " per step)" },
             { "GPU activity", "none recorded (CPU training, or GPU capture off): the fills themselves are not seen" } };
         Finding f;
         f.gain = context.gainOverSteps(hostNs,

@@ -9,10 +9,10 @@ namespace tuneup::cli {
 struct AdviseOptions {
     std::vector<std::string> files;
     std::string format = "text"; // text, json, markdown, html
-    std::string output;          // -o: a file instead of stdout
-    std::string failOn;          // info, warning, error: exit 3 when a finding is that severe or worse
-    std::string stepRange;       // --step-range NAME
-    std::string userRules;       // --rules: a .sql file or a folder of them
+    std::string output; // -o: a file instead of stdout
+    std::string failOn; // info, warning, error: exit 3 when a finding is that severe or worse
+    std::string stepRange; // --step-range NAME
+    std::string userRules; // --rules: a .sql file or a folder of them
 };
 
 // Exit codes: 0 done; 1 a bad input file; 2 a usage error; 3 a finding at or above --fail-on.

@@ -21,8 +21,7 @@ constexpr int kBadInput = 1;
 constexpr int kUsageError = 2;
 
 // run.db -> run.perfetto.json; trace.pt.trace.json.gz -> trace.pt.trace.perfetto.json
-std::string defaultOutput(const std::string& input)
-{
+std::string defaultOutput(const std::string& input) {
     std::string name = fs::path(input).filename().string();
     for (const char* suffix : { ".gz", ".json", ".db", ".sqlite" })
         if (name.size() > std::string_view(suffix).size() && name.ends_with(suffix))
@@ -32,11 +31,11 @@ std::string defaultOutput(const std::string& input)
 
 } // namespace
 
-int runExport(const ExportOptions& options)
-{
+int runExport(const ExportOptions& options) {
     if (options.format != "perfetto" && options.format != "chrome") {
-        fprintf(stderr, "tuneup export: unknown --format '%s' (known: perfetto, chrome — the same Chrome trace "
-                        "JSON; `tuneup import` writes tuneup files)\n",
+        fprintf(stderr,
+            "tuneup export: unknown --format '%s' (known: perfetto, chrome — the same Chrome trace "
+            "JSON; `tuneup import` writes tuneup files)\n",
             options.format.c_str());
         return kUsageError;
     }
@@ -75,8 +74,7 @@ int runExport(const ExportOptions& options)
         }
         {
             std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-            if (!file)
-                throw std::runtime_error("cannot write " + partial);
+            if (!file) throw std::runtime_error("cannot write " + partial);
             writeChromeTrace(file, models.front(), marks);
         }
         fs::rename(partial, output);
@@ -85,8 +83,9 @@ int runExport(const ExportOptions& options)
         fprintf(stderr, "tuneup export: %s: %s\n", output.c_str(), e.what());
         return kUsageError;
     }
-    fprintf(stderr, "tuneup: %zu events, %zu steps and %zu findings written to %s (open it in ui.perfetto.dev or "
-                    "chrome://tracing)\n",
+    fprintf(stderr,
+        "tuneup: %zu events, %zu steps and %zu findings written to %s (open it in ui.perfetto.dev or "
+        "chrome://tracing)\n",
         models.front().eventCount(), marks.steps->steps.size(), findings.size(), output.c_str());
     return 0;
 }

@@ -9,9 +9,9 @@ namespace tuneup::cli {
 struct ExportOptions {
     std::string input;
     std::string format = "perfetto"; // perfetto (= chrome)
-    std::string output;              // default: the input's name + .perfetto.json, in the current folder
+    std::string output; // default: the input's name + .perfetto.json, in the current folder
     bool force = false;
-    bool findings = true;            // run the rules and mark their findings
+    bool findings = true; // run the rules and mark their findings
     std::string stepRange;
 };
 

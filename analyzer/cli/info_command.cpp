@@ -24,8 +24,7 @@ struct Style {
     std::string alert(const std::string& text) const { return color ? "\033[1;31m" + text + "\033[0m" : text; }
 };
 
-std::optional<int64_t> metaInteger(const TuneupFileSummary& summary, const std::string& key)
-{
+std::optional<int64_t> metaInteger(const TuneupFileSummary& summary, const std::string& key) {
     const std::string text = summary.metaValue(key);
     if (text.empty()) return std::nullopt;
     char* end = nullptr;
@@ -33,14 +32,12 @@ std::optional<int64_t> metaInteger(const TuneupFileSummary& summary, const std::
     return *end == '\0' ? std::optional<int64_t>(value) : std::nullopt;
 }
 
-void row(const char* label, const std::string& value)
-{
+void row(const char* label, const std::string& value) {
     printf("  %-12s %s\n", label, value.c_str());
 }
 
 // Returns false when quick_check found damage.
-bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check, const Style& style)
-{
+bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check, const Style& style) {
     std::set<std::string> shown = { "format", "schema_version", "tuneup_version", "command_line", "pid", "parent_pid",
         "role", "host", "rank", "local_rank", "world_size", "local_world_size", "start_ns", "end_ns", "clock",
         "clock.realtime_ns", "clock.monotonic_ns" };
@@ -150,8 +147,7 @@ bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check
 
 } // namespace
 
-int runInfo(const InfoOptions& options)
-{
+int runInfo(const InfoOptions& options) {
     Style style;
     style.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     int status = 0;

@@ -34,16 +34,14 @@ constexpr const char* kExitCodes
 // record's usage line names the command it runs, which CLI11 cannot know.
 class RecordFormatter : public CLI::Formatter {
 public:
-    std::string make_usage(const CLI::App*, std::string name) const override
-    {
+    std::string make_usage(const CLI::App*, std::string name) const override {
         return "Usage: " + name + " [OPTIONS] [--] CMD ARGS...\n";
     }
 };
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     using namespace tuneup::cli;
 
     CLI::App app("tuneup: why is my training slow, and what do I change?\n\n"
@@ -97,13 +95,15 @@ int main(int argc, char** argv)
     CLI::App* adviseCommand = app.add_subcommand("advise",
         "Find what slows the training down and what to change: runs the rules over traces (tuneup recordings, "
         "PyTorch profiler / Kineto JSON, Nsight Systems SQLite exports); several files are one job, one per rank");
-    adviseCommand->add_option("files", advise.files, "trace files: run.db, run.rank*.db, trace.pt.trace.json[.gz], report.sqlite")
+    adviseCommand
+        ->add_option(
+            "files", advise.files, "trace files: run.db, run.rank*.db, trace.pt.trace.json[.gz], report.sqlite")
         ->required();
     adviseCommand->add_option("--format", advise.format, "text (fits a screen), json, markdown or html")
         ->capture_default_str();
     adviseCommand->add_option("-o,--output", advise.output, "write the report to this file instead of stdout");
-    adviseCommand->add_option("--fail-on", advise.failOn,
-        "exit 3 when a finding is this severe or worse: info, warning or error (for CI)");
+    adviseCommand->add_option(
+        "--fail-on", advise.failOn, "exit 3 when a finding is this severe or worse: info, warning or error (for CI)");
     adviseCommand->add_option("--step-range", advise.stepRange,
         "name of the range that marks one training step (default: ProfilerStep#N, tuneup.step, step, the "
         "optimizer's ranges, else the repeating kernel pattern)");
@@ -121,7 +121,8 @@ int main(int argc, char** argv)
     CLI::App* exportCommand = app.add_subcommand("export",
         "Write a trace of any readable format as Chrome trace JSON for Perfetto UI (ui.perfetto.dev) and "
         "chrome://tracing, with its steps and the advisor's findings marked");
-    exportCommand->add_option("file", exportOptions.input, "a trace file: run.db, trace.pt.trace.json[.gz]")->required();
+    exportCommand->add_option("file", exportOptions.input, "a trace file: run.db, trace.pt.trace.json[.gz]")
+        ->required();
     exportCommand->add_option("--format", exportOptions.format, "perfetto (Chrome trace JSON)")->capture_default_str();
     exportCommand->add_option("-o,--output", exportOptions.output,
         "where to write it (default: FILE's name + .perfetto.json in the current folder; - for stdout)");
@@ -142,16 +143,18 @@ int main(int argc, char** argv)
     importCommand->add_option("-o,--output", importOptions.output, "the tuneup file to write (.db)")->required();
     importCommand->add_flag("-f,--force", importOptions.force,
         "Replace an existing tuneup file (a file of another kind is never replaced)");
-    importCommand->footer("Examples:\n"
-                          "  tuneup import report.sqlite -o run.db                 # nsys export --type sqlite report.nsys-rep\n"
-                          "  tuneup import worker0.pt.trace.json.gz -o worker0.db --force\n"
-                          "  sqlite3 run.db 'SELECT count(*), sum(end_ns - start_ns) FROM kernels'\n\n"
-                          "CPU operators, GPU annotations, collectives, flows and Python frames have no table in the tuneup\n"
-                          "schema: they are counted in the file's stats (export.not_written.*) and left out.\n\n"
+    importCommand->footer(
+        "Examples:\n"
+        "  tuneup import report.sqlite -o run.db                 # nsys export --type sqlite report.nsys-rep\n"
+        "  tuneup import worker0.pt.trace.json.gz -o worker0.db --force\n"
+        "  sqlite3 run.db 'SELECT count(*), sum(end_ns - start_ns) FROM kernels'\n\n"
+        "CPU operators, GPU annotations, collectives, flows and Python frames have no table in the tuneup\n"
+        "schema: they are counted in the file's stats (export.not_written.*) and left out.\n\n"
         + std::string(kExitCodes));
 
     std::string userRules;
-    CLI::App* rulesCommand = app.add_subcommand("rules", "List the advisor's rules: id, what each detects, what it needs");
+    CLI::App* rulesCommand
+        = app.add_subcommand("rules", "List the advisor's rules: id, what each detects, what it needs");
     rulesCommand->add_option("--rules", userRules, "also list (and check) your own SQL rules: a .sql file or a folder");
 
     if (argc < 2) {
@@ -197,13 +200,9 @@ int main(int argc, char** argv)
         record.command.insert(record.command.end(), afterDashes.begin(), afterDashes.end());
         return runRecord(record);
     }
-    if (*adviseCommand)
-        return runAdvise(advise);
-    if (*rulesCommand)
-        return runRules(userRules);
-    if (*exportCommand)
-        return runExport(exportOptions);
-    if (*importCommand)
-        return runImport(importOptions);
+    if (*adviseCommand) return runAdvise(advise);
+    if (*rulesCommand) return runRules(userRules);
+    if (*exportCommand) return runExport(exportOptions);
+    if (*importCommand) return runImport(importOptions);
     return runInfo(info);
 }

@@ -32,8 +32,7 @@ constexpr int kUsageError = 2;
 constexpr const char* kAgentName = "libtuneup-agent.so";
 
 // tuneup's own lines go to stderr only: the command's stdout stays as it would be without tuneup.
-[[gnu::format(printf, 1, 2)]] void say(const char* format, ...)
-{
+[[gnu::format(printf, 1, 2)]] void say(const char* format, ...) {
     va_list args;
     va_start(args, format);
     fputs("tuneup: ", stderr);
@@ -42,28 +41,24 @@ constexpr const char* kAgentName = "libtuneup-agent.so";
     va_end(args);
 }
 
-int usageError(const std::string& message)
-{
+int usageError(const std::string& message) {
     say("%s", message.c_str());
     return kUsageError;
 }
 
-std::string absolute(const std::string& path)
-{
+std::string absolute(const std::string& path) {
     std::error_code ec;
     const fs::path result = fs::absolute(path, ec);
     return ec ? path : result.lexically_normal().string();
 }
 
 // The agent names files from the stem of TUNEUP_OUTPUT (see agent/output_path.cpp): run.db -> run.
-std::string stemOf(const std::string& base)
-{
+std::string stemOf(const std::string& base) {
     return base.size() > 3 && base.ends_with(".db") ? base.substr(0, base.size() - 3) : base;
 }
 
 // Parses ".rank3", ".rank3.pid12", ".pid12" or "" into a sort key (main, ranks, then other processes).
-std::optional<std::tuple<int, long, long>> recordingKey(std::string_view middle)
-{
+std::optional<std::tuple<int, long, long>> recordingKey(std::string_view middle) {
     auto number = [&middle](std::string_view prefix) -> std::optional<long> {
         if (!middle.starts_with(prefix)) return std::nullopt;
         size_t digits = prefix.size();
@@ -83,10 +78,9 @@ std::optional<std::tuple<int, long, long>> recordingKey(std::string_view middle)
     return std::tuple { 2, 0L, *pid };
 }
 
-bool validTraceList(const std::string& list, std::string& normalized, std::string& error)
-{
-    static const char* kKnown[]
-        = { "nvtx", "torch", "cuda", "kernel", "memcpy", "memset", "sync", "runtime", "driver", "gemm", "conv", "none" };
+bool validTraceList(const std::string& list, std::string& normalized, std::string& error) {
+    static const char* kKnown[] = { "nvtx", "torch", "cuda", "kernel", "memcpy", "memset", "sync", "runtime", "driver",
+        "gemm", "conv", "none" };
     normalized.clear();
     size_t pos = 0;
     while (pos <= list.size()) {
@@ -110,8 +104,7 @@ bool validTraceList(const std::string& list, std::string& normalized, std::strin
 }
 
 // Any item but nvtx, gemm, conv and none asks for CUPTI (trace is already validated and normalized).
-bool requestsCuda(const std::string& trace)
-{
+bool requestsCuda(const std::string& trace) {
     size_t pos = 0;
     while (pos <= trace.size()) {
         const size_t comma = std::min(trace.find(',', pos), trace.size());
@@ -124,8 +117,7 @@ bool requestsCuda(const std::string& trace)
 
 // Launchers start the real workers: they get TUNEUP_MAIN_PID=-1, so each rank writes run.rankN.db and
 // the launcher itself is just another process (run.pidN.db).
-bool isLauncher(const std::vector<std::string>& command)
-{
+bool isLauncher(const std::vector<std::string>& command) {
     const std::string program = fs::path(command[0]).filename().string();
     if (program == "torchrun" || program == "mpirun" || program == "mpiexec") return true;
     if (!program.starts_with("python")) return false;
@@ -145,14 +137,12 @@ bool isLauncher(const std::vector<std::string>& command)
     return false;
 }
 
-bool readableFile(const std::string& path)
-{
+bool readableFile(const std::string& path) {
     struct stat st { };
     return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), R_OK) == 0;
 }
 
-std::optional<std::string> findAgent(std::string& error)
-{
+std::optional<std::string> findAgent(std::string& error) {
     if (const char* fromEnv = getenv("TUNEUP_AGENT"); fromEnv && *fromEnv) {
         std::error_code ec;
         if (const fs::path found = fs::canonical(fromEnv, ec); !ec && readableFile(found.string()))
@@ -179,8 +169,7 @@ std::optional<std::string> findAgent(std::string& error)
 }
 
 // Creating a file is the only sure test: access(W_OK) says yes to root on read-only mounts and /proc.
-bool canCreateIn(const std::string& directory, std::string& why)
-{
+bool canCreateIn(const std::string& directory, std::string& why) {
     const std::string probe = directory + "/.tuneup-write-test." + std::to_string(getpid());
     const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
@@ -193,8 +182,7 @@ bool canCreateIn(const std::string& directory, std::string& why)
 }
 
 // Refuses to delete, even with --force, a file that is plainly someone else's data.
-bool isForeignData(const std::string& path)
-{
+bool isForeignData(const std::string& path) {
     try {
         TuneupFile::open(path);
         return false;
@@ -203,8 +191,7 @@ bool isForeignData(const std::string& path)
     }
 }
 
-std::string joinList(const std::vector<std::string>& items, size_t shown = 8)
-{
+std::string joinList(const std::vector<std::string>& items, size_t shown = 8) {
     std::string text;
     for (size_t i = 0; i < items.size() && i < shown; ++i)
         text += (i ? ", " : "") + items[i];
@@ -216,8 +203,7 @@ std::string joinList(const std::vector<std::string>& items, size_t shown = 8)
 
 volatile sig_atomic_t g_child = 0;
 
-void onSignal(int sig, siginfo_t* info, void*)
-{
+void onSignal(int sig, siginfo_t* info, void*) {
     // Ctrl-C and a terminal hangup already reach the command (same process group), so SIGINT and
     // SIGQUIT are only waited out; SIGTERM and SIGHUP sent to tuneup alone with kill() are passed on.
     const pid_t child = g_child;
@@ -233,16 +219,14 @@ struct SavedSignals {
     sigset_t mask {};
 };
 
-void restoreSignals(const SavedSignals& saved)
-{
+void restoreSignals(const SavedSignals& saved) {
     for (size_t i = 0; i < std::size(kHandled); ++i)
         sigaction(kHandled[i], &saved.actions[i], nullptr);
     sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
 }
 
 // Writes a decimal number into `out` without allocating (we are between fork and exec).
-void writeDecimal(char* out, long value)
-{
+void writeDecimal(char* out, long value) {
     char digits[24];
     int n = 0;
     do {
@@ -255,8 +239,7 @@ void writeDecimal(char* out, long value)
 }
 
 // Whether NAME is a path to a file, or a file in some PATH directory.
-bool onPath(const std::string& name)
-{
+bool onPath(const std::string& name) {
     if (name.find('/') != std::string::npos) return access(name.c_str(), F_OK) == 0;
     const char* path = getenv("PATH");
     std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
@@ -275,8 +258,7 @@ struct ChildResult {
 };
 
 ChildResult runChild(
-    const std::vector<std::string>& command, const std::vector<std::string>& environment, bool setMainPid)
-{
+    const std::vector<std::string>& command, const std::vector<std::string>& environment, bool setMainPid) {
     std::vector<char*> argv;
     for (const std::string& arg : command)
         argv.push_back(const_cast<char*>(arg.c_str()));
@@ -364,8 +346,8 @@ ChildResult runChild(
     return { code, true };
 }
 
-std::vector<std::string> childEnvironment(const std::string& agent, const std::string& output, const std::string& trace)
-{
+std::vector<std::string> childEnvironment(
+    const std::string& agent, const std::string& output, const std::string& trace) {
     static const std::string kOwned[] = { "LD_PRELOAD", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
         "TUNEUP_OUTPUT", "TUNEUP_TRACE", "TUNEUP_MAIN_PID", "PYTHONPATH" };
     std::vector<std::string> environment;
@@ -404,8 +386,7 @@ std::vector<std::string> childEnvironment(const std::string& agent, const std::s
     return environment;
 }
 
-void reportFiles(const std::string& output, bool launcher, bool cudaRequested)
-{
+void reportFiles(const std::string& output, bool launcher, bool cudaRequested) {
     const RecordingFiles files = findRecordingFiles(output);
     if (files.traces.empty()) {
         std::string why;
@@ -448,8 +429,7 @@ void reportFiles(const std::string& output, bool launcher, bool cudaRequested)
 
 } // namespace
 
-RecordingFiles findRecordingFiles(const std::string& output)
-{
+RecordingFiles findRecordingFiles(const std::string& output) {
     RecordingFiles files;
     const std::string stem = stemOf(absolute(output));
     files.mainPath = stem + ".db";
@@ -484,8 +464,7 @@ RecordingFiles findRecordingFiles(const std::string& output)
     return files;
 }
 
-int runRecord(const RecordOptions& options)
-{
+int runRecord(const RecordOptions& options) {
     if (options.command.empty())
         return usageError("record: no command to record; give it after --, e.g. "
                           "tuneup record -o run.db -- python train.py");

@@ -10,8 +10,7 @@
 namespace tuneup::cli {
 
 // Three significant digits with a unit: 950, 12.3 k, 1.42 M.
-inline std::string humanCount(int64_t value)
-{
+inline std::string humanCount(int64_t value) {
     static const char* kUnits[] = { "k", "M", "G", "T" };
     if (value < 1000 && value > -1000) return std::to_string(value);
     double scaled = double(value);
@@ -26,8 +25,7 @@ inline std::string humanCount(int64_t value)
 }
 
 // Decimal units, as `ls -h --si` and most tools print them: 512 B, 1.2 kB, 38 MB.
-inline std::string humanBytes(uint64_t bytes)
-{
+inline std::string humanBytes(uint64_t bytes) {
     static const char* kUnits[] = { "kB", "MB", "GB", "TB" };
     if (bytes < 1000) return std::to_string(bytes) + " B";
     double scaled = double(bytes);
@@ -41,8 +39,7 @@ inline std::string humanBytes(uint64_t bytes)
     return text;
 }
 
-inline std::string humanDuration(int64_t ns)
-{
+inline std::string humanDuration(int64_t ns) {
     char text[48];
     const double seconds = double(ns) / 1e9;
     if (seconds < 1)
@@ -57,8 +54,7 @@ inline std::string humanDuration(int64_t ns)
 }
 
 // 1420113 -> "1,420,113"
-inline std::string groupedInteger(int64_t value)
-{
+inline std::string groupedInteger(int64_t value) {
     std::string digits = std::to_string(value < 0 ? -value : value);
     for (int i = int(digits.size()) - 3; i > 0; i -= 3)
         digits.insert(size_t(i), ",");
@@ -66,8 +62,7 @@ inline std::string groupedInteger(int64_t value)
 }
 
 // Local wall-clock time of an epoch time in nanoseconds: "2024-05-01 12:03:04 CEST".
-inline std::string localTime(int64_t epochNs)
-{
+inline std::string localTime(int64_t epochNs) {
     const time_t seconds = time_t(epochNs / 1000000000);
     struct tm local { };
     if (!localtime_r(&seconds, &local)) return "?";

@@ -5,7 +5,6 @@
 #include "import/tuneup_file.h"
 
 #include <QFileInfo>
-
 #include <new>
 
 namespace tuneup::gui {
@@ -15,19 +14,23 @@ using analysis::TuneupFileError;
 
 namespace {
 
-QString fileName(const std::string& path) { return QFileInfo(QString::fromStdString(path)).fileName(); }
+QString fileName(const std::string& path) {
+    return QFileInfo(QString::fromStdString(path)).fileName();
+}
 
-QString importAdvice(ImportError::Kind kind)
-{
+QString importAdvice(ImportError::Kind kind) {
     switch (kind) {
-    case ImportError::Kind::NotFound: return QStringLiteral("Check the path; the file may have been moved or deleted.");
-    case ImportError::Kind::Unreadable: return QStringLiteral("Check that it is a file and that you may read it.");
+    case ImportError::Kind::NotFound:
+        return QStringLiteral("Check the path; the file may have been moved or deleted.");
+    case ImportError::Kind::Unreadable:
+        return QStringLiteral("Check that it is a file and that you may read it.");
     case ImportError::Kind::Empty:
         return QStringLiteral("The recording or the profiler wrote nothing: record again, and let the program "
                               "finish (or stop it with Ctrl+C, not kill -9).");
     case ImportError::Kind::UnknownFormat:
-        return QStringLiteral("tuneup-gui opens tuneup recordings (.db, from `tuneup record`), PyTorch profiler "
-                              "/ Kineto traces (.json, .json.gz) and Nsight Systems exports (nsys export --type sqlite).");
+        return QStringLiteral(
+            "tuneup-gui opens tuneup recordings (.db, from `tuneup record`), PyTorch profiler "
+            "/ Kineto traces (.json, .json.gz) and Nsight Systems exports (nsys export --type sqlite).");
     case ImportError::Kind::NotATrace:
         return QStringLiteral("The file is valid but holds no trace events: export the trace with "
                               "torch.profiler's export_chrome_trace or on_trace_ready=tensorboard_trace_handler.");
@@ -43,8 +46,7 @@ QString importAdvice(ImportError::Kind kind)
     return {};
 }
 
-QString tuneupAdvice(TuneupFileError::Kind kind)
-{
+QString tuneupAdvice(TuneupFileError::Kind kind) {
     switch (kind) {
     case TuneupFileError::Kind::NewerSchema:
         return QStringLiteral("The file was written by a newer tuneup: update tuneup-gui.");
@@ -54,22 +56,21 @@ QString tuneupAdvice(TuneupFileError::Kind kind)
     case TuneupFileError::Kind::Corrupt:
         return QStringLiteral("The database is damaged; if the run was killed, the WAL file beside it (-wal) may "
                               "still hold the data: keep it next to the .db and open again.");
-    default: return QStringLiteral("Check the path and that you may read the file.");
+    default:
+        return QStringLiteral("Check the path and that you may read the file.");
     }
 }
 
 } // namespace
 
-ErrorMessage describeCurrentException(const std::vector<std::string>& files)
-{
+ErrorMessage describeCurrentException(const std::vector<std::string>& files) {
     ErrorMessage out;
     const QString which = files.size() == 1 ? fileName(files.front()) : QStringLiteral("%1 files").arg(files.size());
     out.title = QStringLiteral("Cannot open %1").arg(which);
     try {
         throw;
     } catch (const ImportError& e) {
-        if (!e.path().empty())
-            out.title = QStringLiteral("Cannot open %1").arg(fileName(e.path()));
+        if (!e.path().empty()) out.title = QStringLiteral("Cannot open %1").arg(fileName(e.path()));
         out.text = QString::fromStdString(e.what());
         out.advice = importAdvice(e.kind());
     } catch (const TuneupFileError& e) {

@@ -3,16 +3,15 @@
 // The importers' errors already name the file, the place and the problem; this adds the advice.
 
 #include <QString>
-
 #include <exception>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace tuneup::gui {
 
 struct ErrorMessage {
-    QString title;  // "Cannot open run.db"
-    QString text;   // the importer's message
+    QString title; // "Cannot open run.db"
+    QString text; // the importer's message
     QString advice; // what to do next
 };
 

@@ -8,44 +8,37 @@ namespace tuneup::gui {
 
 LoadJob::LoadJob(LoadRequest request, QObject* parent)
     : QObject(parent)
-    , m_request(std::move(request))
-{
+    , m_request(std::move(request)) {
 }
 
-LoadJob::~LoadJob()
-{
+LoadJob::~LoadJob() {
     m_cancel = true;
-    if (m_thread.joinable())
-        m_thread.join();
+    if (m_thread.joinable()) m_thread.join();
 }
 
-void LoadJob::start()
-{
-    if (m_running || m_thread.joinable())
-        return;
+void LoadJob::start() {
+    if (m_running || m_thread.joinable()) return;
     m_running = true;
     m_thread = std::thread([this] { run(); });
 }
 
-void LoadJob::cancel()
-{
+void LoadJob::cancel() {
     m_cancel = true;
 }
 
-void LoadJob::run()
-{
+void LoadJob::run() {
     // Progress at most every 50 ms: the importers report per chunk, the GUI need not repaint per chunk.
     auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     LoadProgress progress;
     progress.cancel = &m_cancel;
     progress.report = [this, &last](const std::string& phase, double fraction) {
         const auto now = std::chrono::steady_clock::now();
-        if (now - last < std::chrono::milliseconds(50) && fraction < 1.0)
-            return;
+        if (now - last < std::chrono::milliseconds(50) && fraction < 1.0) return;
         last = now;
         const QString text = QString::fromStdString(phase);
         // Queued to this object: dropped by Qt if the job is destroyed first.
-        QMetaObject::invokeMethod(this, [this, text, fraction] { emit this->progress(text, fraction); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, text, fraction] { emit this->progress(text, fraction); }, Qt::QueuedConnection);
     };
     std::shared_ptr<const Session> session;
     ErrorMessage error;
@@ -60,8 +53,7 @@ void LoadJob::run()
         else
             error = describeCurrentException(m_request.files);
     }
-    if (m_cancel)
-        wasCancelled = true;
+    if (m_cancel) wasCancelled = true;
     QMetaObject::invokeMethod(
         this,
         [this, session, error, wasCancelled] {

@@ -8,7 +8,6 @@
 
 #include <QObject>
 #include <QString>
-
 #include <atomic>
 #include <memory>
 #include <thread>

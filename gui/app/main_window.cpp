@@ -32,8 +32,7 @@ namespace tuneup::gui {
 
 MainWindow::MainWindow(WindowOptions options, QWidget* parent)
     : QMainWindow(parent)
-    , m_options(std::move(options))
-{
+    , m_options(std::move(options)) {
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(QStringLiteral("tuneup"));
     setAcceptDrops(true);
@@ -45,8 +44,7 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
 
 MainWindow::~MainWindow() = default;
 
-void MainWindow::buildLayout()
-{
+void MainWindow::buildLayout() {
     m_findings = new FindingsPanel(this);
     m_timeline = new TimelineView(this);
     m_timeline->setObjectName(QStringLiteral("timeline"));
@@ -60,7 +58,8 @@ void MainWindow::buildLayout()
     m_search->setPlaceholderText(tr("Search events (Ctrl+F)"));
     m_search->setClearButtonEnabled(true);
     m_search->setMinimumWidth(260);
-    m_search->setToolTip(tr("Events whose name contains the text stay in colour; Enter selects the next match, Shift+Enter the previous"));
+    m_search->setToolTip(tr(
+        "Events whose name contains the text stay in colour; Enter selects the next match, Shift+Enter the previous"));
     m_matches = new QLabel(this);
     m_matches->setMinimumWidth(90);
     auto button = [this](const QString& text, const QString& tip, auto slot) {
@@ -74,8 +73,10 @@ void MainWindow::buildLayout()
     auto* bar = new QHBoxLayout();
     bar->setContentsMargins(4, 2, 4, 2);
     bar->addWidget(m_search);
-    bar->addWidget(button(QStringLiteral("◀"), tr("Previous match (Shift+Enter)"), [this] { m_timeline->selectNextMatch(true); }));
-    bar->addWidget(button(QStringLiteral("▶"), tr("Next match (Enter)"), [this] { m_timeline->selectNextMatch(false); }));
+    bar->addWidget(
+        button(QStringLiteral("◀"), tr("Previous match (Shift+Enter)"), [this] { m_timeline->selectNextMatch(true); }));
+    bar->addWidget(
+        button(QStringLiteral("▶"), tr("Next match (Enter)"), [this] { m_timeline->selectNextMatch(false); }));
     bar->addWidget(m_matches);
     bar->addWidget(button(tr("Fit"), tr("Show the whole trace (F)"), [this] { m_timeline->fitAll(); }));
     bar->addWidget(button(tr("Zoom to selection"), tr("Zoom to the selected range, event or evidence (Z)"),
@@ -125,7 +126,8 @@ void MainWindow::buildLayout()
     connect(m_search, &QLineEdit::textChanged, searchTimer, qOverload<>(&QTimer::start));
     auto applySearch = [this] {
         m_timeline->setFilter(m_search->text());
-        m_matches->setText(m_timeline->filter().isEmpty() ? QString() : tr("%L1 matches").arg(m_timeline->filterMatches()));
+        m_matches->setText(
+            m_timeline->filter().isEmpty() ? QString() : tr("%L1 matches").arg(m_timeline->filterMatches()));
     };
     connect(searchTimer, &QTimer::timeout, this, applySearch);
     connect(m_search, &QLineEdit::returnPressed, this, [this, searchTimer, applySearch] {
@@ -139,8 +141,7 @@ void MainWindow::buildLayout()
     connect(m_findings, &FindingsPanel::findingChosen, this, &MainWindow::showFinding);
     connect(m_timeline, &TimelineView::eventSelected, m_details, [this](const EventId& id) {
         m_details->showDetails(id);
-        if (id.valid())
-            m_tabs->setCurrentWidget(m_details);
+        if (id.valid()) m_tabs->setCurrentWidget(m_details);
     });
     connect(m_breakdown, &BreakdownChart::stepClicked, this, [this](size_t step) {
         const EventId id { 0, Source::Step, analysis::RowIndex(step) };
@@ -155,8 +156,7 @@ void MainWindow::buildLayout()
     });
 }
 
-void MainWindow::restoreSettings()
-{
+void MainWindow::restoreSettings() {
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
@@ -166,8 +166,7 @@ void MainWindow::restoreSettings()
     m_tabs->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
 }
 
-void MainWindow::saveSettings()
-{
+void MainWindow::saveSettings() {
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
@@ -177,37 +176,32 @@ void MainWindow::saveSettings()
     settings.setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
 }
 
-void MainWindow::closeEvent(QCloseEvent* event)
-{
+void MainWindow::closeEvent(QCloseEvent* event) {
     cancelLoading();
     saveSettings();
     event->accept();
 }
 
-void MainWindow::setSession(std::shared_ptr<const Session> session)
-{
+void MainWindow::setSession(std::shared_ptr<const Session> session) {
     m_session = std::move(session);
     m_timeline->setSession(m_session);
     m_details->setSession(m_session);
     m_breakdown->setSession(m_session);
     m_kernels->setSession(m_session);
     m_findings->setSession(m_session);
-    if (!m_timeline->filter().isEmpty())
-        m_matches->setText(tr("%L1 matches").arg(m_timeline->filterMatches()));
-    setWindowTitle(m_session ? QStringLiteral("%1 — tuneup").arg(QString::fromStdString(m_session->title())) : QStringLiteral("tuneup"));
+    if (!m_timeline->filter().isEmpty()) m_matches->setText(tr("%L1 matches").arg(m_timeline->filterMatches()));
+    setWindowTitle(m_session ? QStringLiteral("%1 — tuneup").arg(QString::fromStdString(m_session->title()))
+                             : QStringLiteral("tuneup"));
     updateStatus();
     m_timeline->setFocus();
 }
 
-void MainWindow::chooseFinding(int row)
-{
+void MainWindow::chooseFinding(int row) {
     m_findings->chooseRow(row);
 }
 
-void MainWindow::showFinding(const analysis::Finding* finding)
-{
-    if (!m_session)
-        return;
+void MainWindow::showFinding(const analysis::Finding* finding) {
+    if (!m_session) return;
     if (!finding) {
         m_timeline->setEvidence({}, {});
         return;
@@ -216,12 +210,15 @@ void MainWindow::showFinding(const analysis::Finding* finding)
     uint32_t model = 0;
     if (const analysis::RankAnalysis* rank = analysis::rankOf(m_session->report, *finding))
         model = uint32_t(rank - m_session->report.ranks.data());
-    const int64_t stepNs = model < m_session->report.ranks.size() ? m_session->report.ranks[model].steps.medianStepNs() : 0;
+    const int64_t stepNs
+        = model < m_session->report.ranks.size() ? m_session->report.ranks[model].steps.medianStepNs() : 0;
     const auto focus = evidenceFocus(m_session->timeline, model, finding->evidence, stepNs);
     if (!focus) {
         m_timeline->setEvidence({}, {});
         m_timeline->selectEvent({});
-        statusBar()->showMessage(tr("%1: no events or time spans to show on the timeline").arg(QString::fromStdString(finding->ruleId)), 5000);
+        statusBar()->showMessage(
+            tr("%1: no events or time spans to show on the timeline").arg(QString::fromStdString(finding->ruleId)),
+            5000);
         return;
     }
     m_timeline->setEvidence(focus->events, focus->spans);
@@ -230,8 +227,7 @@ void MainWindow::showFinding(const analysis::Finding* finding)
     m_timeline->selectEvent(focus->select);
 }
 
-void MainWindow::updateStatus()
-{
+void MainWindow::updateStatus() {
     if (!m_session) {
         m_status->clear();
         return;
@@ -240,10 +236,11 @@ void MainWindow::updateStatus()
     for (size_t i = 0; i < m_session->modelCount(); ++i)
         events += m_session->model(i).eventCount();
     QString text = tr("%1 · %L2 events").arg(QString::fromStdString(m_session->title())).arg(events);
-    if (!m_session->otherFiles.empty())
-        text += tr(" · %1 other processes").arg(m_session->otherFiles.size());
+    if (!m_session->otherFiles.empty()) text += tr(" · %1 other processes").arg(m_session->otherFiles.size());
     if (const analysis::StepAnalysis* steps = m_session->steps())
-        text += tr(" · %L1 steps, median %2").arg(steps->detection.steps.size()).arg(QString::fromStdString(formatDuration(steps->medianStepNs())));
+        text += tr(" · %L1 steps, median %2")
+                    .arg(steps->detection.steps.size())
+                    .arg(QString::fromStdString(formatDuration(steps->medianStepNs())));
     text += tr(" · loaded in %1 s").arg(m_session->loadSeconds, 0, 'f', 2);
     m_status->setText(text);
 }

@@ -1,9 +1,8 @@
 // MainWindow's menus, shortcuts and file loading: open, open recent, compare, drag and drop, the
 // progress dialog with its cancel button, and the error dialog.
 
-#include "app/main_window.h"
-
 #include "app/load_job.h"
+#include "app/main_window.h"
 #include "app/recent_files.h"
 #include "models/compare_data.h"
 #include "timeline/timeline_view.h"
@@ -27,8 +26,7 @@
 
 namespace tuneup::gui {
 
-void MainWindow::buildMenus()
-{
+void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] { openDialog(false); });
     m_recentMenu = file->addMenu(tr("Open &Recent"));
@@ -43,7 +41,8 @@ void MainWindow::buildMenus()
     view->addAction(tr("Zoom &in (W)"), QKeySequence(tr("Ctrl+=")), this, [this] { m_timeline->zoomBy(0.7); });
     view->addAction(tr("Zoom &out (S)"), QKeySequence(tr("Ctrl+-")), this, [this] { m_timeline->zoomBy(1 / 0.7); });
     view->addAction(tr("&Fit (F)"), QKeySequence(tr("Ctrl+0")), this, [this] { m_timeline->fitAll(); });
-    view->addAction(tr("&Zoom to selection (Z)"), QKeySequence(tr("Ctrl+E")), this, [this] { m_timeline->zoomToSelection(); });
+    view->addAction(
+        tr("&Zoom to selection (Z)"), QKeySequence(tr("Ctrl+E")), this, [this] { m_timeline->zoomToSelection(); });
     view->addSeparator();
     view->addAction(tr("&Search events"), QKeySequence::Find, this, [this] {
         m_search->setFocus();
@@ -52,9 +51,8 @@ void MainWindow::buildMenus()
     view->addAction(tr("Next &finding"), QKeySequence(tr("Ctrl+]")), this, [this] {
         m_findings->chooseRow(std::min(m_findings->chosenRow() + 1, m_findings->table()->model()->rowCount() - 1));
     });
-    view->addAction(tr("Previous f&inding"), QKeySequence(tr("Ctrl+[")), this, [this] {
-        m_findings->chooseRow(std::max(m_findings->chosenRow() - 1, 0));
-    });
+    view->addAction(tr("Previous f&inding"), QKeySequence(tr("Ctrl+[")), this,
+        [this] { m_findings->chooseRow(std::max(m_findings->chosenRow() - 1, 0)); });
     view->addSeparator();
     view->addAction(tr("&Details"), QKeySequence(tr("Ctrl+1")), this, [this] { m_tabs->setCurrentIndex(0); });
     view->addAction(tr("Step &breakdown"), QKeySequence(tr("Ctrl+2")), this, [this] { m_tabs->setCurrentIndex(1); });
@@ -66,16 +64,14 @@ void MainWindow::buildMenus()
     help->addAction(tr("&About tuneup"), this, &MainWindow::showAbout);
 }
 
-void MainWindow::rebuildRecentMenu()
-{
+void MainWindow::rebuildRecentMenu() {
     m_recentMenu->clear();
     QSettings settings;
     const QStringList recent = recentFiles(settings);
     for (const QString& entry : recent) {
         const QStringList files = entry.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
         QString label = files.value(0);
-        if (files.size() > 1)
-            label += tr(" +%1").arg(files.size() - 1);
+        if (files.size() > 1) label += tr(" +%1").arg(files.size() - 1);
         m_recentMenu->addAction(label, this, [this, files] { openFiles(files); });
     }
     if (!recent.isEmpty()) {
@@ -89,48 +85,42 @@ void MainWindow::rebuildRecentMenu()
     m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
-void MainWindow::openDialog(bool compare)
-{
+void MainWindow::openDialog(bool compare) {
     if (compare && !m_session) {
-        showError(tr("Nothing to compare with"), tr("Open a run first (File › Open), then compare another run with it."));
+        showError(
+            tr("Nothing to compare with"), tr("Open a run first (File › Open), then compare another run with it."));
         return;
     }
     QSettings settings;
-    const QStringList files = QFileDialog::getOpenFileNames(this, compare ? tr("Compare with (run B)") : tr("Open traces"),
-        settings.value(QStringLiteral("lastDirectory")).toString(),
-        tr("Traces (*.db *.json *.json.gz *.sqlite);;tuneup recordings (*.db);;PyTorch profiler traces (*.json *.json.gz);;"
-           "All files (*)"));
-    if (files.isEmpty())
-        return;
+    const QStringList files
+        = QFileDialog::getOpenFileNames(this, compare ? tr("Compare with (run B)") : tr("Open traces"),
+            settings.value(QStringLiteral("lastDirectory")).toString(),
+            tr("Traces (*.db *.json *.json.gz *.sqlite);;tuneup recordings (*.db);;PyTorch profiler traces (*.json "
+               "*.json.gz);;"
+               "All files (*)"));
+    if (files.isEmpty()) return;
     settings.setValue(QStringLiteral("lastDirectory"), QFileInfo(files.front()).absolutePath());
     openFiles(files, compare);
 }
 
-void MainWindow::openFiles(const QStringList& files, bool compare)
-{
-    if (files.isEmpty())
-        return;
+void MainWindow::openFiles(const QStringList& files, bool compare) {
+    if (files.isEmpty()) return;
     cancelLoading();
     startJob(files, compare);
 }
 
-bool MainWindow::isLoading() const
-{
+bool MainWindow::isLoading() const {
     return m_job && m_job->isRunning();
 }
 
-void MainWindow::cancelLoading()
-{
-    if (!m_job)
-        return;
+void MainWindow::cancelLoading() {
+    if (!m_job) return;
     // Deleting the job cancels it and waits for its thread; its queued results are then dropped.
     delete std::exchange(m_job, nullptr);
-    if (m_progress)
-        m_progress->deleteLater();
+    if (m_progress) m_progress->deleteLater();
 }
 
-void MainWindow::startJob(const QStringList& files, bool compare)
-{
+void MainWindow::startJob(const QStringList& files, bool compare) {
     LoadRequest request;
     for (const QString& f : files)
         request.files.push_back(f.toStdString());
@@ -138,7 +128,8 @@ void MainWindow::startJob(const QStringList& files, bool compare)
     request.userRules = m_options.userRules;
     m_job = new LoadJob(std::move(request), this);
 
-    m_progress = new QProgressDialog(tr("Opening %1…").arg(QFileInfo(files.front()).fileName()), tr("Cancel"), 0, 1000, this);
+    m_progress
+        = new QProgressDialog(tr("Opening %1…").arg(QFileInfo(files.front()).fileName()), tr("Cancel"), 0, 1000, this);
     m_progress->setObjectName(QStringLiteral("loadProgress"));
     m_progress->setWindowTitle(compare ? tr("Opening run B") : tr("Opening"));
     m_progress->setWindowModality(Qt::WindowModal);
@@ -147,8 +138,7 @@ void MainWindow::startJob(const QStringList& files, bool compare)
     m_progress->setAutoReset(false);
     m_progress->setValue(0);
     connect(m_progress, &QProgressDialog::canceled, this, [this] {
-        if (!m_job)
-            return;
+        if (!m_job) return;
         m_job->cancel();
         statusBar()->showMessage(tr("Cancelling…"));
     });
@@ -160,10 +150,8 @@ void MainWindow::startJob(const QStringList& files, bool compare)
     });
     LoadJob* job = m_job;
     auto done = [this, job] {
-        if (m_progress)
-            m_progress->deleteLater();
-        if (m_job == job)
-            m_job = nullptr;
+        if (m_progress) m_progress->deleteLater();
+        if (m_job == job) m_job = nullptr;
         job->deleteLater();
     };
     connect(m_job, &LoadJob::finished, this, [this, compare, files, done](std::shared_ptr<const Session> session) {
@@ -188,26 +176,22 @@ void MainWindow::startJob(const QStringList& files, bool compare)
     m_job->start();
 }
 
-void MainWindow::jobFinished(std::shared_ptr<const Session> session, bool compare)
-{
+void MainWindow::jobFinished(std::shared_ptr<const Session> session, bool compare) {
     statusBar()->clearMessage();
     if (!compare) {
         setSession(std::move(session));
         emit sessionLoaded();
         return;
     }
-    if (!m_session)
-        return;
-    if (!m_compare)
-        m_compare = new CompareDialog(this);
+    if (!m_session) return;
+    if (!m_compare) m_compare = new CompareDialog(this);
     m_compare->setComparison(compareSessions(*m_session, *session));
     m_compare->show();
     m_compare->raise();
     emit comparisonShown();
 }
 
-void MainWindow::showError(const QString& title, const QString& message)
-{
+void MainWindow::showError(const QString& title, const QString& message) {
     // Window-modal and not blocking: the window stays responsive, and tests can find and close it.
     auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
     box->setObjectName(QStringLiteral("errorDialog"));
@@ -216,8 +200,7 @@ void MainWindow::showError(const QString& title, const QString& message)
     box->open();
 }
 
-void MainWindow::showShortcuts()
-{
+void MainWindow::showShortcuts() {
     QMessageBox::information(this, tr("Keyboard and mouse"),
         tr("<table>"
            "<tr><td><b>Wheel</b>, Ctrl+wheel</td><td>zoom around the cursor</td></tr>"
@@ -237,26 +220,21 @@ void MainWindow::showShortcuts()
            "</table>"));
 }
 
-void MainWindow::showAbout()
-{
+void MainWindow::showAbout() {
     QMessageBox::about(this, tr("About tuneup"),
         tr("<b>tuneup-gui %1</b><p>Why is my training slow, and what do I change? The timeline of a recorded "
            "run with the advisor's findings beside it.</p>")
             .arg(QStringLiteral(TUNEUP_VERSION)));
 }
 
-void MainWindow::dragEnterEvent(QDragEnterEvent* event)
-{
-    if (event->mimeData()->hasUrls())
-        event->acceptProposedAction();
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) event->acceptProposedAction();
 }
 
-void MainWindow::dropEvent(QDropEvent* event)
-{
+void MainWindow::dropEvent(QDropEvent* event) {
     QStringList files;
     for (const QUrl& url : event->mimeData()->urls())
-        if (url.isLocalFile())
-            files << url.toLocalFile();
+        if (url.isLocalFile()) files << url.toLocalFile();
     openFiles(files);
 }
 

@@ -6,8 +6,7 @@ namespace {
 const QString kKey = QStringLiteral("recentFiles");
 }
 
-QStringList withRecent(QStringList list, const QString& entry, int max)
-{
+QStringList withRecent(QStringList list, const QString& entry, int max) {
     list.removeAll(entry);
     list.prepend(entry);
     while (list.size() > max)
@@ -15,18 +14,15 @@ QStringList withRecent(QStringList list, const QString& entry, int max)
     return list;
 }
 
-QStringList recentFiles(QSettings& settings)
-{
+QStringList recentFiles(QSettings& settings) {
     return settings.value(kKey).toStringList();
 }
 
-void addRecentFile(QSettings& settings, const QString& entry)
-{
+void addRecentFile(QSettings& settings, const QString& entry) {
     settings.setValue(kKey, withRecent(recentFiles(settings), entry));
 }
 
-void clearRecentFiles(QSettings& settings)
-{
+void clearRecentFiles(QSettings& settings) {
     settings.remove(kKey);
 }
 

@@ -17,35 +17,27 @@ namespace tuneup::gui {
 using namespace analysis;
 namespace fs = std::filesystem;
 
-const StepAnalysis* Session::steps() const
-{
-    if (report.ranks.empty() || report.ranks.front().steps.detection.steps.empty())
-        return nullptr;
+const StepAnalysis* Session::steps() const {
+    if (report.ranks.empty() || report.ranks.front().steps.detection.steps.empty()) return nullptr;
     return &report.ranks.front().steps;
 }
 
-std::string Session::title() const
-{
-    if (files.empty())
-        return {};
+std::string Session::title() const {
+    if (files.empty()) return {};
     std::string t = fs::path(files.front()).filename().string();
-    if (files.size() > 1)
-        t += " +" + std::to_string(files.size() - 1);
+    if (files.size() > 1) t += " +" + std::to_string(files.size() - 1);
     return t;
 }
 
-std::vector<std::string> otherProcessFiles(const std::string& file)
-{
+std::vector<std::string> otherProcessFiles(const std::string& file) {
     std::vector<std::string> out;
     const fs::path path(file);
-    if (path.extension() != ".db")
-        return out;
+    if (path.extension() != ".db") return out;
     const std::string stem = path.stem().string(); // "run" or "run.rank3"
     // Escape the stem for the pattern: file names may hold regex characters.
     std::string escaped;
     for (char c : stem) {
-        if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos)
-            escaped += '\\';
+        if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) escaped += '\\';
         escaped += c;
     }
     const std::regex pattern(escaped + R"(\.pid[0-9]+\.db)");
@@ -60,8 +52,7 @@ std::vector<std::string> otherProcessFiles(const std::string& file)
     return out;
 }
 
-std::vector<KernelRow> kernelRows(const std::vector<const TraceModel*>& models, int64_t* totalNs)
-{
+std::vector<KernelRow> kernelRows(const std::vector<const TraceModel*>& models, int64_t* totalNs) {
     std::unordered_map<std::string, size_t> byName;
     std::vector<KernelRow> rows;
     int64_t all = 0;
@@ -98,8 +89,7 @@ std::vector<KernelRow> kernelRows(const std::vector<const TraceModel*>& models, 
     std::sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) {
         return a.totalNs != b.totalNs ? a.totalNs > b.totalNs : a.name < b.name;
     });
-    if (totalNs)
-        *totalNs = all;
+    if (totalNs) *totalNs = all;
     return rows;
 }
 
@@ -107,57 +97,43 @@ namespace {
 
 // The size of the text an importer will read, for progress: the file's size, or for gzip the
 // uncompressed size its trailer records (modulo 4 GiB, so never less than the file itself).
-uint64_t expectedBytes(const std::string& path)
-{
+uint64_t expectedBytes(const std::string& path) {
     std::error_code ec;
     const uint64_t size = fs::file_size(path, ec);
-    if (ec)
-        return 0;
+    if (ec) return 0;
     std::ifstream in(path, std::ios::binary);
     unsigned char magic[2] = {};
-    if (!in.read(reinterpret_cast<char*>(magic), 2) || magic[0] != 0x1f || magic[1] != 0x8b || size < 8)
-        return size;
+    if (!in.read(reinterpret_cast<char*>(magic), 2) || magic[0] != 0x1f || magic[1] != 0x8b || size < 8) return size;
     unsigned char trailer[4] = {};
     in.seekg(-4, std::ios::end);
-    if (!in.read(reinterpret_cast<char*>(trailer), 4))
-        return size;
-    const uint64_t isize = uint64_t(trailer[0]) | uint64_t(trailer[1]) << 8 | uint64_t(trailer[2]) << 16
-        | uint64_t(trailer[3]) << 24;
+    if (!in.read(reinterpret_cast<char*>(trailer), 4)) return size;
+    const uint64_t isize
+        = uint64_t(trailer[0]) | uint64_t(trailer[1]) << 8 | uint64_t(trailer[2]) << 16 | uint64_t(trailer[3]) << 24;
     return std::max(isize, size);
 }
 
-std::string roleLabel(const TraceModel& model)
-{
+std::string roleLabel(const TraceModel& model) {
     const std::string role = model.info.metadataValue("role");
-    if (role == "dataloader-worker")
-        return "DataLoader worker";
-    if (role == "forked-child")
-        return "forked child";
-    if (role == "launcher")
-        return "launcher";
+    if (role == "dataloader-worker") return "DataLoader worker";
+    if (role == "forked-child") return "forked child";
+    if (role == "launcher") return "launcher";
     return role;
 }
 
-void check(const LoadProgress& progress)
-{
-    if (progress.cancel && progress.cancel->load())
-        throw LoadCancelled();
+void check(const LoadProgress& progress) {
+    if (progress.cancel && progress.cancel->load()) throw LoadCancelled();
 }
 
-void report(const LoadProgress& progress, const std::string& phase, double fraction)
-{
+void report(const LoadProgress& progress, const std::string& phase, double fraction) {
     check(progress);
-    if (progress.report)
-        progress.report(phase, fraction);
+    if (progress.report) progress.report(phase, fraction);
 }
 
 } // namespace
 
-std::shared_ptr<Session> loadSession(const LoadRequest& request, const LoadProgress& progress)
-{
+std::shared_ptr<Session> loadSession(const LoadRequest& request, const LoadProgress& progress) {
     const auto started = std::chrono::steady_clock::now();
-    if (request.files.empty())
-        throw std::runtime_error("no file to open");
+    if (request.files.empty()) throw std::runtime_error("no file to open");
     auto session = std::make_shared<Session>();
     session->files = request.files;
 
@@ -215,8 +191,7 @@ std::shared_ptr<Session> loadSession(const LoadRequest& request, const LoadProgr
     }
     for (size_t i = 0; i < session->others.size(); ++i) {
         std::string label = fs::path(session->otherFiles[i]).filename().string();
-        if (const std::string role = roleLabel(session->others[i]); !role.empty())
-            label += " (" + role + ")";
+        if (const std::string role = roleLabel(session->others[i]); !role.empty()) label += " (" + role + ")";
         session->labels.push_back(label);
     }
     for (size_t i = 0; i < session->modelCount(); ++i)

@@ -18,8 +18,8 @@ namespace tuneup::gui {
 
 struct LoadRequest {
     std::vector<std::string> files; // analysed as one job (one file per rank), like `tuneup advise`
-    std::string stepRange;          // --step-range
-    std::string userRules;          // --rules DIR
+    std::string stepRange; // --step-range
+    std::string userRules; // --rules DIR
     // Also show the other processes recorded beside a tuneup file (run.pid<N>.db: DataLoader workers,
     // forked children) on the timeline. They are not part of the job's advice.
     bool withOtherProcesses = true;
@@ -34,9 +34,7 @@ struct LoadProgress {
 class LoadCancelled : public std::runtime_error {
 public:
     LoadCancelled()
-        : std::runtime_error("loading cancelled")
-    {
-    }
+        : std::runtime_error("loading cancelled") { }
 };
 
 /** One kernel name over the job: the kernel table's row. */
@@ -52,8 +50,8 @@ struct KernelRow {
 };
 
 struct Session {
-    std::vector<std::string> files;        // the job's files, as given
-    std::vector<std::string> otherFiles;   // other processes found beside them
+    std::vector<std::string> files; // the job's files, as given
+    std::vector<std::string> otherFiles; // other processes found beside them
     std::vector<analysis::TraceModel> job; // one per file; the report points into it, so it never moves
     std::vector<analysis::TraceModel> others;
     std::vector<std::string> labels; // per model, the job's first: "run.db", "run.pid77.db (DataLoader worker)"

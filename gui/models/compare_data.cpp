@@ -9,11 +9,9 @@ namespace tuneup::gui {
 
 using namespace analysis;
 
-StepStats stepStats(const StepAnalysis* steps)
-{
+StepStats stepStats(const StepAnalysis* steps) {
     StepStats s;
-    if (!steps || steps->detection.steps.empty())
-        return s;
+    if (!steps || steps->detection.steps.empty()) return s;
     std::vector<int64_t> d;
     for (const Step& step : steps->detection.steps)
         d.push_back(step.durationNs());
@@ -30,8 +28,7 @@ StepStats stepStats(const StepAnalysis* steps)
     return s;
 }
 
-Comparison compareSessions(const Session& a, const Session& b)
-{
+Comparison compareSessions(const Session& a, const Session& b) {
     Comparison c;
     c.aLabel = a.title();
     c.bLabel = b.title();
@@ -69,9 +66,8 @@ Comparison compareSessions(const Session& a, const Session& b)
         d.bNs = k.totalNs / bSteps;
         d.bCount = (k.count + bSteps / 2) / bSteps;
     }
-    std::stable_sort(c.kernels.begin(), c.kernels.end(), [](const KernelDelta& x, const KernelDelta& y) {
-        return std::llabs(x.deltaNs()) > std::llabs(y.deltaNs());
-    });
+    std::stable_sort(c.kernels.begin(), c.kernels.end(),
+        [](const KernelDelta& x, const KernelDelta& y) { return std::llabs(x.deltaNs()) > std::llabs(y.deltaNs()); });
     return c;
 }
 

@@ -20,7 +20,7 @@ StepStats stepStats(const analysis::StepAnalysis* steps);
 struct KernelDelta {
     std::string name, shortName;
     analysis::KernelClass kernelClass = analysis::KernelClass::Other;
-    int64_t aNs = 0, bNs = 0;       // per step (or in all when not per step)
+    int64_t aNs = 0, bNs = 0; // per step (or in all when not per step)
     int64_t aCount = 0, bCount = 0; // per step likewise (rounded)
     int64_t deltaNs() const { return bNs - aNs; }
     double ratio() const { return aNs > 0 ? double(bNs) / double(aNs) : 0.0; } // 0 when new in b

@@ -6,7 +6,6 @@
 
 #include <QAbstractTableModel>
 #include <QPixmap>
-
 #include <memory>
 #include <vector>
 

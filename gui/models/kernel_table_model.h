@@ -5,7 +5,6 @@
 #include "app/session.h"
 
 #include <QAbstractTableModel>
-
 #include <memory>
 
 namespace tuneup::gui {

@@ -11,43 +11,34 @@ namespace {
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
-std::string num(int64_t v) { return std::to_string(v); }
+std::string num(int64_t v) {
+    return std::to_string(v);
+}
 
 // "aten::mm (op)" for a CPU op or API call row, "" when none.
-std::string opName(const TraceModel& m, RowIndex op)
-{
+std::string opName(const TraceModel& m, RowIndex op) {
     return op != kNoRow && size_t(op) < m.cpuOps.size() ? std::string(m.str(m.cpuOps.name[size_t(op)])) : std::string();
 }
-std::string apiName(const TraceModel& m, RowIndex call)
-{
+std::string apiName(const TraceModel& m, RowIndex call) {
     return call != kNoRow && size_t(call) < m.apiCalls.size() ? std::string(m.str(m.apiCalls.name[size_t(call)]))
                                                               : std::string();
 }
 
-void launchedBy(const TraceModel& m, RowIndex api, RowIndex op, uint64_t correlation, Fields& f)
-{
-    if (correlation)
-        f.emplace_back("correlation", std::to_string(correlation));
-    if (const std::string a = apiName(m, api); !a.empty())
-        f.emplace_back("launched by", a);
-    if (const std::string o = opName(m, op); !o.empty())
-        f.emplace_back("CPU op", o);
+void launchedBy(const TraceModel& m, RowIndex api, RowIndex op, uint64_t correlation, Fields& f) {
+    if (correlation) f.emplace_back("correlation", std::to_string(correlation));
+    if (const std::string a = apiName(m, api); !a.empty()) f.emplace_back("launched by", a);
+    if (const std::string o = opName(m, op); !o.empty()) f.emplace_back("CPU op", o);
 }
 
-std::string threadLabel(const TraceModel& m, ThreadIndex t)
-{
-    if (t >= m.threads.size())
-        return {};
+std::string threadLabel(const TraceModel& m, ThreadIndex t) {
+    if (t >= m.threads.size()) return {};
     std::string s = "tid " + std::to_string(m.threads[t].tid) + " (pid " + std::to_string(m.threads[t].pid) + ")";
-    if (!m.str(m.threads[t].name).empty())
-        s += " " + std::string(m.str(m.threads[t].name));
+    if (!m.str(m.threads[t].name).empty()) s += " " + std::string(m.str(m.threads[t].name));
     return s;
 }
 
-std::string bandwidth(int64_t bytes, int64_t ns)
-{
-    if (bytes <= 0 || ns <= 0)
-        return {};
+std::string bandwidth(int64_t bytes, int64_t ns) {
+    if (bytes <= 0 || ns <= 0) return {};
     char text[32];
     snprintf(text, sizeof text, "%.1f GB/s", double(bytes) / double(ns));
     return text;
@@ -55,57 +46,61 @@ std::string bandwidth(int64_t bytes, int64_t ns)
 
 } // namespace
 
-std::optional<TimeRange> eventSpan(const TimelineData& data, const EventId& id)
-{
-    if (id.model >= data.modelCount() || id.row < 0)
-        return std::nullopt;
+std::optional<TimeRange> eventSpan(const TimelineData& data, const EventId& id) {
+    if (id.model >= data.modelCount() || id.row < 0) return std::nullopt;
     const TraceModel& m = data.model(id.model);
     const size_t r = size_t(id.row);
     auto from = [r](const auto& table) -> std::optional<TimeRange> {
-        if (r >= table.size())
-            return std::nullopt;
+        if (r >= table.size()) return std::nullopt;
         return TimeRange { table.startNs[r], std::max(table.endNs[r], table.startNs[r]) };
     };
     switch (id.source) {
-    case Source::Kernel: return from(m.kernels);
-    case Source::Memcpy: return from(m.memcpys);
-    case Source::Memset: return from(m.memsets);
-    case Source::Sync: return from(m.syncs);
-    case Source::ApiCall: return from(m.apiCalls);
-    case Source::CpuOp: return from(m.cpuOps);
-    case Source::Annotation: return from(m.annotations);
-    case Source::Collective: return from(m.collectives);
-    case Source::GemmCall: return from(m.gemmCalls);
-    case Source::ConvCall: return from(m.convCalls);
+    case Source::Kernel:
+        return from(m.kernels);
+    case Source::Memcpy:
+        return from(m.memcpys);
+    case Source::Memset:
+        return from(m.memsets);
+    case Source::Sync:
+        return from(m.syncs);
+    case Source::ApiCall:
+        return from(m.apiCalls);
+    case Source::CpuOp:
+        return from(m.cpuOps);
+    case Source::Annotation:
+        return from(m.annotations);
+    case Source::Collective:
+        return from(m.collectives);
+    case Source::GemmCall:
+        return from(m.gemmCalls);
+    case Source::ConvCall:
+        return from(m.convCalls);
     case Source::Step: {
         const StepAnalysis* s = data.steps(id.model);
-        if (!s || r >= s->detection.steps.size())
-            return std::nullopt;
+        if (!s || r >= s->detection.steps.size()) return std::nullopt;
         return TimeRange { s->detection.steps[r].startNs, s->detection.steps[r].endNs };
     }
     case Source::IdleGap: {
         const StepAnalysis* s = data.steps(id.model);
-        if (!s || r >= s->gaps.size())
-            return std::nullopt;
+        if (!s || r >= s->gaps.size()) return std::nullopt;
         return TimeRange { s->gaps[r].span.startNs, s->gaps[r].span.endNs };
     }
-    case Source::GpuAnnotation: return from(m.gpuAnnotations);
-    case Source::ThreadState: return data.threadStateSpan(id.model, id.row);
+    case Source::GpuAnnotation:
+        return from(m.gpuAnnotations);
+    case Source::ThreadState:
+        return data.threadStateSpan(id.model, id.row);
     }
     return std::nullopt;
 }
 
-EventInfo describeEvent(const TimelineData& data, const EventId& id)
-{
+EventInfo describeEvent(const TimelineData& data, const EventId& id) {
     EventInfo info;
     const auto span = eventSpan(data, id);
-    if (!span)
-        return info;
+    if (!span) return info;
     info.span = *span;
     const TraceModel& m = data.model(id.model);
     const size_t r = size_t(id.row);
-    if (const auto place = data.place(id))
-        info.track = data.tracks[place->track].title;
+    if (const auto place = data.place(id)) info.track = data.tracks[place->track].title;
     Fields& f = info.fields;
     switch (id.source) {
     case Source::Kernel: {
@@ -116,14 +111,11 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         if (const Precision p = kernelPrecision(info.name); p != Precision::Unknown)
             f.emplace_back("precision", std::string(precisionName(p)));
         f.emplace_back("device / stream", num(k.device[r]) + " / " + num(k.stream[r]));
-        if (k.gridX[r] > 0)
-            f.emplace_back("grid", num(k.gridX[r]) + " × " + num(k.gridY[r]) + " × " + num(k.gridZ[r]));
+        if (k.gridX[r] > 0) f.emplace_back("grid", num(k.gridX[r]) + " × " + num(k.gridY[r]) + " × " + num(k.gridZ[r]));
         if (k.blockX[r] > 0)
             f.emplace_back("block", num(k.blockX[r]) + " × " + num(k.blockY[r]) + " × " + num(k.blockZ[r]));
-        if (k.registersPerThread[r] > 0)
-            f.emplace_back("registers / thread", num(k.registersPerThread[r]));
-        if (k.sharedMemoryBytes[r] > 0)
-            f.emplace_back("shared memory / block", formatBytes(k.sharedMemoryBytes[r]));
+        if (k.registersPerThread[r] > 0) f.emplace_back("registers / thread", num(k.registersPerThread[r]));
+        if (k.sharedMemoryBytes[r] > 0) f.emplace_back("shared memory / block", formatBytes(k.sharedMemoryBytes[r]));
         launchedBy(m, k.apiCall[r], k.cpuOp[r], k.correlation[r], f);
         break;
     }
@@ -132,8 +124,7 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         info.kind = "memory copy";
         info.name = "Memcpy " + std::string(copyKindName(c.copyKind[r]));
         f.emplace_back("device / stream", num(c.device[r]) + " / " + num(c.stream[r]));
-        if (c.bytes[r] >= 0)
-            f.emplace_back("bytes", formatBytes(c.bytes[r]));
+        if (c.bytes[r] >= 0) f.emplace_back("bytes", formatBytes(c.bytes[r]));
         if (const std::string bw = bandwidth(c.bytes[r], c.endNs[r] - c.startNs[r]); !bw.empty())
             f.emplace_back("bandwidth", bw);
         f.emplace_back("source memory", std::string(memoryKindName(c.srcKind[r])));
@@ -146,8 +137,7 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         info.kind = "memset";
         info.name = "Memset";
         f.emplace_back("device / stream", num(s.device[r]) + " / " + num(s.stream[r]));
-        if (s.bytes[r] >= 0)
-            f.emplace_back("bytes", formatBytes(s.bytes[r]));
+        if (s.bytes[r] >= 0) f.emplace_back("bytes", formatBytes(s.bytes[r]));
         f.emplace_back("memory", std::string(memoryKindName(s.memoryKind[r])));
         launchedBy(m, s.apiCall[r], s.cpuOp[r], s.correlation[r], f);
         break;
@@ -157,8 +147,7 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         info.kind = "synchronisation";
         info.name = std::string(syncTypeName(s.type[r]));
         f.emplace_back("device / stream", num(s.device[r]) + " / " + num(s.stream[r]));
-        if (const std::string a = apiName(m, s.apiCall[r]); !a.empty())
-            f.emplace_back("CUDA call", a);
+        if (const std::string a = apiName(m, s.apiCall[r]); !a.empty()) f.emplace_back("CUDA call", a);
         break;
     }
     case Source::ApiCall: {
@@ -171,8 +160,7 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
             if (const auto k = m.kernelByCorrelation(a.correlation[r]))
                 f.emplace_back("launched", std::string(m.str(m.kernels.name[size_t(*k)])));
         }
-        if (const std::string o = opName(m, a.cpuOp[r]); !o.empty())
-            f.emplace_back("CPU op", o);
+        if (const std::string o = opName(m, a.cpuOp[r]); !o.empty()) f.emplace_back("CPU op", o);
         break;
     }
     case Source::CpuOp: {
@@ -180,14 +168,10 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         info.kind = "CPU op";
         info.name = m.str(o.name[r]);
         f.emplace_back("thread", threadLabel(m, o.thread[r]));
-        if (!m.str(o.inputDims[r]).empty())
-            f.emplace_back("input dims", std::string(m.str(o.inputDims[r])));
-        if (!m.str(o.inputTypes[r]).empty())
-            f.emplace_back("input types", std::string(m.str(o.inputTypes[r])));
-        if (o.sequenceNumber[r] >= 0)
-            f.emplace_back("sequence number", num(o.sequenceNumber[r]));
-        if (const std::string p = opName(m, o.parent[r]); !p.empty())
-            f.emplace_back("parent", p);
+        if (!m.str(o.inputDims[r]).empty()) f.emplace_back("input dims", std::string(m.str(o.inputDims[r])));
+        if (!m.str(o.inputTypes[r]).empty()) f.emplace_back("input types", std::string(m.str(o.inputTypes[r])));
+        if (o.sequenceNumber[r] >= 0) f.emplace_back("sequence number", num(o.sequenceNumber[r]));
+        if (const std::string p = opName(m, o.parent[r]); !p.empty()) f.emplace_back("parent", p);
         break;
     }
     case Source::Annotation: {
@@ -204,12 +188,9 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         const auto& c = m.collectives;
         info.kind = "collective";
         info.name = m.str(c.name[r]);
-        if (c.inNelems[r] >= 0)
-            f.emplace_back("elements in / out", num(c.inNelems[r]) + " / " + num(c.outNelems[r]));
-        if (!m.str(c.dtype[r]).empty())
-            f.emplace_back("dtype", std::string(m.str(c.dtype[r])));
-        if (c.groupSize[r] >= 0)
-            f.emplace_back("group size", num(c.groupSize[r]));
+        if (c.inNelems[r] >= 0) f.emplace_back("elements in / out", num(c.inNelems[r]) + " / " + num(c.outNelems[r]));
+        if (!m.str(c.dtype[r]).empty()) f.emplace_back("dtype", std::string(m.str(c.dtype[r])));
+        if (c.groupSize[r] >= 0) f.emplace_back("group size", num(c.groupSize[r]));
         break;
     }
     case Source::GemmCall: {
@@ -218,8 +199,7 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         info.name = m.str(g.name[r]);
         f.emplace_back("thread", threadLabel(m, g.thread[r]));
         f.emplace_back("m × n × k", num(g.m[r]) + " × " + num(g.n[r]) + " × " + num(g.k[r]));
-        if (g.batch[r] != 1)
-            f.emplace_back("batch", num(g.batch[r]));
+        if (g.batch[r] != 1) f.emplace_back("batch", num(g.batch[r]));
         f.emplace_back("lda / ldb / ldc", num(g.lda[r]) + " / " + num(g.ldb[r]) + " / " + num(g.ldc[r]));
         break;
     }
@@ -229,10 +209,9 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         info.name = m.str(c.name[r]);
         f.emplace_back("thread", threadLabel(m, c.thread[r]));
         f.emplace_back("input n, c, h, w", num(c.n[r]) + ", " + num(c.c[r]) + ", " + num(c.h[r]) + ", " + num(c.w[r]));
-        f.emplace_back("filter k, c, r, s",
-            num(c.k[r]) + ", " + num(c.filterC[r]) + ", " + num(c.r[r]) + ", " + num(c.s[r]));
-        if (c.algo[r] >= 0)
-            f.emplace_back("algorithm", num(c.algo[r]));
+        f.emplace_back(
+            "filter k, c, r, s", num(c.k[r]) + ", " + num(c.filterC[r]) + ", " + num(c.r[r]) + ", " + num(c.s[r]));
+        if (c.algo[r] >= 0) f.emplace_back("algorithm", num(c.algo[r]));
         break;
     }
     case Source::Step: {
@@ -246,8 +225,7 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id)
         if (r < s.perStep.size()) {
             const StepBreakdown& b = s.perStep[r];
             f.emplace_back("GPU compute", formatDuration(b.computeNs));
-            if (b.communicationNs)
-                f.emplace_back("communication", formatDuration(b.communicationNs));
+            if (b.communicationNs) f.emplace_back("communication", formatDuration(b.communicationNs));
             f.emplace_back("copies", formatDuration(b.memcpyNs));
             f.emplace_back("memset", formatDuration(b.memsetNs));
             f.emplace_back("GPU idle", formatDuration(b.idleNs));

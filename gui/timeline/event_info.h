@@ -12,8 +12,8 @@
 namespace tuneup::gui {
 
 struct EventInfo {
-    std::string kind;  // "kernel", "memory copy", "CUDA API call", "step"...
-    std::string name;  // full name as recorded
+    std::string kind; // "kernel", "memory copy", "CUDA API call", "step"...
+    std::string name; // full name as recorded
     TimeRange span;
     std::string track; // the track's title, "" when not drawn
     std::vector<std::pair<std::string, std::string>> fields;

@@ -30,18 +30,15 @@ constexpr std::array<KindStyle, size_t(EventKind::Count)> kStyles = { {
 
 } // namespace
 
-const KindStyle& kindStyle(EventKind kind)
-{
+const KindStyle& kindStyle(EventKind kind) {
     const size_t i = size_t(kind);
     return kStyles[i < kStyles.size() ? i : 0];
 }
 
-bool isBlockingCudaCall(std::string_view name)
-{
+bool isBlockingCudaCall(std::string_view name) {
     // cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, cuCtxSynchronize... and the
     // synchronous copies (cudaMemcpy, not cudaMemcpyAsync).
-    if (name.find("Synchronize") != std::string_view::npos)
-        return true;
+    if (name.find("Synchronize") != std::string_view::npos) return true;
     return name == "cudaMemcpy" || name == "cuMemcpy" || name == "cudaMemcpy2D" || name == "cuMemcpyDtoH_v2"
         || name == "cuMemcpyHtoD_v2" || name == "cudaMemset";
 }

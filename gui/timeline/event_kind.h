@@ -11,15 +11,15 @@ namespace tuneup::gui {
 
 enum class EventKind : uint8_t {
     KernelCompute, // pointwise, reductions, fills, everything not below
-    KernelGemm,    // GEMM and convolution kernels
-    KernelComm,    // NCCL/RCCL collectives
+    KernelGemm, // GEMM and convolution kernels
+    KernelComm, // NCCL/RCCL collectives
     Memcpy,
     Memset,
-    Range,       // NVTX and torch ranges (record_function)
-    DataWait,    // the training loop waiting for the DataLoader
-    CpuOp,       // framework operators (aten::mm...)
-    ApiCall,     // CUDA runtime/driver calls
-    SyncCall,    // CUDA calls that block the host (cudaStreamSynchronize, synchronous copies)
+    Range, // NVTX and torch ranges (record_function)
+    DataWait, // the training loop waiting for the DataLoader
+    CpuOp, // framework operators (aten::mm...)
+    ApiCall, // CUDA runtime/driver calls
+    SyncCall, // CUDA calls that block the host (cudaStreamSynchronize, synchronous copies)
     LibraryCall, // cuBLAS/cuDNN calls the agent's interposers recorded
     Step,
     IdleData, // GPU idle while the host waited for data

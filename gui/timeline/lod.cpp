@@ -4,13 +4,11 @@
 
 namespace tuneup::gui {
 
-size_t firstEndingAfter(std::span<const int64_t> ends, int64_t t)
-{
+size_t firstEndingAfter(std::span<const int64_t> ends, int64_t t) {
     return size_t(std::upper_bound(ends.begin(), ends.end(), t) - ends.begin());
 }
 
-IndexRange eventsIn(std::span<const int64_t> starts, std::span<const int64_t> ends, TimeRange range)
-{
+IndexRange eventsIn(std::span<const int64_t> starts, std::span<const int64_t> ends, TimeRange range) {
     IndexRange out;
     out.first = firstEndingAfter(ends, range.startNs);
     out.last = size_t(std::lower_bound(starts.begin() + long(out.first), starts.end(), range.endNs) - starts.begin());
@@ -21,9 +19,8 @@ IndexRange eventsIn(std::span<const int64_t> starts, std::span<const int64_t> en
     return out;
 }
 
-void mergeUnderPixel(std::span<const int64_t> starts, std::span<const int64_t> ends, TimeRange visible,
-    int64_t mergeNs, std::vector<LodBox>& out)
-{
+void mergeUnderPixel(std::span<const int64_t> starts, std::span<const int64_t> ends, TimeRange visible, int64_t mergeNs,
+    std::vector<LodBox>& out) {
     out.clear();
     mergeNs = std::max<int64_t>(mergeNs, 1);
     const size_t n = std::min(starts.size(), ends.size());
@@ -42,9 +39,9 @@ void mergeUnderPixel(std::span<const int64_t> starts, std::span<const int64_t> e
         size_t next = i + 1;
         for (;;) {
             const auto from = starts.begin() + long(next);
-            const size_t j = size_t(std::lower_bound(from, starts.begin() + long(n), box.endNs + mergeNs) - starts.begin());
-            if (j == next)
-                break; // the next event starts more than mergeNs after the run: the run is complete
+            const size_t j
+                = size_t(std::lower_bound(from, starts.begin() + long(n), box.endNs + mergeNs) - starts.begin());
+            if (j == next) break; // the next event starts more than mergeNs after the run: the run is complete
             const size_t last = j - 1;
             if (ends[last] - starts[last] >= mergeNs) { // a long one: the run stops before it
                 if (last > next) {
@@ -61,8 +58,7 @@ void mergeUnderPixel(std::span<const int64_t> starts, std::span<const int64_t> e
                 box.representative = uint32_t(last);
             }
             next = j;
-            if (box.endNs >= visible.endNs)
-                break;
+            if (box.endNs >= visible.endNs) break;
         }
         out.push_back(box);
         i = next;

@@ -17,7 +17,7 @@ std::vector<uint16_t> assignRows(std::span<const int64_t> starts, std::span<cons
 
 // The order `assignRows` wants: indices of the events sorted by start, longer first on ties, then by
 // `rank` (lower first: the outer kind when two events of different kinds have the same span).
-std::vector<uint32_t> nestingOrder(std::span<const int64_t> starts, std::span<const int64_t> ends,
-    std::span<const uint8_t> rank);
+std::vector<uint32_t> nestingOrder(
+    std::span<const int64_t> starts, std::span<const int64_t> ends, std::span<const uint8_t> rank);
 
 } // namespace tuneup::gui

@@ -12,8 +12,7 @@ namespace tuneup::gui {
 
 using namespace analysis;
 
-void Lane::add(int64_t start, int64_t end, EventKind kind, Source source, RowIndex row, uint32_t name)
-{
+void Lane::add(int64_t start, int64_t end, EventKind kind, Source source, RowIndex row, uint32_t name) {
     starts.push_back(start);
     ends.push_back(std::max(end, start)); // a negative duration (bad clock data) draws as a line
     kinds.push_back(kind);
@@ -22,8 +21,7 @@ void Lane::add(int64_t start, int64_t end, EventKind kind, Source source, RowInd
     names.push_back(name);
 }
 
-size_t Track::events() const
-{
+size_t Track::events() const {
     size_t n = 0;
     for (const Lane& lane : lanes)
         n += lane.size();
@@ -35,13 +33,15 @@ namespace {
 constexpr uint32_t kLaneBits = 12;
 constexpr uint32_t kMaxLane = (1u << kLaneBits) - 1;
 
-EventKind kernelKind(KernelClass c)
-{
+EventKind kernelKind(KernelClass c) {
     switch (c) {
     case KernelClass::Gemm:
-    case KernelClass::Convolution: return EventKind::KernelGemm;
-    case KernelClass::Communication: return EventKind::KernelComm;
-    default: return EventKind::KernelCompute;
+    case KernelClass::Convolution:
+        return EventKind::KernelGemm;
+    case KernelClass::Communication:
+        return EventKind::KernelComm;
+    default:
+        return EventKind::KernelCompute;
     }
 }
 
@@ -53,8 +53,7 @@ struct Pending {
     std::vector<Source> sources;
     std::vector<RowIndex> rows;
     std::vector<uint32_t> names;
-    void add(int64_t s, int64_t e, uint8_t r, EventKind k, Source src, RowIndex row, uint32_t name)
-    {
+    void add(int64_t s, int64_t e, uint8_t r, EventKind k, Source src, RowIndex row, uint32_t name) {
         starts.push_back(s);
         ends.push_back(std::max(e, s));
         rank.push_back(r);
@@ -70,21 +69,16 @@ class Builder {
 public:
     Builder(TimelineData& data, std::vector<std::vector<std::vector<uint32_t>>>& places)
         : m_data(data)
-        , m_places(places)
-    {
-    }
+        , m_places(places) { }
 
-    uint32_t syntheticName(const std::string& text)
-    {
+    uint32_t syntheticName(const std::string& text) {
         auto [it, added] = m_nameIds.try_emplace(text, uint32_t(m_data.names.size()));
-        if (added)
-            m_data.names.push_back(text);
+        if (added) m_data.names.push_back(text);
         return kTimelineName | it->second;
     }
 
     // Splits `p` into lanes by nesting and appends the track.
-    void addTrack(Track track, Pending& p)
-    {
+    void addTrack(Track track, Pending& p) {
         const std::vector<uint32_t> order = nestingOrder(p.starts, p.ends, p.rank);
         std::vector<int64_t> starts(order.size()), ends(order.size());
         for (size_t i = 0; i < order.size(); ++i) {
@@ -112,8 +106,7 @@ public:
     }
 
     // A track whose lanes are already laid out.
-    void addFixedTrack(Track track)
-    {
+    void addFixedTrack(Track track) {
         for (const Lane& lane : track.lanes)
             if (lane.size()) {
                 m_data.span.startNs = std::min(m_data.span.startNs, lane.starts.front());
@@ -128,21 +121,19 @@ private:
     std::unordered_map<std::string, uint32_t> m_nameIds;
 };
 
-std::string copyName(const TraceModel& model, size_t i)
-{
+std::string copyName(const TraceModel& model, size_t i) {
     std::string name = "Memcpy ";
     name += copyKindName(model.memcpys.copyKind[i]);
-    const MemoryKind host = model.memcpys.copyKind[i] == CopyKind::DtoH ? model.memcpys.dstKind[i] : model.memcpys.srcKind[i];
+    const MemoryKind host
+        = model.memcpys.copyKind[i] == CopyKind::DtoH ? model.memcpys.dstKind[i] : model.memcpys.srcKind[i];
     if (host == MemoryKind::Pageable || host == MemoryKind::Pinned)
         name += host == MemoryKind::Pageable ? " (pageable)" : " (pinned)";
     return name;
 }
 
-void addStepsTrack(Builder& b, uint32_t m, const TimelineInput& in, size_t inputs)
-{
+void addStepsTrack(Builder& b, uint32_t m, const TimelineInput& in, size_t inputs) {
     const StepAnalysis& steps = *in.steps;
-    if (steps.detection.steps.empty())
-        return;
+    if (steps.detection.steps.empty()) return;
     const TraceModel& model = *in.model;
     Track track;
     track.type = TrackType::Steps;
@@ -178,8 +169,7 @@ void addStepsTrack(Builder& b, uint32_t m, const TimelineInput& in, size_t input
     b.addFixedTrack(std::move(track));
 }
 
-void addGpuTracks(Builder& b, uint32_t m, const TimelineInput& in)
-{
+void addGpuTracks(Builder& b, uint32_t m, const TimelineInput& in) {
     const TraceModel& model = *in.model;
     std::map<std::pair<int32_t, int32_t>, Pending> streams;
     const std::vector<KernelClass> classes = classifyKernels(model);
@@ -190,15 +180,15 @@ void addGpuTracks(Builder& b, uint32_t m, const TimelineInput& in)
     for (size_t i = 0; i < model.memcpys.size(); ++i) {
         const std::string name = copyName(model, i);
         auto it = copyNames.find(name);
-        if (it == copyNames.end())
-            it = copyNames.emplace(name, b.syntheticName(name)).first;
+        if (it == copyNames.end()) it = copyNames.emplace(name, b.syntheticName(name)).first;
         streams[{ model.memcpys.device[i], model.memcpys.stream[i] }].add(model.memcpys.startNs[i],
             model.memcpys.endNs[i], 1, EventKind::Memcpy, Source::Memcpy, RowIndex(i), it->second);
     }
     // Ranges projected onto a stream (Kineto gpu_user_annotation) hold that stream's kernels: above them.
     for (size_t i = 0; i < model.gpuAnnotations.size(); ++i)
         streams[{ model.gpuAnnotations.device[i], model.gpuAnnotations.stream[i] }].add(model.gpuAnnotations.startNs[i],
-            model.gpuAnnotations.endNs[i], 0, EventKind::Range, Source::GpuAnnotation, RowIndex(i), model.gpuAnnotations.name[i]);
+            model.gpuAnnotations.endNs[i], 0, EventKind::Range, Source::GpuAnnotation, RowIndex(i),
+            model.gpuAnnotations.name[i]);
     const uint32_t memset = b.syntheticName("Memset");
     for (size_t i = 0; i < model.memsets.size(); ++i)
         streams[{ model.memsets.device[i], model.memsets.stream[i] }].add(model.memsets.startNs[i],
@@ -209,26 +199,22 @@ void addGpuTracks(Builder& b, uint32_t m, const TimelineInput& in)
         track.model = m;
         // One heading per GPU (its model in it), a track per stream under it.
         track.group = in.label + " · GPU " + std::to_string(key.first);
-        if (const DeviceInfo* d = model.device(key.first); d && !d->name.empty())
-            track.group += " (" + d->name + ")";
+        if (const DeviceInfo* d = model.device(key.first); d && !d->name.empty()) track.group += " (" + d->name + ")";
         track.title = "stream " + std::to_string(key.second);
         b.addTrack(std::move(track), pending);
     }
 }
 
-std::string processLabel(const TraceModel& model, int64_t pid)
-{
+std::string processLabel(const TraceModel& model, int64_t pid) {
     std::string label = "pid " + std::to_string(pid);
     for (const ProcessInfo& p : model.processes)
-        if (p.pid == pid && !p.name.empty())
-            return p.name + " (" + label + ")";
+        if (p.pid == pid && !p.name.empty()) return p.name + " (" + label + ")";
     return label;
 }
 
 // The sampled thread's states (tuneup recordings), one lane under its track: running, or the system
 // call it waited in, each until the next sample; the last until `end`. Returns where the last ends.
-int64_t addThreadStateTrack(Builder& b, const TraceModel& model, ThreadIndex thread, Track track, int64_t end)
-{
+int64_t addThreadStateTrack(Builder& b, const TraceModel& model, ThreadIndex thread, Track track, int64_t end) {
     const ThreadStateTable& s = model.threadStates;
     track.type = TrackType::ThreadState;
     track.title = "thread " + std::to_string(model.threads[thread].tid) + " · state (sampled)";
@@ -236,11 +222,9 @@ int64_t addThreadStateTrack(Builder& b, const TraceModel& model, ThreadIndex thr
     std::unordered_map<int64_t, uint32_t> names; // by state << 32 | syscall
     size_t previous = s.size();
     auto close = [&](int64_t until) {
-        if (previous == s.size())
-            return;
+        if (previous == s.size()) return;
         const HostActivity activity = classifyHostState(model.info.machine, s.state[previous], s.syscall[previous]);
-        if (activity == HostActivity::Unknown)
-            return;
+        if (activity == HostActivity::Unknown) return;
         const HostState state { activity, int16_t(s.syscall[previous]) };
         const int64_t key = int64_t(activity) << 32 | uint32_t(state.syscall);
         auto it = names.find(key);
@@ -255,17 +239,14 @@ int64_t addThreadStateTrack(Builder& b, const TraceModel& model, ThreadIndex thr
             close(s.timeNs[i]);
             previous = i;
         }
-    if (previous != s.size())
-        end = std::max(end, s.timeNs[previous]);
+    if (previous != s.size()) end = std::max(end, s.timeNs[previous]);
     close(end);
-    if (track.lanes[0].size())
-        b.addFixedTrack(std::move(track));
+    if (track.lanes[0].size()) b.addFixedTrack(std::move(track));
     return end;
 }
 
 // Returns where the sampled thread's last state ends (INT64_MIN when none was sampled).
-int64_t addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const std::atomic<bool>* cancel)
-{
+int64_t addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const std::atomic<bool>* cancel) {
     const TraceModel& model = *in.model;
     std::vector<Pending> threads(model.threads.size());
     auto on = [&](ThreadIndex t) -> Pending* { return t < threads.size() ? &threads[t] : nullptr; };
@@ -294,8 +275,7 @@ int64_t addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const s
         if (Pending* p = on(model.apiCalls.thread[i])) {
             const StringId name = model.apiCalls.name[i];
             auto it = blocking.find(name);
-            if (it == blocking.end())
-                it = blocking.emplace(name, isBlockingCudaCall(model.str(name))).first;
+            if (it == blocking.end()) it = blocking.emplace(name, isBlockingCudaCall(model.str(name))).first;
             p->add(model.apiCalls.startNs[i], model.apiCalls.endNs[i], 3,
                 it->second ? EventKind::SyncCall : EventKind::ApiCall, Source::ApiCall, RowIndex(i), name);
         }
@@ -306,19 +286,15 @@ int64_t addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const s
     int64_t lastStateEnd = std::numeric_limits<int64_t>::min();
     std::vector<ThreadIndex> order;
     for (ThreadIndex t = 0; t < threads.size(); ++t)
-        if (!threads[t].empty() || t == sampled)
-            order.push_back(t);
+        if (!threads[t].empty() || t == sampled) order.push_back(t);
     std::sort(order.begin(), order.end(), [&](ThreadIndex first, ThreadIndex second) {
         const ThreadInfo &x = model.threads[first], &y = model.threads[second];
-        if (x.pid != y.pid)
-            return x.pid < y.pid;
-        if ((x.tid == x.pid) != (y.tid == y.pid))
-            return x.tid == x.pid;
+        if (x.pid != y.pid) return x.pid < y.pid;
+        if ((x.tid == x.pid) != (y.tid == y.pid)) return x.tid == x.pid;
         return x.tid < y.tid;
     });
     for (ThreadIndex t : order) {
-        if (cancel && cancel->load())
-            return lastStateEnd;
+        if (cancel && cancel->load()) return lastStateEnd;
         const ThreadInfo& info = model.threads[t];
         Track track;
         track.type = TrackType::Thread;
@@ -330,14 +306,16 @@ int64_t addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const s
         if (name.find(tid) != std::string_view::npos)
             track.title = name;
         else
-            track.title = "thread " + tid + (!name.empty() ? " · " + std::string(name) : info.tid == info.pid ? " · main" : "");
-        const int64_t eventsEnd = threads[t].empty() ? std::numeric_limits<int64_t>::min()
-                                                     : *std::max_element(threads[t].ends.begin(), threads[t].ends.end());
+            track.title = "thread " + tid
+                + (!name.empty()               ? " · " + std::string(name)
+                        : info.tid == info.pid ? " · main"
+                                               : "");
+        const int64_t eventsEnd = threads[t].empty()
+            ? std::numeric_limits<int64_t>::min()
+            : *std::max_element(threads[t].ends.begin(), threads[t].ends.end());
         const Track header = track;
-        if (!threads[t].empty())
-            b.addTrack(std::move(track), threads[t]);
-        if (t == sampled)
-            lastStateEnd = addThreadStateTrack(b, model, t, header, eventsEnd);
+        if (!threads[t].empty()) b.addTrack(std::move(track), threads[t]);
+        if (t == sampled) lastStateEnd = addThreadStateTrack(b, model, t, header, eventsEnd);
         threads[t] = Pending(); // free as we go: the biggest inputs have millions of CPU events
     }
     return lastStateEnd;
@@ -345,8 +323,7 @@ int64_t addThreadTracks(Builder& b, uint32_t m, const TimelineInput& in, const s
 
 } // namespace
 
-TimelineData buildTimeline(std::span<const TimelineInput> inputs, const std::atomic<bool>* cancel)
-{
+TimelineData buildTimeline(std::span<const TimelineInput> inputs, const std::atomic<bool>* cancel) {
     TimelineData data;
     data.span = { std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min() };
     for (const TimelineInput& in : inputs) {
@@ -368,40 +345,33 @@ TimelineData buildTimeline(std::span<const TimelineInput> inputs, const std::ato
     Builder builder(data, data.m_places);
     // Steps first (pinned under the ruler), then each input's GPU streams and threads.
     for (uint32_t m = 0; m < inputs.size(); ++m)
-        if (inputs[m].steps)
-            addStepsTrack(builder, m, inputs[m], inputs.size());
+        if (inputs[m].steps) addStepsTrack(builder, m, inputs[m], inputs.size());
     for (uint32_t m = 0; m < inputs.size(); ++m) {
-        if (cancel && cancel->load())
-            return data;
+        if (cancel && cancel->load()) return data;
         addGpuTracks(builder, m, inputs[m]);
         data.m_lastStateEnds.push_back(addThreadTracks(builder, m, inputs[m], cancel));
     }
-    if (data.span.empty())
-        data.span = { 0, 1 };
+    if (data.span.empty()) data.span = { 0, 1 };
     return data;
 }
 
-EventId TimelineData::canonical(const EventId& id) const
-{
-    if (id.model >= m_models.size() || id.row < 0)
-        return id;
+EventId TimelineData::canonical(const EventId& id) const {
+    if (id.model >= m_models.size() || id.row < 0) return id;
     const TraceModel& model = *m_models[id.model];
     const size_t row = size_t(id.row);
     if (id.source == Source::Sync && row < model.syncs.size() && model.syncs.apiCall[row] != kNoRow)
         return { id.model, Source::ApiCall, model.syncs.apiCall[row] };
     if (id.source == Source::Collective && row < model.collectives.size()) {
         const RowIndex event = model.collectives.eventRow[row];
-        return { id.model,
-            model.collectives.origin[row] == CollectiveOrigin::Kernel ? Source::Kernel : Source::CpuOp, event };
+        return { id.model, model.collectives.origin[row] == CollectiveOrigin::Kernel ? Source::Kernel : Source::CpuOp,
+            event };
     }
     return id;
 }
 
-std::optional<TimelineData::Place> TimelineData::place(const EventId& wanted) const
-{
+std::optional<TimelineData::Place> TimelineData::place(const EventId& wanted) const {
     const EventId id = canonical(wanted);
-    if (id.model >= m_models.size() || id.row < 0)
-        return std::nullopt;
+    if (id.model >= m_models.size() || id.row < 0) return std::nullopt;
     if (id.source == Source::Step || id.source == Source::IdleGap || id.source == Source::ThreadState) {
         const TrackType type = id.source == Source::ThreadState ? TrackType::ThreadState : TrackType::Steps;
         for (uint32_t t = 0; t < tracks.size(); ++t)
@@ -409,30 +379,24 @@ std::optional<TimelineData::Place> TimelineData::place(const EventId& wanted) co
                 return Place { t, id.source == Source::IdleGap ? 1u : 0u };
         return std::nullopt;
     }
-    if (placeIndex(id.source) >= kPlacedSources)
-        return std::nullopt;
+    if (placeIndex(id.source) >= kPlacedSources) return std::nullopt;
     const auto& places = m_places[id.model][placeIndex(id.source)];
-    if (size_t(id.row) >= places.size() || places[size_t(id.row)] == kNowhere)
-        return std::nullopt;
+    if (size_t(id.row) >= places.size() || places[size_t(id.row)] == kNowhere) return std::nullopt;
     const uint32_t packed = places[size_t(id.row)];
     return Place { packed >> kLaneBits, packed & kMaxLane };
 }
 
-std::optional<TimeRange> TimelineData::threadStateSpan(uint32_t model, RowIndex row) const
-{
-    if (model >= m_models.size() || row < 0 || size_t(row) >= m_models[model]->threadStates.size())
-        return std::nullopt;
+std::optional<TimeRange> TimelineData::threadStateSpan(uint32_t model, RowIndex row) const {
+    if (model >= m_models.size() || row < 0 || size_t(row) >= m_models[model]->threadStates.size()) return std::nullopt;
     const ThreadStateTable& s = m_models[model]->threadStates;
     const size_t r = size_t(row);
     for (size_t next = r + 1; next < s.size(); ++next)
-        if (s.thread[next] == s.thread[r])
-            return TimeRange { s.timeNs[r], std::max(s.timeNs[next], s.timeNs[r]) };
+        if (s.thread[next] == s.thread[r]) return TimeRange { s.timeNs[r], std::max(s.timeNs[next], s.timeNs[r]) };
     const int64_t end = model < m_lastStateEnds.size() ? m_lastStateEnds[model] : s.timeNs[r];
     return TimeRange { s.timeNs[r], std::max(end, s.timeNs[r]) };
 }
 
-std::string_view TimelineData::name(uint32_t model, uint32_t nameId) const
-{
+std::string_view TimelineData::name(uint32_t model, uint32_t nameId) const {
     if (nameId & kTimelineName) {
         const uint32_t i = nameId & ~kTimelineName;
         return i < names.size() ? std::string_view(names[i]) : std::string_view();
@@ -440,15 +404,12 @@ std::string_view TimelineData::name(uint32_t model, uint32_t nameId) const
     return model < m_models.size() ? m_models[model]->str(nameId) : std::string_view();
 }
 
-TimeRange initialRange(const TimelineData& data, size_t count)
-{
+TimeRange initialRange(const TimelineData& data, size_t count) {
     for (uint32_t m = 0; m < data.modelCount(); ++m) {
         const StepAnalysis* analysis = data.steps(m);
-        if (!analysis || analysis->detection.steps.empty())
-            continue;
+        if (!analysis || analysis->detection.steps.empty()) continue;
         const auto& steps = analysis->detection.steps;
-        if (steps.size() <= count)
-            return padded({ steps.front().startNs, steps.back().endNs }, 0.02);
+        if (steps.size() <= count) return padded({ steps.front().startNs, steps.back().endNs }, 0.02);
         // From the middle of the run, past the warm-up: of the windows of `count` consecutive steps near
         // the middle, the one whose total is closest to `count` median steps (ties: the most central).
         const int64_t median = analysis->medianStepNs();
@@ -458,8 +419,7 @@ TimeRange initialRange(const TimelineData& data, size_t count)
         for (int offset = 0; offset <= 16; ++offset) {
             const long delta = offset % 2 ? (offset + 1) / 2 : -offset / 2; // 0, +1, -1, +2, -2...
             const long first = long(centre) + delta;
-            if (first < 0 || size_t(first) + count > steps.size())
-                continue;
+            if (first < 0 || size_t(first) + count > steps.size()) continue;
             const int64_t total = steps[size_t(first) + count - 1].endNs - steps[size_t(first)].startNs;
             const int64_t error = std::llabs(total - median * int64_t(count));
             if (error < bestError) {

@@ -33,13 +33,17 @@ enum class Source : uint8_t {
     Step = 100,
     IdleGap = 101,
     GpuAnnotation = 102, // rows of TraceModel::gpuAnnotations (Kineto gpu_user_annotation)
-    ThreadState = 103,   // rows of TraceModel::threadStates: each holds until the thread's next sample
+    ThreadState = 103, // rows of TraceModel::threadStates: each holds until the thread's next sample
 };
 inline constexpr size_t kEventTables = size_t(analysis::EventTable::ConvCall) + 1;
-inline Source sourceOf(analysis::EventTable t) { return Source(uint8_t(t)); }
+inline Source sourceOf(analysis::EventTable t) {
+    return Source(uint8_t(t));
+}
 // Sources whose rows the timeline can locate (placeIndex < kPlacedSources): the tables, and GPU ranges.
 inline constexpr size_t kPlacedSources = kEventTables + 1;
-inline size_t placeIndex(Source s) { return s == Source::GpuAnnotation ? kEventTables : size_t(s); }
+inline size_t placeIndex(Source s) {
+    return s == Source::GpuAnnotation ? kEventTables : size_t(s);
+}
 
 /** One event of one loaded file. */
 struct EventId {
@@ -79,14 +83,14 @@ struct Track {
 /** One loaded file as the timeline sees it. */
 struct TimelineInput {
     const analysis::TraceModel* model = nullptr;
-    std::string label;                             // "run.db", "run.pid4243.db (DataLoader worker)"
+    std::string label; // "run.db", "run.pid4243.db (DataLoader worker)"
     const analysis::StepAnalysis* steps = nullptr; // for the files analysed as the job; null for others
 };
 
 class TimelineData {
 public:
     std::vector<Track> tracks;
-    TimeRange span;                 // of every event drawn
+    TimeRange span; // of every event drawn
     std::vector<std::string> names; // the names behind kTimelineName ids
 
     // The track and lane an event is drawn in, when it is drawn. Syncs are drawn as the CUDA call that

@@ -4,7 +4,6 @@
 #include "timeline/timeline_view.h"
 
 #include <QScrollBar>
-
 #include <algorithm>
 
 namespace tuneup::gui {
@@ -13,8 +12,7 @@ namespace {
 constexpr int kTrackGap = 3; // between tracks, so that neighbouring lanes of two tracks do not merge
 }
 
-void TimelineView::relayout()
-{
+void TimelineView::relayout() {
     m_rows.clear();
     m_rowOfLane.clear();
     m_pinnedHeight = 0;
@@ -29,8 +27,7 @@ void TimelineView::relayout()
     for (uint32_t t = 0; t < m_data->tracks.size(); ++t) {
         const Track& track = m_data->tracks[t];
         m_rowOfLane[t].assign(track.lanes.size(), -1);
-        if (track.type != TrackType::Steps)
-            continue;
+        if (track.type != TrackType::Steps) continue;
         for (uint32_t l = 0; l < track.lanes.size(); ++l) {
             m_rowOfLane[t][l] = int(m_rows.size());
             m_rows.push_back({ Row::Lane, t, l, m_pinnedHeight, kLaneHeight, true });
@@ -41,14 +38,14 @@ void TimelineView::relayout()
     const std::string* group = nullptr;
     for (uint32_t t = 0; t < m_data->tracks.size(); ++t) {
         const Track& track = m_data->tracks[t];
-        if (track.type == TrackType::Steps)
-            continue;
+        if (track.type == TrackType::Steps) continue;
         if (!group || *group != track.group) {
             group = &track.group;
             m_rows.push_back({ Row::Heading, t, 0, m_contentHeight, kGroupHeight, false });
             m_contentHeight += kGroupHeight;
         }
-        const uint32_t shown = m_collapsed[t] ? std::min<uint32_t>(1, uint32_t(track.lanes.size())) : uint32_t(track.lanes.size());
+        const uint32_t shown
+            = m_collapsed[t] ? std::min<uint32_t>(1, uint32_t(track.lanes.size())) : uint32_t(track.lanes.size());
         for (uint32_t l = 0; l < shown; ++l) {
             m_rowOfLane[t][l] = int(m_rows.size());
             m_rows.push_back({ Row::Lane, t, l, m_contentHeight, kLaneHeight, false });
@@ -59,15 +56,12 @@ void TimelineView::relayout()
     updateScrollBar();
 }
 
-int TimelineView::rowTop(const Row& row) const
-{
+int TimelineView::rowTop(const Row& row) const {
     return row.pinned ? kRulerHeight + row.y : kRulerHeight + m_pinnedHeight + row.y - m_scrollY;
 }
 
-const TimelineView::Row* TimelineView::rowAt(int y) const
-{
-    if (y < kRulerHeight)
-        return nullptr;
+const TimelineView::Row* TimelineView::rowAt(int y) const {
+    if (y < kRulerHeight) return nullptr;
     const bool pinned = y < kRulerHeight + m_pinnedHeight;
     // Rows are in y order within the pinned and the scrolled part: binary search the right part.
     const auto firstScrolled = std::find_if(m_rows.begin(), m_rows.end(), [](const Row& r) { return !r.pinned; });
@@ -75,24 +69,20 @@ const TimelineView::Row* TimelineView::rowAt(int y) const
     const auto end = pinned ? firstScrolled : m_rows.end();
     const int content = pinned ? y - kRulerHeight : y - kRulerHeight - m_pinnedHeight + m_scrollY;
     auto it = std::upper_bound(begin, end, content, [](int c, const Row& r) { return c < r.y; });
-    if (it == begin)
-        return nullptr;
+    if (it == begin) return nullptr;
     --it;
     return content < it->y + it->height ? &*it : nullptr;
 }
 
-const TimelineView::Row* TimelineView::laneRow(uint32_t track, uint32_t lane) const
-{
-    if (track >= m_rowOfLane.size() || m_rowOfLane[track].empty())
-        return nullptr;
+const TimelineView::Row* TimelineView::laneRow(uint32_t track, uint32_t lane) const {
+    if (track >= m_rowOfLane.size() || m_rowOfLane[track].empty()) return nullptr;
     // A lane hidden in a collapsed track is shown in the track's first row.
     const int row = lane < m_rowOfLane[track].size() && m_rowOfLane[track][lane] >= 0 ? m_rowOfLane[track][lane]
-                                                                                       : m_rowOfLane[track][0];
+                                                                                      : m_rowOfLane[track][0];
     return row >= 0 ? &m_rows[size_t(row)] : nullptr;
 }
 
-void TimelineView::updateScrollBar()
-{
+void TimelineView::updateScrollBar() {
     const int visible = std::max(0, height() - kRulerHeight - m_pinnedHeight);
     const int maximum = std::max(0, m_contentHeight - visible);
     m_scrollY = std::clamp(m_scrollY, 0, maximum);
@@ -105,10 +95,8 @@ void TimelineView::updateScrollBar()
     m_scrollBar->setVisible(maximum > 0);
 }
 
-void TimelineView::ensureRowVisible(const Row& row)
-{
-    if (row.pinned)
-        return;
+void TimelineView::ensureRowVisible(const Row& row) {
+    if (row.pinned) return;
     const int visible = std::max(0, height() - kRulerHeight - m_pinnedHeight);
     if (row.y < m_scrollY)
         m_scrollY = std::max(0, row.y - kGroupHeight);
@@ -117,17 +105,14 @@ void TimelineView::ensureRowVisible(const Row& row)
     updateScrollBar();
 }
 
-void TimelineView::setCollapsed(uint32_t track, bool collapsed)
-{
-    if (track >= m_collapsed.size())
-        return;
+void TimelineView::setCollapsed(uint32_t track, bool collapsed) {
+    if (track >= m_collapsed.size()) return;
     m_collapsed[track] = collapsed;
     relayout();
     update();
 }
 
-QRect TimelineView::trackArea() const
-{
+QRect TimelineView::trackArea() const {
     // The scroll bar's room is kept even when it is hidden, so that showing it never rescales time.
     const int right = width() - m_scrollBar->sizeHint().width();
     return QRect(QPoint(kLabelWidth, kRulerHeight), QPoint(std::max(right, kLabelWidth + 1) - 1, height() - 1));

@@ -2,13 +2,11 @@
 // overlays (evidence, search matches, selection, selected range). Only visible rows are visited and
 // each lane costs O(boxes · log n), so a paint does not grow with the trace.
 
-#include "timeline/timeline_view.h"
-
 #include "timeline/event_info.h"
+#include "timeline/timeline_view.h"
 
 #include <QPaintEvent>
 #include <QPainter>
-
 #include <algorithm>
 #include <chrono>
 
@@ -25,23 +23,22 @@ const QColor kEvidenceBand(0xff, 0xd4, 0x00, 0x50);
 const QColor kEvidenceOutline(0xe6, 0x00, 0x7e);
 const QColor kRangeBand(0x2f, 0x6f, 0xd6, 0x30);
 
-QColor color(EventKind kind) { return QColor::fromRgb(kindStyle(kind).rgb); }
+QColor color(EventKind kind) {
+    return QColor::fromRgb(kindStyle(kind).rgb);
+}
 
 // Faded towards white: what does not match a search.
-QColor faded(const QColor& c)
-{
+QColor faded(const QColor& c) {
     return QColor((c.red() + 3 * 255) / 4, (c.green() + 3 * 255) / 4, (c.blue() + 3 * 255) / 4);
 }
 
-QColor textOn(const QColor& fill)
-{
+QColor textOn(const QColor& fill) {
     return qGray(fill.rgb()) > 140 ? QColor(0x20, 0x20, 0x20) : QColor(0xff, 0xff, 0xff);
 }
 
 } // namespace
 
-void TimelineView::paintEvent(QPaintEvent*)
-{
+void TimelineView::paintEvent(QPaintEvent*) {
     const auto started = std::chrono::steady_clock::now();
     QPainter p(this);
     p.fillRect(rect(), kBackground);
@@ -60,26 +57,23 @@ void TimelineView::paintEvent(QPaintEvent*)
     for (const TimeRange& r : m_evidenceSpans)
         if (r.overlaps(m.visible())) {
             const double x0 = std::max(-1.0, m.toX(r.startNs)), x1 = std::min(m.widthPx() + 1, m.toX(r.endNs));
-            p.fillRect(QRectF(area.left() + x0, kRulerHeight, std::max(x1 - x0, 2.0), area.bottom() - kRulerHeight + 1), kEvidenceBand);
+            p.fillRect(QRectF(area.left() + x0, kRulerHeight, std::max(x1 - x0, 2.0), area.bottom() - kRulerHeight + 1),
+                kEvidenceBand);
         }
     p.save();
     p.setClipRect(QRect(QPoint(area.left(), scrolledTop), area.bottomRight()));
     for (const Row& row : m_rows) {
-        if (row.pinned || row.type != Row::Lane)
-            continue;
+        if (row.pinned || row.type != Row::Lane) continue;
         const int y = rowTop(row);
-        if (y + row.height < scrolledTop)
-            continue;
-        if (y > area.bottom())
-            break;
+        if (y + row.height < scrolledTop) continue;
+        if (y > area.bottom()) break;
         paintLane(p, m, row, y);
     }
     p.restore();
     p.save();
     p.setClipRect(QRect(QPoint(area.left(), kRulerHeight), QPoint(area.right(), scrolledTop - 1)));
     for (const Row& row : m_rows)
-        if (row.pinned)
-            paintLane(p, m, row, rowTop(row));
+        if (row.pinned) paintLane(p, m, row, rowTop(row));
     p.restore();
     if (m_pinnedHeight > 0) {
         p.setPen(QColor(0xc8, 0xcc, 0xd2));
@@ -93,8 +87,7 @@ void TimelineView::paintEvent(QPaintEvent*)
     m_lastPaintMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
 }
 
-void TimelineView::paintRuler(QPainter& p, const TimeMapping& m)
-{
+void TimelineView::paintRuler(QPainter& p, const TimeMapping& m) {
     const QRect area = trackArea();
     p.fillRect(QRect(0, 0, width(), kRulerHeight), kRulerBackground);
     const QFontMetrics fm(font());
@@ -122,7 +115,8 @@ void TimelineView::paintRuler(QPainter& p, const TimeMapping& m)
     if (m_range) { // the selected range's length, on the ruler
         const double x0 = area.left() + m.toX(m_range->startNs), x1 = area.left() + m.toX(m_range->endNs);
         const QString text = QString::fromStdString(formatDuration(m_range->duration()));
-        const QRectF box((x0 + x1) / 2 - fm.horizontalAdvance(text) / 2.0 - 4, 2, fm.horizontalAdvance(text) + 8, kRulerHeight - 4);
+        const QRectF box(
+            (x0 + x1) / 2 - fm.horizontalAdvance(text) / 2.0 - 4, 2, fm.horizontalAdvance(text) + 8, kRulerHeight - 4);
         p.fillRect(box, QColor(0x2f, 0x6f, 0xd6));
         p.setPen(Qt::white);
         p.drawText(box, Qt::AlignCenter, text);
@@ -131,25 +125,22 @@ void TimelineView::paintRuler(QPainter& p, const TimeMapping& m)
     p.drawLine(0, kRulerHeight - 1, width(), kRulerHeight - 1);
 }
 
-void TimelineView::paintStepBands(QPainter& p, const TimeMapping& m, int top, int bottom)
-{
+void TimelineView::paintStepBands(QPainter& p, const TimeMapping& m, int top, int bottom) {
     // Every other step shaded across the scrolled tracks, so that a kernel's step is seen at a glance.
-    const auto it = std::find_if(m_data->tracks.begin(), m_data->tracks.end(), [](const Track& t) { return t.type == TrackType::Steps; });
-    if (it == m_data->tracks.end() || it->lanes.empty())
-        return;
+    const auto it = std::find_if(
+        m_data->tracks.begin(), m_data->tracks.end(), [](const Track& t) { return t.type == TrackType::Steps; });
+    if (it == m_data->tracks.end() || it->lanes.empty()) return;
     const Lane& steps = it->lanes[0];
     mergeUnderPixel(steps.starts, steps.ends, m.visible(), int64_t(m.nsPerPx() * 4) + 1, m_boxes);
     const int left = trackArea().left();
     for (const LodBox& b : m_boxes) {
-        if (b.count != 1 || (b.first & 1))
-            continue;
+        if (b.count != 1 || (b.first & 1)) continue;
         const double x0 = std::max(0.0, m.toX(b.startNs)), x1 = std::min(m.widthPx(), m.toX(b.endNs));
         p.fillRect(QRectF(left + x0, top, x1 - x0, bottom - top + 1), kStepBand);
     }
 }
 
-void TimelineView::paintLane(QPainter& p, const TimeMapping& m, const Row& row, int y)
-{
+void TimelineView::paintLane(QPainter& p, const TimeMapping& m, const Row& row, int y) {
     const Track& track = m_data->tracks[row.track];
     const Lane& lane = track.lanes[row.lane];
     const bool filtering = !m_filterText.isEmpty();
@@ -162,8 +153,7 @@ void TimelineView::paintLane(QPainter& p, const TimeMapping& m, const Row& row, 
         const double x1 = std::min(m.widthPx() + 1, m.toX(b.endNs));
         const double w = std::max(x1 - x0, 1.0);
         QColor c = color(lane.kinds[b.representative]);
-        if (filtering)
-            c = faded(c);
+        if (filtering) c = faded(c);
         const QRectF box(left + x0, y + 1, w, h);
         p.fillRect(box, c);
         // Names in boxes wide enough to read one: single events only (a folded box has no one name).
@@ -171,7 +161,8 @@ void TimelineView::paintLane(QPainter& p, const TimeMapping& m, const Row& row, 
             p.setPen(textOn(c));
             const QString name = QString::fromUtf8(m_data->name(track.model, lane.names[b.first]).data(),
                 qsizetype(m_data->name(track.model, lane.names[b.first]).size()));
-            p.drawText(box.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(name, Qt::ElideRight, int(w) - 5));
+            p.drawText(box.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                fm.elidedText(name, Qt::ElideRight, int(w) - 5));
         }
     }
     // Search matches over the faded lane, in their colours, with their own level of detail.
@@ -196,8 +187,7 @@ void TimelineView::paintLane(QPainter& p, const TimeMapping& m, const Row& row, 
     }
 }
 
-void TimelineView::paintLabels(QPainter& p)
-{
+void TimelineView::paintLabels(QPainter& p) {
     const int scrolledTop = kRulerHeight + m_pinnedHeight;
     p.fillRect(QRect(0, kRulerHeight, kLabelWidth, height() - kRulerHeight), kLabelBackground);
     const QFontMetrics fm(font());
@@ -217,8 +207,7 @@ void TimelineView::paintLabels(QPainter& p)
             p.setFont(font());
             return;
         }
-        if (row.lane != 0)
-            return;
+        if (row.lane != 0) return;
         QString title = QString::fromStdString(track.title);
         if (track.lanes.size() > 1 && !row.pinned)
             title = (m_collapsed[row.track] ? QStringLiteral("▸ ") : QStringLiteral("▾ ")) + title;
@@ -227,31 +216,27 @@ void TimelineView::paintLabels(QPainter& p)
             fm.elidedText(title, Qt::ElideRight, kLabelWidth - 10));
         if (row.pinned && track.lanes.size() > 1) {
             p.setPen(QColor(0x70, 0x70, 0x70));
-            p.drawText(QRect(18, y + row.height, kLabelWidth - 22, row.height), Qt::AlignLeft | Qt::AlignVCenter, tr("GPU idle"));
+            p.drawText(QRect(18, y + row.height, kLabelWidth - 22, row.height), Qt::AlignLeft | Qt::AlignVCenter,
+                tr("GPU idle"));
         }
     };
     p.save();
     p.setClipRect(QRect(0, scrolledTop, width(), height() - scrolledTop));
     for (const Row& row : m_rows) {
-        if (row.pinned)
-            continue;
+        if (row.pinned) continue;
         const int y = rowTop(row);
-        if (y + row.height < scrolledTop)
-            continue;
-        if (y > height())
-            break;
+        if (y + row.height < scrolledTop) continue;
+        if (y > height()) break;
         paintRow(row);
     }
     p.restore();
     for (const Row& row : m_rows)
-        if (row.pinned)
-            paintRow(row);
+        if (row.pinned) paintRow(row);
     p.setPen(QColor(0xc8, 0xcc, 0xd2));
     p.drawLine(kLabelWidth - 1, kRulerHeight, kLabelWidth - 1, height());
 }
 
-void TimelineView::paintOverlays(QPainter& p, const TimeMapping& m)
-{
+void TimelineView::paintOverlays(QPainter& p, const TimeMapping& m) {
     const QRect area = trackArea();
     p.save();
     p.setClipRect(area);
@@ -260,8 +245,7 @@ void TimelineView::paintOverlays(QPainter& p, const TimeMapping& m)
         if (x1 >= 0 && x0 <= m.widthPx())
             p.fillRect(QRectF(area.left() + x0, area.top(), std::max(x1 - x0, 2.0), area.height()), c);
     };
-    if (m_range)
-        band(*m_range, kRangeBand);
+    if (m_range) band(*m_range, kRangeBand);
     // Evidence events framed in magenta, the selection in black; at least 3 px wide so that a short
     // kernel under a wide view is still found. Cut to the track area first: the raster engine's fixed-point
     // coordinates overflow for an event millions of pixels away.
@@ -271,16 +255,14 @@ void TimelineView::paintOverlays(QPainter& p, const TimeMapping& m)
             return {};
         r.setLeft(std::max(r.left(), double(area.left() - 2)));
         r.setRight(std::min(r.right(), double(area.right() + 2)));
-        if (r.width() < 3)
-            r.adjust(-(3 - r.width()) / 2, 0, (3 - r.width()) / 2, 0);
+        if (r.width() < 3) r.adjust(-(3 - r.width()) / 2, 0, (3 - r.width()) / 2, 0);
         return r;
     };
     p.setRenderHint(QPainter::Antialiasing, false);
     p.setBrush(Qt::NoBrush);
     p.setPen(QPen(kEvidenceOutline, 2));
     for (const EventId& id : m_evidence)
-        if (const QRectF r = visibleRect(id); !r.isNull())
-            p.drawRect(r.adjusted(0, 1, 0, -1));
+        if (const QRectF r = visibleRect(id); !r.isNull()) p.drawRect(r.adjusted(0, 1, 0, -1));
     if (m_selected.valid())
         if (const QRectF r = visibleRect(m_selected); !r.isNull()) {
             p.setPen(QPen(Qt::black, 2));

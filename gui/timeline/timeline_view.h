@@ -11,7 +11,6 @@
 
 #include <QElapsedTimer>
 #include <QWidget>
-
 #include <memory>
 #include <optional>
 #include <vector>
@@ -35,7 +34,7 @@ public:
     TimeMapping mapping() const;
     void fitAll();
     void zoomToSelection();
-    void zoomBy(double factor);        // around the cursor when it is over the tracks, else the centre
+    void zoomBy(double factor); // around the cursor when it is over the tracks, else the centre
     void panBy(double fractionOfWidth); // positive: later
 
     // The selected event (details pane) and the highlighted evidence of the chosen finding.
@@ -131,7 +130,7 @@ private:
 
     std::vector<Row> m_rows;
     std::vector<std::vector<int>> m_rowOfLane; // [track][lane] -> index in m_rows, -1 when hidden
-    std::vector<bool> m_collapsed;             // per track
+    std::vector<bool> m_collapsed; // per track
     int m_pinnedHeight = 0;
     int m_contentHeight = 0;
     int m_scrollY = 0;

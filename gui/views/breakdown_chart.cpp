@@ -8,18 +8,15 @@
 #include <QLegend>
 #include <QStackedBarSeries>
 #include <QValueAxis>
-
 #include <memory>
 
 namespace tuneup::gui {
 
 using namespace analysis;
 
-std::vector<size_t> sampleEvenly(size_t total, size_t n)
-{
+std::vector<size_t> sampleEvenly(size_t total, size_t n) {
     std::vector<size_t> out;
-    if (total == 0 || n == 0)
-        return out;
+    if (total == 0 || n == 0) return out;
     if (total <= n) {
         for (size_t i = 0; i < total; ++i)
             out.push_back(i);
@@ -27,22 +24,19 @@ std::vector<size_t> sampleEvenly(size_t total, size_t n)
     }
     for (size_t i = 0; i < n; ++i) {
         const size_t at = n == 1 ? 0 : (i * (total - 1) + (n - 1) / 2) / (n - 1);
-        if (out.empty() || out.back() != at)
-            out.push_back(at);
+        if (out.empty() || out.back() != at) out.push_back(at);
     }
     return out;
 }
 
 BreakdownChart::BreakdownChart(QWidget* parent)
-    : QChartView(parent)
-{
+    : QChartView(parent) {
     setObjectName(QStringLiteral("breakdownChart"));
     setRenderHint(QPainter::Antialiasing);
     setMinimumHeight(160);
 }
 
-void BreakdownChart::setSession(std::shared_ptr<const Session> session)
-{
+void BreakdownChart::setSession(std::shared_ptr<const Session> session) {
     m_session = std::move(session);
     m_steps.clear();
     auto* chart = new QChart();
@@ -54,8 +48,10 @@ void BreakdownChart::setSession(std::shared_ptr<const Session> session)
     setChart(chart);
     const StepAnalysis* steps = m_session ? m_session->steps() : nullptr;
     if (!steps) {
-        chart->setTitle(m_session ? tr("No training steps found: %1").arg(QString::fromStdString(
-                                        m_session->report.ranks.empty() ? std::string() : m_session->report.ranks.front().steps.detection.detail))
+        chart->setTitle(m_session ? tr("No training steps found: %1")
+                                        .arg(QString::fromStdString(m_session->report.ranks.empty()
+                                                ? std::string()
+                                                : m_session->report.ranks.front().steps.detection.detail))
                                   : QString());
         return;
     }
@@ -77,8 +73,7 @@ void BreakdownChart::setSession(std::shared_ptr<const Session> session)
             *set << double(steps->perStep[i].*part.field) / 1e6;
         series->append(set);
         connect(set, &QBarSet::clicked, this, [this](int index) {
-            if (index >= 1 && size_t(index - 1) < m_steps.size())
-                emit stepClicked(m_steps[size_t(index - 1)]);
+            if (index >= 1 && size_t(index - 1) < m_steps.size()) emit stepClicked(m_steps[size_t(index - 1)]);
         });
     }
     chart->addSeries(series);
@@ -87,8 +82,7 @@ void BreakdownChart::setSession(std::shared_ptr<const Session> session)
     x->setTitleText(m_steps.size() < steps->perStep.size()
             ? tr("step (%1 of %2 shown, evenly spaced)").arg(m_steps.size()).arg(steps->perStep.size())
             : tr("step"));
-    if (categories.size() > 25)
-        x->setLabelsAngle(-90);
+    if (categories.size() > 25) x->setLabelsAngle(-90);
     auto* y = new QValueAxis();
     y->setTitleText(tr("ms"));
     y->setRange(0, highest / 1e6 * 1.05);

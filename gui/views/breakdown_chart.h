@@ -6,7 +6,6 @@
 #include "app/session.h"
 
 #include <QChartView>
-
 #include <vector>
 
 namespace tuneup::gui {

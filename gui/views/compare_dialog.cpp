@@ -18,9 +18,8 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QTableWidget>
-#include <QValueAxis>
 #include <QVBoxLayout>
-
+#include <QValueAxis>
 #include <memory>
 
 namespace tuneup::gui {
@@ -34,8 +33,7 @@ CompareDialog::CompareDialog(QWidget* parent)
     , m_summary(new QTableWidget(this))
     , m_chart(new QChartView(this))
     , m_filter(new QLineEdit(this))
-    , m_kernels(new QTableView(this))
-{
+    , m_kernels(new QTableView(this)) {
     setObjectName(QStringLiteral("compareDialog"));
     setWindowTitle(tr("Compare runs"));
     resize(1200, 820);
@@ -89,13 +87,11 @@ CompareDialog::CompareDialog(QWidget* parent)
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
 }
 
-const Comparison& CompareDialog::comparison() const
-{
+const Comparison& CompareDialog::comparison() const {
     return m_model->comparison();
 }
 
-void CompareDialog::setComparison(Comparison comparison)
-{
+void CompareDialog::setComparison(Comparison comparison) {
     setWindowTitle(tr("Compare: A = %1, B = %2")
                        .arg(QString::fromStdString(comparison.aLabel), QString::fromStdString(comparison.bLabel)));
     m_model->setComparison(std::move(comparison));
@@ -106,8 +102,7 @@ void CompareDialog::setComparison(Comparison comparison)
     fillChart();
 }
 
-void CompareDialog::fillSummary()
-{
+void CompareDialog::fillSummary() {
     const Comparison& c = comparison();
     struct Line {
         QString label;
@@ -128,8 +123,7 @@ void CompareDialog::fillSummary()
     m_summary->setRowCount(int(lines.size()) + 1);
     auto cell = [this](int row, int column, const QString& text, bool right = true) {
         auto* item = new QTableWidgetItem(text);
-        if (right)
-            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        if (right) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         m_summary->setItem(row, column, item);
     };
     cell(0, 0, tr("steps"), false);
@@ -162,8 +156,7 @@ void CompareDialog::fillSummary()
     m_summary->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
 }
 
-void CompareDialog::fillChart()
-{
+void CompareDialog::fillChart() {
     const Comparison& c = comparison();
     auto* chart = new QChart();
     chart->setAnimationOptions(QChart::NoAnimation);
@@ -197,7 +190,8 @@ void CompareDialog::fillChart()
     series->attachAxis(y);
     series->attachAxis(x);
     chart->setTitle(tr("Median step: A %1, B %2")
-                        .arg(QString::fromStdString(formatDuration(c.a.medianNs)), QString::fromStdString(formatDuration(c.b.medianNs))));
+                        .arg(QString::fromStdString(formatDuration(c.a.medianNs)),
+                            QString::fromStdString(formatDuration(c.b.medianNs))));
 }
 
 } // namespace tuneup::gui

@@ -5,20 +5,17 @@
 namespace tuneup::gui {
 
 DetailsPane::DetailsPane(QWidget* parent)
-    : QTextBrowser(parent)
-{
+    : QTextBrowser(parent) {
     setObjectName(QStringLiteral("detailsPane"));
     showDetails({});
 }
 
-void DetailsPane::setSession(std::shared_ptr<const Session> session)
-{
+void DetailsPane::setSession(std::shared_ptr<const Session> session) {
     m_session = std::move(session);
     showDetails({});
 }
 
-void DetailsPane::showDetails(const EventId& id)
-{
+void DetailsPane::showDetails(const EventId& id) {
     const EventInfo info = m_session && id.valid() ? describeEvent(m_session->timeline, id) : EventInfo {};
     if (!info.valid()) {
         setHtml(tr("<p style='color:#666'>Click an event on the timeline to see it here. Hover for a summary; "
@@ -34,8 +31,7 @@ void DetailsPane::showDetails(const EventId& id)
                        .arg(QString::fromStdString(info.name).toHtmlEscaped(), QString::fromStdString(info.kind));
     html += row(tr("start"), QStringLiteral("+") + QString::fromStdString(formatDuration(info.span.startNs - origin)));
     html += row(tr("duration"), QString::fromStdString(formatDuration(info.span.duration())));
-    if (!info.track.empty())
-        html += row(tr("track"), QString::fromStdString(info.track));
+    if (!info.track.empty()) html += row(tr("track"), QString::fromStdString(info.track));
     for (const auto& [label, value] : info.fields)
         html += row(QString::fromStdString(label), QString::fromStdString(value));
     html += QStringLiteral("</table>");

@@ -11,21 +11,25 @@ using namespace analysis;
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
-QString q(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
-QString duration(int64_t ns) { return q(formatDuration(ns)); }
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+QString q(std::string_view s) {
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
+QString duration(int64_t ns) {
+    return q(formatDuration(ns));
+}
 
 // Markdown special characters in text that is not code.
-QString escaped(QString text)
-{
+QString escaped(QString text) {
     for (const char* c : { "\\", "*", "_", "`", "#", "<", ">", "[", "]", "|" })
         text.replace(QLatin1String(c), QStringLiteral("\\") + QLatin1String(c));
     return text;
 }
 
 // A fenced code block that survives fences inside the code.
-QString codeBlock(const std::string& code, const char* language)
-{
+QString codeBlock(const std::string& code, const char* language) {
     QString fence = QStringLiteral("```");
     while (q(code).contains(fence))
         fence += QLatin1Char('`');
@@ -34,25 +38,20 @@ QString codeBlock(const std::string& code, const char* language)
 
 } // namespace
 
-QString findingMarkdown(const Finding& finding, const Session& session)
-{
+QString findingMarkdown(const Finding& finding, const Session& session) {
     QString md;
     md += QStringLiteral("## %1\n\n").arg(escaped(q(finding.title)));
     md += QStringLiteral("**%1** · rule `%2`").arg(q(severityName(finding.severity)), q(finding.ruleId));
-    if (finding.rank >= 0 && session.job.size() > 1)
-        md += QStringLiteral(" · rank %1").arg(finding.rank);
+    if (finding.rank >= 0 && session.job.size() > 1) md += QStringLiteral(" · rank %1").arg(finding.rank);
     md += "\n\n";
     if (finding.gain && finding.gain->perStepNs > 0) {
         md += QStringLiteral("**Expected gain:** %1 per step").arg(gainText(finding));
-        if (!finding.gain->confidence.empty())
-            md += QStringLiteral(", %1 confidence").arg(q(finding.gain->confidence));
+        if (!finding.gain->confidence.empty()) md += QStringLiteral(", %1 confidence").arg(q(finding.gain->confidence));
         md += "\n";
-        if (!finding.gain->model.empty())
-            md += QStringLiteral("(%1)").arg(escaped(q(finding.gain->model)));
+        if (!finding.gain->model.empty()) md += QStringLiteral("(%1)").arg(escaped(q(finding.gain->model)));
         md += "\n\n";
     }
-    if (!finding.detail.empty())
-        md += escaped(q(finding.detail)) + "\n\n";
+    if (!finding.detail.empty()) md += escaped(q(finding.detail)) + "\n\n";
 
     const Evidence& e = finding.evidence;
     if (!e.facts.empty() || !e.events.empty() || !e.spans.empty()) {
@@ -61,8 +60,7 @@ QString findingMarkdown(const Finding& finding, const Session& session)
             md += QStringLiteral("- %1: %2\n").arg(escaped(q(label)), escaped(q(value)));
         if (!e.events.empty()) {
             md += QStringLiteral("- %1 events highlighted on the timeline").arg(e.events.size());
-            if (e.eventsTotal > e.events.size())
-                md += QStringLiteral(" (of %1)").arg(e.eventsTotal);
+            if (e.eventsTotal > e.events.size()) md += QStringLiteral(" (of %1)").arg(e.eventsTotal);
             md += "\n";
         }
         if (!e.spans.empty())
@@ -71,27 +69,22 @@ QString findingMarkdown(const Finding& finding, const Session& session)
     }
     if (!finding.fixPython.empty() || !finding.fixCpp.empty()) {
         md += QStringLiteral("### Fix\n\n");
-        if (!finding.fixPython.empty())
-            md += QStringLiteral("Python:\n\n") + codeBlock(finding.fixPython, "python");
-        if (!finding.fixCpp.empty())
-            md += QStringLiteral("C++ (LibTorch):\n\n") + codeBlock(finding.fixCpp, "cpp");
+        if (!finding.fixPython.empty()) md += QStringLiteral("Python:\n\n") + codeBlock(finding.fixPython, "python");
+        if (!finding.fixCpp.empty()) md += QStringLiteral("C++ (LibTorch):\n\n") + codeBlock(finding.fixCpp, "cpp");
     }
     const QString doc = ruleDoc(finding);
-    if (!doc.isEmpty())
-        md += QStringLiteral("---\n\n") + doc;
+    if (!doc.isEmpty()) md += QStringLiteral("---\n\n") + doc;
     return md;
 }
 
-QString overviewMarkdown(const Session& session)
-{
+QString overviewMarkdown(const Session& session) {
     QString md;
     md += QStringLiteral("## %1\n\n").arg(escaped(q(session.title())));
     const AdviceReport& report = session.report;
     for (size_t r = 0; r < report.ranks.size(); ++r) {
         const RankAnalysis& rank = report.ranks[r];
         const StepAnalysis& steps = rank.steps;
-        if (report.ranks.size() > 1)
-            md += QStringLiteral("**%1**: ").arg(escaped(q(session.labels[r])));
+        if (report.ranks.size() > 1) md += QStringLiteral("**%1**: ").arg(escaped(q(session.labels[r])));
         if (steps.detection.steps.empty()) {
             md += QStringLiteral("no training steps found (%1).\n\n").arg(escaped(q(steps.detection.detail)));
             continue;
@@ -104,8 +97,7 @@ QString overviewMarkdown(const Session& session)
             md += QStringLiteral("| where the median step goes | time | share |\n|---|---:|---:|\n");
             for (const BreakdownPart& part : kBreakdownParts) {
                 const int64_t ns = steps.median.*part.field;
-                if (ns <= 0)
-                    continue;
+                if (ns <= 0) continue;
                 md += QStringLiteral("| %1 | %2 | %3% |\n")
                           .arg(q(part.label), duration(ns))
                           .arg(steps.median.stepNs ? 100.0 * double(ns) / double(steps.median.stepNs) : 0.0, 0, 'f', 0);

@@ -19,8 +19,7 @@ FindingsPanel::FindingsPanel(QWidget* parent)
     , m_header(new QLabel(this))
     , m_table(new QTableView(this))
     , m_page(new QTextBrowser(this))
-    , m_splitter(new QSplitter(Qt::Vertical, this))
-{
+    , m_splitter(new QSplitter(Qt::Vertical, this)) {
     m_table->setModel(m_model);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -48,14 +47,14 @@ FindingsPanel::FindingsPanel(QWidget* parent)
     layout->addWidget(m_header);
     layout->addWidget(m_splitter);
 
-    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-        showPage();
-        emit findingChosen(m_model->finding(current.row()));
-    });
+    connect(
+        m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
+            showPage();
+            emit findingChosen(m_model->finding(current.row()));
+        });
 }
 
-void FindingsPanel::setSession(std::shared_ptr<const Session> session)
-{
+void FindingsPanel::setSession(std::shared_ptr<const Session> session) {
     m_session = std::move(session);
     m_model->setSession(m_session);
     const int n = m_model->rowCount();
@@ -64,8 +63,7 @@ void FindingsPanel::setSession(std::shared_ptr<const Session> session)
     showPage();
 }
 
-void FindingsPanel::chooseRow(int row)
-{
+void FindingsPanel::chooseRow(int row) {
     if (row < 0 || row >= m_model->rowCount()) {
         m_table->selectionModel()->clear();
         m_table->setCurrentIndex(QModelIndex());
@@ -75,19 +73,16 @@ void FindingsPanel::chooseRow(int row)
     m_table->setCurrentIndex(m_model->index(row, FindingsModel::Title));
 }
 
-int FindingsPanel::chosenRow() const
-{
+int FindingsPanel::chosenRow() const {
     const QModelIndex current = m_table->currentIndex();
     return current.isValid() ? current.row() : -1;
 }
 
-const analysis::Finding* FindingsPanel::chosenFinding() const
-{
+const analysis::Finding* FindingsPanel::chosenFinding() const {
     return m_model->finding(chosenRow());
 }
 
-void FindingsPanel::showPage()
-{
+void FindingsPanel::showPage() {
     if (!m_session) {
         m_page->clear();
         return;

@@ -16,8 +16,7 @@ KernelView::KernelView(QWidget* parent)
     , m_model(new KernelTableModel(this))
     , m_proxy(new QSortFilterProxyModel(this))
     , m_filter(new QLineEdit(this))
-    , m_table(new QTableView(this))
-{
+    , m_table(new QTableView(this)) {
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(KernelTableModel::SortRole);
     m_proxy->setFilterKeyColumn(KernelTableModel::Name);
@@ -46,12 +45,12 @@ KernelView::KernelView(QWidget* parent)
 
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
     connect(m_table, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
-        emit kernelActivated(m_proxy->data(index.siblingAtColumn(KernelTableModel::Name), KernelTableModel::FullNameRole).toString());
+        emit kernelActivated(
+            m_proxy->data(index.siblingAtColumn(KernelTableModel::Name), KernelTableModel::FullNameRole).toString());
     });
 }
 
-void KernelView::setSession(std::shared_ptr<const Session> session)
-{
+void KernelView::setSession(std::shared_ptr<const Session> session) {
     m_model->setSession(std::move(session));
     for (int c = KernelTableModel::Class; c < KernelTableModel::ColumnCount; ++c)
         m_table->resizeColumnToContents(c);

@@ -8,8 +8,7 @@ namespace tuneup::gui {
 
 namespace {
 
-QString labelOf(EventKind kind)
-{
+QString labelOf(EventKind kind) {
     const KindStyle& style = kindStyle(kind);
     return QString::fromUtf8(style.label.data(), qsizetype(style.label.size()));
 }
@@ -17,15 +16,13 @@ QString labelOf(EventKind kind)
 } // namespace
 
 Legend::Legend(QWidget* parent)
-    : QWidget(parent)
-{
+    : QWidget(parent) {
     QSizePolicy policy(QSizePolicy::Preferred, QSizePolicy::Fixed);
     policy.setHeightForWidth(true);
     setSizePolicy(policy);
 }
 
-std::vector<QRect> Legend::entryRects(int width) const
-{
+std::vector<QRect> Legend::entryRects(int width) const {
     const QFontMetrics fm = fontMetrics();
     const int box = fm.height() - 4, line = fm.height() + 6;
     std::vector<QRect> rects;
@@ -42,19 +39,16 @@ std::vector<QRect> Legend::entryRects(int width) const
     return rects;
 }
 
-int Legend::heightForWidth(int width) const
-{
+int Legend::heightForWidth(int width) const {
     const std::vector<QRect> rects = entryRects(width);
     return rects.empty() ? fontMetrics().height() + 6 : rects.back().bottom() + 1;
 }
 
-QSize Legend::sizeHint() const
-{
+QSize Legend::sizeHint() const {
     return { 600, heightForWidth(600) };
 }
 
-void Legend::paintEvent(QPaintEvent*)
-{
+void Legend::paintEvent(QPaintEvent*) {
     QPainter p(this);
     const int box = fontMetrics().height() - 4;
     const std::vector<QRect> rects = entryRects(width());
@@ -63,8 +57,8 @@ void Legend::paintEvent(QPaintEvent*)
         const QRect& r = rects[i];
         p.fillRect(QRect(r.x(), r.y() + (r.height() - box) / 2, box, box), QColor::fromRgb(kindStyle(kind).rgb));
         p.setPen(palette().color(QPalette::WindowText));
-        p.drawText(QRect(r.x() + box + 4, r.y(), r.width(), r.height()), Qt::AlignLeft | Qt::AlignVCenter,
-            labelOf(kind));
+        p.drawText(
+            QRect(r.x() + box + 4, r.y(), r.width(), r.height()), Qt::AlignLeft | Qt::AlignVCenter, labelOf(kind));
     }
 }
 

@@ -3,7 +3,6 @@
 // wide enough, else wrapped onto more.
 
 #include <QWidget>
-
 #include <vector>
 
 namespace tuneup::gui {

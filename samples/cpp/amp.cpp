@@ -6,8 +6,7 @@
 
 #include <ATen/autocast_mode.h>
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     const auto options = sample::parse(argc, argv, "amp",
         "An MLP trained in fp32; --fixed uses autocast (mixed precision).", { { "hidden", "2048" } });
     torch::manual_seed(0);
@@ -41,8 +40,7 @@ int main(int argc, char** argv)
         sample::Range r("Optimizer.step");
         if (options.fixed)
             for (auto& p : model->parameters())
-                if (p.grad().defined())
-                    p.mutable_grad().div_(kLossScale);
+                if (p.grad().defined()) p.mutable_grad().div_(kLossScale);
         optimizer.step();
     });
     return 0;

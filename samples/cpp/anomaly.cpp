@@ -4,10 +4,10 @@
 
 #include "sample.h"
 
-int main(int argc, char** argv)
-{
-    const auto options = sample::parse(argc, argv, "anomaly", "An MLP trained with autograd anomaly detection on; "
-                                                              "--fixed leaves it off.");
+int main(int argc, char** argv) {
+    const auto options = sample::parse(argc, argv, "anomaly",
+        "An MLP trained with autograd anomaly detection on; "
+        "--fixed leaves it off.");
     torch::autograd::AnomalyMode::set_enabled(!options.fixed);
     torch::manual_seed(0);
     const auto device = sample::device();

@@ -4,8 +4,7 @@
 
 #include "sample.h"
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     const auto options = sample::parse(argc, argv, "conv_bias_bn",
         "A CNN whose convolutions have a bias before BatchNorm; --fixed drops the bias.", { { "batch", "16" } });
     torch::manual_seed(0);

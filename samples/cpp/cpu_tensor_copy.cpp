@@ -3,8 +3,7 @@
 
 #include "sample.h"
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     const auto options = sample::parse(argc, argv, "cpu_tensor_copy",
         "Per-step tensors made on the CPU then copied to the device; --fixed makes them on the device.");
     torch::manual_seed(0);

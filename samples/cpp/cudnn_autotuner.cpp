@@ -4,8 +4,7 @@
 
 #include "sample.h"
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     const auto options = sample::parse(argc, argv, "cudnn_autotuner",
         "A small CNN on fixed-size images; --fixed turns cudnn.benchmark on.", { { "batch", "16" } });
     at::globalContext().setBenchmarkCuDNN(options.fixed);
@@ -14,9 +13,9 @@ int main(int argc, char** argv)
     const int64_t batch = static_cast<int64_t>(options.number("batch"));
 
     torch::nn::Sequential model(torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 32, 3).padding(1)),
-        torch::nn::BatchNorm2d(32), torch::nn::ReLU(), torch::nn::Conv2d(torch::nn::Conv2dOptions(32, 64, 3).padding(1)),
-        torch::nn::BatchNorm2d(64), torch::nn::ReLU(), torch::nn::AdaptiveAvgPool2d(1), torch::nn::Flatten(),
-        torch::nn::Linear(64, 10));
+        torch::nn::BatchNorm2d(32), torch::nn::ReLU(),
+        torch::nn::Conv2d(torch::nn::Conv2dOptions(32, 64, 3).padding(1)), torch::nn::BatchNorm2d(64),
+        torch::nn::ReLU(), torch::nn::AdaptiveAvgPool2d(1), torch::nn::Flatten(), torch::nn::Linear(64, 10));
     model->to(device);
     torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
     const auto images = torch::randn({ batch, 3, 32, 32 }, device);

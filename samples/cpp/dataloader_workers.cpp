@@ -13,11 +13,8 @@ class SlowDataset : public torch::data::datasets::Dataset<SlowDataset> {
 public:
     SlowDataset(size_t size, double loadMs)
         : m_size(size)
-        , m_loadMs(loadMs)
-    {
-    }
-    torch::data::Example<> get(size_t index) override
-    {
+        , m_loadMs(loadMs) { }
+    torch::data::Example<> get(size_t index) override {
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_loadMs));
         auto generator = at::make_generator<at::CPUGeneratorImpl>(index);
         return { torch::randn({ 512 }, generator), torch::tensor(static_cast<int64_t>(index % 10)) };
@@ -31,8 +28,7 @@ private:
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     const auto options = sample::parse(argc, argv, "dataloader_workers",
         "An MLP fed by a slow dataset loaded in the training thread; --fixed loads it with worker threads.",
         { { "batch", "8" }, { "load-ms", "0.2" }, { "workers", "4" } });
@@ -57,8 +53,7 @@ int main(int argc, char** argv)
         torch::data::Example<> example;
         {
             sample::Range wait("DataLoader.next");
-            if (step > 0)
-                ++next;
+            if (step > 0) ++next;
             example = *next;
         }
         sample::sgdStep(model, optimizer, example.data.to(device), example.target.to(device));

@@ -5,8 +5,7 @@
 
 #include "sample.h"
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     const auto options = sample::parse(argc, argv, "pageable_copy",
         "Batches copied to the GPU from pageable memory; --fixed pins them and copies asynchronously.",
         { { "batch", "256" } });

@@ -4,16 +4,15 @@
 // bootstrap states them (marks with an integer payload in the NVTX domain "tuneup", docs/agent.md).
 // Each sample shows one anti-pattern; --fixed runs its corrected twin.
 
-#include <nvtx3/nvToolsExt.h>
-#include <torch/torch.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <nvtx3/nvToolsExt.h>
 #include <string>
+#include <torch/torch.h>
 
 namespace sample {
 
@@ -27,9 +26,8 @@ struct Options {
 };
 
 // `defaults` names the sample's own flags with their default values.
-inline Options parse(int argc, char** argv, const char* name, const char* what,
-    std::map<std::string, std::string> defaults = {})
-{
+inline Options parse(
+    int argc, char** argv, const char* name, const char* what, std::map<std::string, std::string> defaults = {}) {
     Options options;
     options.name = name;
     options.values = std::move(defaults);
@@ -64,7 +62,9 @@ inline Options parse(int argc, char** argv, const char* name, const char* what,
     return options;
 }
 
-inline torch::Device device() { return torch::cuda::is_available() ? torch::kCUDA : torch::kCPU; }
+inline torch::Device device() {
+    return torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
+}
 
 // An NVTX range for a scope (RAII, so an exception cannot leave it open).
 struct Range {
@@ -75,8 +75,7 @@ struct Range {
 };
 
 // A fact about the program for tuneup's rules ("tuneup.dataloader.num_workers", ...).
-inline void fact(const char* name, int64_t value)
-{
+inline void fact(const char* name, int64_t value) {
     static const nvtxDomainHandle_t domain = nvtxDomainCreateA("tuneup");
     nvtxEventAttributes_t attributes {};
     attributes.version = NVTX_VERSION;
@@ -89,15 +88,13 @@ inline void fact(const char* name, int64_t value)
 }
 
 // Runs `step` options.steps times, each inside a range named "step", and prints the time per step.
-inline void train(const Options& options, const std::function<void(int)>& step)
-{
+inline void train(const Options& options, const std::function<void(int)>& step) {
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < options.steps; ++i) {
         Range range("step");
         step(i);
     }
-    if (device().is_cuda())
-        torch::cuda::synchronize();
+    if (device().is_cuda()) torch::cuda::synchronize();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::printf("%s%s: %d steps on %s, %.2f ms per step\n", options.name, options.fixed ? " --fixed" : "",
         options.steps, device().is_cuda() ? "cuda" : "cpu", ms / options.steps);
@@ -105,9 +102,8 @@ inline void train(const Options& options, const std::function<void(int)>& step)
 
 // One SGD step of `model` on (inputs, targets) with cross-entropy, its phases marked as ranges.
 template <class Model>
-torch::Tensor sgdStep(Model& model, torch::optim::Optimizer& optimizer, const torch::Tensor& inputs,
-    const torch::Tensor& targets)
-{
+torch::Tensor sgdStep(
+    Model& model, torch::optim::Optimizer& optimizer, const torch::Tensor& inputs, const torch::Tensor& targets) {
     {
         Range r("Optimizer.zero_grad");
         optimizer.zero_grad();

@@ -5,8 +5,7 @@
 
 #include "sample.h"
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     const auto options = sample::parse(argc, argv, "unaligned_linear",
         "Linear layers of batch 30, in 1001, out 30; --fixed pads them to 32, 1008, 32.");
     torch::manual_seed(0);

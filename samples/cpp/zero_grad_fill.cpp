@@ -5,8 +5,7 @@
 
 #include "sample.h"
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     const auto options = sample::parse(argc, argv, "zero_grad_fill",
         "A deep MLP (many parameters); --fixed sets gradients to None instead of filling them with zeros.",
         { { "layers", "12" } });
@@ -28,8 +27,7 @@ int main(int argc, char** argv)
         {
             sample::Range r("Optimizer.zero_grad");
             for (auto& p : model->parameters()) {
-                if (!p.mutable_grad().defined())
-                    continue;
+                if (!p.mutable_grad().defined()) continue;
                 if (options.fixed)
                     p.mutable_grad() = torch::Tensor();
                 else

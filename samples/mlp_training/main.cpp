@@ -4,12 +4,11 @@
 //   mlp_training [--steps N] [--batch B] [--hidden H] [--cudnn-benchmark] [--anomaly]
 // --cudnn-benchmark and --anomaly turn those torch settings on (for the torch probes' tests).
 
-#include <nvtx3/nvToolsExt.h>
-#include <torch/torch.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <nvtx3/nvToolsExt.h>
+#include <torch/torch.h>
 
 namespace {
 
@@ -21,8 +20,7 @@ struct Options {
     bool anomaly = false;
 };
 
-Options parse(int argc, char** argv)
-{
+Options parse(int argc, char** argv) {
     Options options;
     for (int i = 1; i < argc; ++i) {
         const bool hasValue = i + 1 < argc;
@@ -37,8 +35,8 @@ Options parse(int argc, char** argv)
         else if (!strcmp(argv[i], "--anomaly"))
             options.anomaly = true;
         else {
-            fprintf(stderr,
-                "usage: mlp_training [--steps N] [--batch B] [--hidden H] [--cudnn-benchmark] [--anomaly]\n");
+            fprintf(
+                stderr, "usage: mlp_training [--steps N] [--batch B] [--hidden H] [--cudnn-benchmark] [--anomaly]\n");
             exit(2);
         }
     }
@@ -53,8 +51,7 @@ struct Range {
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     const Options options = parse(argc, argv);
     const torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
     torch::manual_seed(0);

@@ -11,19 +11,16 @@ using tuneup::test::EnvGuard;
 
 namespace {
 
-std::string describe(const TraceSelection& s)
-{
+std::string describe(const TraceSelection& s) {
     std::string out;
     for (auto [on, name] : { std::pair { s.nvtx, "nvtx" }, { s.kernel, "kernel" }, { s.memcpy, "memcpy" },
              { s.memset, "memset" }, { s.sync, "sync" }, { s.runtime, "runtime" }, { s.driver, "driver" },
              { s.gemm, "gemm" }, { s.conv, "conv" } })
-        if (on)
-            out += out.empty() ? name : std::string(",") + name;
+        if (on) out += out.empty() ? name : std::string(",") + name;
     return out;
 }
 
-std::string parsed(const std::string& text)
-{
+std::string parsed(const std::string& text) {
     TraceSelection selection;
     std::string error;
     EXPECT_TRUE(parseTraceSelection(text, selection, error)) << text << ": " << error;
@@ -32,8 +29,7 @@ std::string parsed(const std::string& text)
 }
 
 // Returns the error; checks that the selection was left alone.
-std::string parseError(const std::string& text)
-{
+std::string parseError(const std::string& text) {
     TraceSelection selection;
     selection.nvtx = false; // a marker: must be untouched on error
     std::string error;
@@ -47,8 +43,7 @@ const char* kAllCuda = "kernel,memcpy,memset,sync,runtime,driver";
 
 } // namespace
 
-TEST(TraceSelection, Items)
-{
+TEST(TraceSelection, Items) {
     EXPECT_EQ(parsed("gemm,conv"), "gemm,conv");
     EXPECT_EQ(parsed("nvtx,conv"), "nvtx,conv");
     EXPECT_EQ(describe(TraceSelection {}), std::string("nvtx,") + kAllCuda + ",gemm,conv") << "the default";
@@ -66,8 +61,7 @@ TEST(TraceSelection, Items)
     EXPECT_TRUE(nothing.anyCuda());
 }
 
-TEST(TraceSelection, UnknownItemsAreNamedInTheError)
-{
+TEST(TraceSelection, UnknownItemsAreNamedInTheError) {
     std::string error = parseError("bogus");
     EXPECT_NE(error.find("'bogus'"), std::string::npos) << error;
     EXPECT_NE(error.find("nvtx"), std::string::npos) << "the error lists the known items: " << error;
@@ -79,8 +73,7 @@ TEST(TraceSelection, UnknownItemsAreNamedInTheError)
     EXPECT_NE(error.find("' cuda'"), std::string::npos) << error;
 }
 
-TEST(TraceSelection, EmptyItemsAreErrors)
-{
+TEST(TraceSelection, EmptyItemsAreErrors) {
     parseError("");
     parseError("nvtx,");
     parseError(",nvtx");
@@ -89,8 +82,7 @@ TEST(TraceSelection, EmptyItemsAreErrors)
 
 class ConfigTest : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
+    void SetUp() override {
         for (const char* name : { "TUNEUP_DISABLE", "TUNEUP_OUTPUT", "TUNEUP_MAIN_PID", "TUNEUP_TRACE",
                  "TUNEUP_BUFFER_KB", "TUNEUP_MAX_BUFFER_MB", "TUNEUP_FLUSH_MS", "TUNEUP_CUPTI_PATH", "TUNEUP_LOG" })
             m_env.unset(name);
@@ -99,8 +91,7 @@ protected:
     EnvGuard m_env;
 };
 
-TEST_F(ConfigTest, Defaults)
-{
+TEST_F(ConfigTest, Defaults) {
     const Config c = configFromEnvironment();
     EXPECT_FALSE(c.disabled);
     EXPECT_EQ(c.outputBase, "tuneup.db");
@@ -112,8 +103,7 @@ TEST_F(ConfigTest, Defaults)
     EXPECT_TRUE(c.cuptiPath.empty());
 }
 
-TEST_F(ConfigTest, ValuesFromTheEnvironment)
-{
+TEST_F(ConfigTest, ValuesFromTheEnvironment) {
     m_env.set("TUNEUP_OUTPUT", "/runs/x.db");
     m_env.set("TUNEUP_MAIN_PID", "4321");
     m_env.set("TUNEUP_TRACE", "nvtx,kernel");
@@ -131,16 +121,14 @@ TEST_F(ConfigTest, ValuesFromTheEnvironment)
     EXPECT_EQ(c.cuptiPath, "/opt/libcupti.so");
 }
 
-TEST_F(ConfigTest, ABadTraceValueRecordsTheDefaults)
-{
+TEST_F(ConfigTest, ABadTraceValueRecordsTheDefaults) {
     m_env.set("TUNEUP_TRACE", "nvtx,bogus");
     EXPECT_EQ(describe(configFromEnvironment().trace), std::string("nvtx,") + kAllCuda + ",gemm,conv");
     m_env.set("TUNEUP_TRACE", "none");
     EXPECT_EQ(describe(configFromEnvironment().trace), "");
 }
 
-TEST_F(ConfigTest, NumbersOutOfRangeOrMalformedFallBack)
-{
+TEST_F(ConfigTest, NumbersOutOfRangeOrMalformedFallBack) {
     for (const char* bad : { "8", "abc", "64k", "-1", "99999999999" }) {
         m_env.set("TUNEUP_BUFFER_KB", bad);
         EXPECT_EQ(configFromEnvironment().threadBufferKiB, 1024u) << bad;
@@ -153,8 +141,7 @@ TEST_F(ConfigTest, NumbersOutOfRangeOrMalformedFallBack)
     EXPECT_EQ(configFromEnvironment().maxBufferMiB, 32u);
 }
 
-TEST_F(ConfigTest, Disable)
-{
+TEST_F(ConfigTest, Disable) {
     m_env.set("TUNEUP_DISABLE", "1");
     EXPECT_TRUE(configFromEnvironment().disabled);
     m_env.set("TUNEUP_DISABLE", "yes");

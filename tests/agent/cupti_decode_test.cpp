@@ -27,8 +27,7 @@ namespace {
 // ---- helpers -------------------------------------------------------------------------------
 
 // One line per record, every field, so a mismatch shows exactly what differs.
-std::string describe(const KernelRecord& k)
-{
+std::string describe(const KernelRecord& k) {
     std::ostringstream s;
     s << "kernel " << k.startNs << "-" << k.endNs << " dev" << k.deviceId << " ctx" << k.contextId << " s" << k.streamId
       << " corr" << k.correlationId << " '" << k.name << "' grid " << k.gridX << "," << k.gridY << "," << k.gridZ
@@ -37,8 +36,7 @@ std::string describe(const KernelRecord& k)
     return s.str();
 }
 
-std::string describe(const MemcpyRecord& m)
-{
+std::string describe(const MemcpyRecord& m) {
     std::ostringstream s;
     s << "memcpy " << m.startNs << "-" << m.endNs << " dev" << m.deviceId << " ctx" << m.contextId << " s" << m.streamId
       << " corr" << m.correlationId << " kind " << int(m.copyKind) << " " << int(m.srcKind) << "->" << int(m.dstKind)
@@ -46,32 +44,28 @@ std::string describe(const MemcpyRecord& m)
     return s.str();
 }
 
-std::string describe(const MemsetRecord& m)
-{
+std::string describe(const MemsetRecord& m) {
     std::ostringstream s;
     s << "memset " << m.startNs << "-" << m.endNs << " dev" << m.deviceId << " ctx" << m.contextId << " s" << m.streamId
       << " corr" << m.correlationId << " bytes " << m.bytes << " value " << m.value << " mem " << int(m.memoryKind);
     return s.str();
 }
 
-std::string describe(const SyncRecord& r)
-{
+std::string describe(const SyncRecord& r) {
     std::ostringstream s;
     s << "sync " << r.startNs << "-" << r.endNs << " type " << r.type << " ctx" << r.contextId << " corr"
       << r.correlationId << " stream " << r.streamId << " event " << r.eventId;
     return s.str();
 }
 
-std::string describe(const ApiRecord& a)
-{
+std::string describe(const ApiRecord& a) {
     std::ostringstream s;
     s << "api " << a.startNs << "-" << a.endNs << " api " << a.api << " cbid " << a.cbid << " pid " << a.processId
       << " tid " << a.threadId << " corr " << a.correlationId << " ret " << a.returnValue << " '" << a.name << "'";
     return s.str();
 }
 
-std::string describe(const DeviceRecord& d)
-{
+std::string describe(const DeviceRecord& d) {
     std::ostringstream s;
     s << "device " << d.id << " '" << d.name << "' cc " << d.computeMajor << "." << d.computeMinor << " sm "
       << d.smCount << " mem " << d.globalMemoryBytes << " bw " << d.globalMemoryBandwidthKBs << " clock "
@@ -79,8 +73,7 @@ std::string describe(const DeviceRecord& d)
     return s.str();
 }
 
-std::string describe(const ExternalCorrelationRecord& e)
-{
+std::string describe(const ExternalCorrelationRecord& e) {
     std::ostringstream s;
     s << "external kind " << e.kind << " id " << e.externalId << " corr " << e.correlationId;
     return s.str();
@@ -101,8 +94,7 @@ public:
 // An activity buffer as CUPTI lays it out: records back to back, each 8-byte aligned.
 class ActivityBuffer {
 public:
-    template <typename Record> void add(const Record& record)
-    {
+    template <typename Record> void add(const Record& record) {
         static_assert(sizeof(Record) % 8 == 0, "CUPTI records are 8-byte multiples");
         const size_t offset = m_bytes;
         m_bytes += sizeof(Record);
@@ -120,8 +112,7 @@ private:
 // Walks with the record sizes of the headers this test is compiled with.
 class HeaderLayoutWalker final : public RecordWalker {
 public:
-    static size_t recordSize(CUpti_ActivityKind kind)
-    {
+    static size_t recordSize(CUpti_ActivityKind kind) {
         switch (kind) {
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -150,53 +141,44 @@ public:
         }
     }
 
-    Step next(uint8_t* buffer, size_t validSize, CUpti_Activity*& record) const override
-    {
+    Step next(uint8_t* buffer, size_t validSize, CUpti_Activity*& record) const override {
         size_t offset = 0;
         if (record) {
             offset = size_t(reinterpret_cast<uint8_t*>(record) - buffer) + recordSize(record->kind);
         }
-        if (offset + sizeof(CUpti_Activity) > validSize)
-            return Step::End;
+        if (offset + sizeof(CUpti_Activity) > validSize) return Step::End;
         CUpti_ActivityKind kind;
         std::memcpy(&kind, buffer + offset, sizeof kind);
         const size_t size = recordSize(kind);
-        if (size == 0)
-            return Step::Invalid;
-        if (offset + size > validSize)
-            return Step::End; // cut short, as CUPTI treats it
+        if (size == 0) return Step::Invalid;
+        if (offset + size > validSize) return Step::End; // cut short, as CUPTI treats it
         record = reinterpret_cast<CUpti_Activity*>(buffer + offset);
         return Step::Record;
     }
 };
 
 // The libcupti of this machine, loaded once; null when there is none.
-const CuptiApi* cupti()
-{
+const CuptiApi* cupti() {
     static CuptiApi api;
     static bool tried = false;
     if (!tried) {
         tried = true;
         std::string error;
-        if (!loadCupti("", api, error))
-            std::fprintf(stderr, "no libcupti: %s\n", error.c_str());
+        if (!loadCupti("", api, error)) std::fprintf(stderr, "no libcupti: %s\n", error.c_str());
     }
     return api.loaded() ? &api : nullptr;
 }
 
-std::string_view testApiName(int api, uint32_t cbid)
-{
+std::string_view testApiName(int api, uint32_t cbid) {
     if (api == schema::kApiRuntime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
         return "cudaLaunchKernel";
-    if (api == schema::kApiDriver && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
-        return "cuLaunchKernel";
+    if (api == schema::kApiDriver && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) return "cuLaunchKernel";
     return {};
 }
 
 // ---- record factories: the installed toolkit's current structs --------------------------------
 
-CUpti_ActivityKernel10 kernelRecord(uint64_t start, uint64_t end, uint32_t i, const char* name)
-{
+CUpti_ActivityKernel10 kernelRecord(uint64_t start, uint64_t end, uint32_t i, const char* name) {
     CUpti_ActivityKernel10 k {};
     k.kind = (i % 7 == 0) ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     k.registersPerThread = uint16_t(32 + i % 200);
@@ -226,8 +208,7 @@ CUpti_ActivityKernel10 kernelRecord(uint64_t start, uint64_t end, uint32_t i, co
     return k;
 }
 
-KernelRecord expectedKernel(uint64_t start, uint64_t end, uint32_t i, const char* name)
-{
+KernelRecord expectedKernel(uint64_t start, uint64_t end, uint32_t i, const char* name) {
     KernelRecord k;
     k.startNs = start;
     k.endNs = end;
@@ -249,8 +230,7 @@ KernelRecord expectedKernel(uint64_t start, uint64_t end, uint32_t i, const char
     return k;
 }
 
-CUpti_ActivityMemcpy6 memcpyRecord(uint64_t start, uint64_t end, uint32_t i)
-{
+CUpti_ActivityMemcpy6 memcpyRecord(uint64_t start, uint64_t end, uint32_t i) {
     CUpti_ActivityMemcpy6 m {};
     m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
     m.copyKind = uint8_t(i % 2 ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD : CUPTI_ACTIVITY_MEMCPY_KIND_DTOH);
@@ -271,8 +251,7 @@ CUpti_ActivityMemcpy6 memcpyRecord(uint64_t start, uint64_t end, uint32_t i)
     return m;
 }
 
-MemcpyRecord expectedMemcpy(uint64_t start, uint64_t end, uint32_t i)
-{
+MemcpyRecord expectedMemcpy(uint64_t start, uint64_t end, uint32_t i) {
     MemcpyRecord m;
     m.startNs = start;
     m.endNs = end;
@@ -287,8 +266,7 @@ MemcpyRecord expectedMemcpy(uint64_t start, uint64_t end, uint32_t i)
     return m;
 }
 
-CUpti_ActivityMemcpyPtoP4 peerRecord(uint64_t start, uint64_t end, uint32_t i)
-{
+CUpti_ActivityMemcpyPtoP4 peerRecord(uint64_t start, uint64_t end, uint32_t i) {
     CUpti_ActivityMemcpyPtoP4 p {};
     p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
     p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
@@ -308,8 +286,7 @@ CUpti_ActivityMemcpyPtoP4 peerRecord(uint64_t start, uint64_t end, uint32_t i)
     return p;
 }
 
-MemcpyRecord expectedPeer(uint64_t start, uint64_t end, uint32_t i)
-{
+MemcpyRecord expectedPeer(uint64_t start, uint64_t end, uint32_t i) {
     MemcpyRecord m;
     m.startNs = start;
     m.endNs = end;
@@ -326,8 +303,7 @@ MemcpyRecord expectedPeer(uint64_t start, uint64_t end, uint32_t i)
     return m;
 }
 
-CUpti_ActivityMemset4 memsetRecord(uint64_t start, uint64_t end, uint32_t i)
-{
+CUpti_ActivityMemset4 memsetRecord(uint64_t start, uint64_t end, uint32_t i) {
     CUpti_ActivityMemset4 m {};
     m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
     m.value = i % 256;
@@ -342,8 +318,7 @@ CUpti_ActivityMemset4 memsetRecord(uint64_t start, uint64_t end, uint32_t i)
     return m;
 }
 
-MemsetRecord expectedMemset(uint64_t start, uint64_t end, uint32_t i)
-{
+MemsetRecord expectedMemset(uint64_t start, uint64_t end, uint32_t i) {
     MemsetRecord m;
     m.startNs = start;
     m.endNs = end;
@@ -357,8 +332,7 @@ MemsetRecord expectedMemset(uint64_t start, uint64_t end, uint32_t i)
     return m;
 }
 
-CUpti_ActivitySynchronization2 syncRecord(uint64_t start, uint64_t end, uint32_t i)
-{
+CUpti_ActivitySynchronization2 syncRecord(uint64_t start, uint64_t end, uint32_t i) {
     CUpti_ActivitySynchronization2 s {};
     s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
     s.type = i % 3 == 0 ? CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE
@@ -374,8 +348,7 @@ CUpti_ActivitySynchronization2 syncRecord(uint64_t start, uint64_t end, uint32_t
     return s;
 }
 
-SyncRecord expectedSync(uint64_t start, uint64_t end, uint32_t i)
-{
+SyncRecord expectedSync(uint64_t start, uint64_t end, uint32_t i) {
     SyncRecord s;
     s.startNs = start;
     s.endNs = end;
@@ -387,8 +360,7 @@ SyncRecord expectedSync(uint64_t start, uint64_t end, uint32_t i)
     return s;
 }
 
-CUpti_ActivityAPI apiRecord(uint64_t start, uint64_t end, uint32_t i, bool runtime)
-{
+CUpti_ActivityAPI apiRecord(uint64_t start, uint64_t end, uint32_t i, bool runtime) {
     CUpti_ActivityAPI a {};
     a.kind = runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
     a.cbid = runtime ? (i % 2 ? uint32_t(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) : 9999u)
@@ -402,8 +374,7 @@ CUpti_ActivityAPI apiRecord(uint64_t start, uint64_t end, uint32_t i, bool runti
     return a;
 }
 
-ApiRecord expectedApi(uint64_t start, uint64_t end, uint32_t i, bool runtime)
-{
+ApiRecord expectedApi(uint64_t start, uint64_t end, uint32_t i, bool runtime) {
     ApiRecord a;
     a.startNs = start;
     a.endNs = end;
@@ -418,8 +389,7 @@ ApiRecord expectedApi(uint64_t start, uint64_t end, uint32_t i, bool runtime)
     return a;
 }
 
-CUpti_ActivityDevice5 deviceRecord(uint32_t id, bool withUuid)
-{
+CUpti_ActivityDevice5 deviceRecord(uint32_t id, bool withUuid) {
     CUpti_ActivityDevice5 d {};
     d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
     d.globalMemoryBandwidth = 3'352'000'000; // kB/s
@@ -444,23 +414,19 @@ enum class WalkerKind { Header, Cupti };
 
 class DecodeTest : public ::testing::TestWithParam<WalkerKind> {
 protected:
-    void SetUp() override
-    {
+    void SetUp() override {
         if (GetParam() == WalkerKind::Cupti) {
-            if (!cupti())
-                GTEST_SKIP() << "libcupti not found";
+            if (!cupti()) GTEST_SKIP() << "libcupti not found";
             m_cuptiWalker = std::make_unique<CuptiRecordWalker>(cupti()->activityGetNextRecord);
         }
         m_options.apiName = testApiName;
     }
 
-    const RecordWalker& walker() const
-    {
+    const RecordWalker& walker() const {
         return GetParam() == WalkerKind::Cupti ? static_cast<const RecordWalker&>(*m_cuptiWalker) : m_headerWalker;
     }
 
-    void decode(ActivityBuffer& buffer, size_t validSize = size_t(-1))
-    {
+    void decode(ActivityBuffer& buffer, size_t validSize = size_t(-1)) {
         decodeActivityBuffer(buffer.data(), std::min(validSize, buffer.size()), walker(), m_options, m_sink, m_stats);
     }
 
@@ -471,8 +437,7 @@ protected:
     DecodeStats m_stats;
 };
 
-TEST_P(DecodeTest, ManyRecordsOfEveryKind)
-{
+TEST_P(DecodeTest, ManyRecordsOfEveryKind) {
     static const char* const kNames[] = { "_Z6kernelPfi",
         "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int, float*)",
         "ampere_sgemm_128x64_tn", "" };
@@ -573,8 +538,7 @@ TEST_P(DecodeTest, ManyRecordsOfEveryKind)
     EXPECT_GT(m_stats.endBeforeStart, 0u);
 }
 
-TEST_P(DecodeTest, KindCuptiDoesNotKnowEndsTheBuffer)
-{
+TEST_P(DecodeTest, KindCuptiDoesNotKnowEndsTheBuffer) {
     ActivityBuffer buffer;
     buffer.add(memsetRecord(10, 20, 1));
     CUpti_ActivityAPI bogus {};
@@ -590,8 +554,7 @@ TEST_P(DecodeTest, KindCuptiDoesNotKnowEndsTheBuffer)
     EXPECT_EQ(m_stats, expected);
 }
 
-TEST_P(DecodeTest, RecordCutShortEndsTheWalk)
-{
+TEST_P(DecodeTest, RecordCutShortEndsTheWalk) {
     ActivityBuffer buffer;
     buffer.add(syncRecord(10, 20, 0));
     buffer.add(kernelRecord(30, 40, 1, "k"));
@@ -601,8 +564,7 @@ TEST_P(DecodeTest, RecordCutShortEndsTheWalk)
     EXPECT_EQ(m_stats.records(), 1u);
 }
 
-TEST_P(DecodeTest, EmptyBuffers)
-{
+TEST_P(DecodeTest, EmptyBuffers) {
     ActivityBuffer buffer;
     decode(buffer);
     decodeActivityBuffer(nullptr, 100, walker(), m_options, m_sink, m_stats);
@@ -612,8 +574,7 @@ TEST_P(DecodeTest, EmptyBuffers)
     EXPECT_EQ(m_stats, expected);
 }
 
-TEST_P(DecodeTest, ClockOffsetMapsCuptiTimeToMonotonic)
-{
+TEST_P(DecodeTest, ClockOffsetMapsCuptiTimeToMonotonic) {
     m_options.clockOffsetNs = 1'000;
     ActivityBuffer buffer;
     buffer.add(kernelRecord(5'000, 6'000, 1, "k"));
@@ -625,8 +586,7 @@ TEST_P(DecodeTest, ClockOffsetMapsCuptiTimeToMonotonic)
             describe(expectedApi(3'000, 3'500, 1, true)), describe(expectedMemcpy(0, 1'000, 0)) }));
 }
 
-TEST_P(DecodeTest, ApiNamesAreEmptyWithoutLookup)
-{
+TEST_P(DecodeTest, ApiNamesAreEmptyWithoutLookup) {
     m_options.apiName = nullptr;
     ActivityBuffer buffer;
     buffer.add(apiRecord(1, 2, 1, true));
@@ -641,8 +601,7 @@ INSTANTIATE_TEST_SUITE_P(Walkers, DecodeTest, ::testing::Values(WalkerKind::Head
         return param.param == WalkerKind::Cupti ? std::string("CuptiGetNextRecord") : std::string("HeaderLayout");
     });
 
-TEST(ApiDisplayName, DropsOnlyCuptisVersionTag)
-{
+TEST(ApiDisplayName, DropsOnlyCuptisVersionTag) {
     EXPECT_EQ(apiDisplayName("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
     EXPECT_EQ(apiDisplayName("cudaMemcpyAsync_ptsz_v7000"), "cudaMemcpyAsync_ptsz");
     EXPECT_EQ(apiDisplayName("cudaGetDeviceProperties_v2_v12000"), "cudaGetDeviceProperties_v2");
@@ -655,25 +614,20 @@ TEST(ApiDisplayName, DropsOnlyCuptisVersionTag)
 
 // ---- the real libcupti, no GPU ------------------------------------------------------------
 
-bool toolkitHasCupti()
-{
+bool toolkitHasCupti() {
     const std::string dir = TUNEUP_CUDA_LIBRARY_DIR;
     return access((dir + "/libcupti.so").c_str(), F_OK) == 0;
 }
 
-bool realDriverInstalled()
-{
+bool realDriverInstalled() {
     // dlopen without cuInit: only asks whether an NVIDIA driver is there.
     void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-    if (!driver)
-        driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!driver) driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
     return driver != nullptr;
 }
 
-TEST(CuptiLoader, LoadsTheToolkitsLibcupti)
-{
-    if (!toolkitHasCupti())
-        GTEST_SKIP() << "no libcupti in " << TUNEUP_CUDA_LIBRARY_DIR;
+TEST(CuptiLoader, LoadsTheToolkitsLibcupti) {
+    if (!toolkitHasCupti()) GTEST_SKIP() << "no libcupti in " << TUNEUP_CUDA_LIBRARY_DIR;
     CuptiApi api;
     std::string error;
     ASSERT_TRUE(loadCupti("", api, error)) << error;
@@ -692,10 +646,8 @@ TEST(CuptiLoader, LoadsTheToolkitsLibcupti)
     EXPECT_EQ(again.getVersion, api.getVersion);
 }
 
-TEST(CuptiLoader, CallbackNamesFromTheRealLibrary)
-{
-    if (!cupti() || !cupti()->getCallbackName)
-        GTEST_SKIP() << "no libcupti with cuptiGetCallbackName";
+TEST(CuptiLoader, CallbackNamesFromTheRealLibrary) {
+    if (!cupti() || !cupti()->getCallbackName) GTEST_SKIP() << "no libcupti with cuptiGetCallbackName";
     const char* name = nullptr;
     ASSERT_EQ(
         cupti()->getCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &name),
@@ -707,8 +659,7 @@ TEST(CuptiLoader, CallbackNamesFromTheRealLibrary)
     EXPECT_EQ(apiDisplayName(name), "cuLaunchKernel");
 }
 
-TEST(CuptiCapture, NotSelectedIsOff)
-{
+TEST(CuptiCapture, NotSelectedIsOff) {
     Config config;
     config.trace.kernel = config.trace.memcpy = config.trace.memset = config.trace.sync = config.trace.runtime
         = config.trace.driver = false;
@@ -718,10 +669,8 @@ TEST(CuptiCapture, NotSelectedIsOff)
     EXPECT_FALSE(cuptiCaptureOn());
 }
 
-TEST(CuptiCapture, WithoutDriverIsOffWithAReason)
-{
-    if (!toolkitHasCupti())
-        GTEST_SKIP() << "no libcupti in " << TUNEUP_CUDA_LIBRARY_DIR;
+TEST(CuptiCapture, WithoutDriverIsOffWithAReason) {
+    if (!toolkitHasCupti()) GTEST_SKIP() << "no libcupti in " << TUNEUP_CUDA_LIBRARY_DIR;
     std::string status;
     const bool on = startCuptiCapture(Config {}, status);
     if (realDriverInstalled()) { // a GPU machine: either works, and says so
@@ -741,17 +690,14 @@ TEST(CuptiCapture, WithoutDriverIsOffWithAReason)
 }
 
 // Runs `body` in a forked child (capture state is per process); true when it returned true.
-template <typename Body> bool inChild(Body body)
-{
+template <typename Body> bool inChild(Body body) {
     const pid_t child = fork();
-    if (child == 0)
-        _exit(body() ? 0 : 1);
+    if (child == 0) _exit(body() ? 0 : 1);
     int wstatus = 0;
     return child > 0 && waitpid(child, &wstatus, 0) == child && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
 }
 
-TEST(CuptiCapture, StopWhenOffIsHarmless)
-{
+TEST(CuptiCapture, StopWhenOffIsHarmless) {
     Config none;
     std::string error;
     ASSERT_TRUE(parseTraceSelection("none", none.trace, error)) << error;
@@ -763,8 +709,7 @@ TEST(CuptiCapture, StopWhenOffIsHarmless)
     EXPECT_EQ(status, "off: not selected (TUNEUP_TRACE)");
 }
 
-TEST(CuptiCapture, WithTheStubDriverIsOffWithAReason)
-{
+TEST(CuptiCapture, WithTheStubDriverIsOffWithAReason) {
     const std::string stub = std::string(TUNEUP_CUDA_LIBRARY_DIR) + "/stubs/libcuda.so";
     if (!toolkitHasCupti() || realDriverInstalled() || access(stub.c_str(), F_OK) != 0)
         GTEST_SKIP() << "needs libcupti, the toolkit's stub libcuda and no real driver";
@@ -776,8 +721,7 @@ TEST(CuptiCapture, WithTheStubDriverIsOffWithAReason)
     std::printf("status: %s\n", status.c_str());
 }
 
-TEST(CuptiCapture, ForkedChildNeverStarts)
-{
+TEST(CuptiCapture, ForkedChildNeverStarts) {
     EXPECT_TRUE(inChild([] {
         disableCuptiAfterFork();
         std::string status;

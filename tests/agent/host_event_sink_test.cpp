@@ -4,15 +4,14 @@
 
 #include "host_event_sink.h"
 #include "sqlite_query.h"
-#include "trace_db.h"
 #include "temp_dir.h"
-
-#include <gtest/gtest.h>
+#include "trace_db.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <gtest/gtest.h>
 #include <memory>
 #include <string>
 #include <unistd.h>
@@ -43,40 +42,32 @@ struct Attributes {
 class Feeder {
 public:
     explicit Feeder(HostEventSink& sink)
-        : m_sink(sink)
-    {
-    }
+        : m_sink(sink) { }
 
     static Message text(std::string t) { return { MessageKind::Text, std::move(t), 0 }; }
     static Message registered(uint64_t id) { return { MessageKind::Registered, {}, id }; }
 
-    void push(int tid, uint64_t t, uint64_t domain, const Message& m, const Attributes& a = {})
-    {
+    void push(int tid, uint64_t t, uint64_t domain, const Message& m, const Attributes& a = {}) {
         event(HostEventKind::NvtxPush, tid, t, domain, 0, m, a);
     }
     void pop(int tid, uint64_t t, uint64_t domain = 0) { scope(HostEventKind::NvtxPop, tid, t, domain, 0); }
-    void start(int tid, uint64_t t, uint64_t domain, uint64_t rangeId, const Message& m, const Attributes& a = {})
-    {
+    void start(int tid, uint64_t t, uint64_t domain, uint64_t rangeId, const Message& m, const Attributes& a = {}) {
         event(HostEventKind::NvtxStart, tid, t, domain, rangeId, m, a);
     }
-    void end(int tid, uint64_t t, uint64_t domain, uint64_t rangeId)
-    {
+    void end(int tid, uint64_t t, uint64_t domain, uint64_t rangeId) {
         scope(HostEventKind::NvtxEnd, tid, t, domain, rangeId);
     }
-    void mark(int tid, uint64_t t, uint64_t domain, const Message& m, const Attributes& a = {})
-    {
+    void mark(int tid, uint64_t t, uint64_t domain, const Message& m, const Attributes& a = {}) {
         event(HostEventKind::NvtxMark, tid, t, domain, 0, m, a);
     }
-    void name(HostEventKind kind, int tid, uint64_t domain, uint64_t id, const std::string& text)
-    {
+    void name(HostEventKind kind, int tid, uint64_t domain, uint64_t id, const std::string& text) {
         const NvtxNameFixed fixed { domain, id };
         feed(kind, tid, 1, &fixed, sizeof fixed, text);
     }
 
 private:
     void event(HostEventKind kind, int tid, uint64_t t, uint64_t domain, uint64_t rangeId, const Message& m,
-        const Attributes& a)
-    {
+        const Attributes& a) {
         NvtxEventFixed fixed {};
         fixed.domain = domain;
         fixed.rangeId = rangeId;
@@ -91,13 +82,11 @@ private:
         fixed.payload = a.payload;
         feed(kind, tid, t, &fixed, sizeof fixed, m.text);
     }
-    void scope(HostEventKind kind, int tid, uint64_t t, uint64_t domain, uint64_t rangeId)
-    {
+    void scope(HostEventKind kind, int tid, uint64_t t, uint64_t domain, uint64_t rangeId) {
         const NvtxScopeFixed fixed { domain, rangeId };
         feed(kind, tid, t, &fixed, sizeof fixed, {});
     }
-    void feed(HostEventKind kind, int tid, uint64_t t, const void* fixed, size_t fixedBytes, const std::string& text)
-    {
+    void feed(HostEventKind kind, int tid, uint64_t t, const void* fixed, size_t fixedBytes, const std::string& text) {
         const size_t size = (sizeof(RecordHeader) + fixedBytes + text.size() + 15) & ~size_t(15);
         RecordHeader header { uint32_t(size), kind, uint16_t(text.size()), t };
         std::vector<std::byte> body(size - sizeof header);
@@ -111,8 +100,7 @@ private:
 
 class HostEventSinkTest : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
+    void SetUp() override {
         std::string error;
         m_db = TraceDb::create(m_path, error);
         ASSERT_TRUE(m_db) << error;
@@ -120,18 +108,15 @@ protected:
         m_sink = std::make_unique<HostEventSink>(*m_db, kPid);
         m_feed = std::make_unique<Feeder>(*m_sink);
     }
-    void TearDown() override
-    {
+    void TearDown() override {
         m_feed.reset();
         m_sink.reset();
         m_db.reset();
     }
 
     // Commits and closes the file, then opens it for reading.
-    std::unique_ptr<SqliteQuery> finish(bool closeOpenRanges = true)
-    {
-        if (closeOpenRanges)
-            m_sink->closeOpenRanges();
+    std::unique_ptr<SqliteQuery> finish(bool closeOpenRanges = true) {
+        if (closeOpenRanges) m_sink->closeOpenRanges();
         m_db->commit();
         m_feed.reset();
         m_sink.reset();
@@ -154,13 +139,14 @@ const char* kRangeColumns = "SELECT s.value, r.start_ns, r.end_ns, r.tid, r.end_
                             " WHERE p.id = r.parent_id), r.category, r.color, r.payload_type, r.payload "
                             "FROM nvtx_ranges r LEFT JOIN strings s ON s.id = r.name_id ";
 
-std::optional<std::string> v(const char* text) { return std::string(text); }
+std::optional<std::string> v(const char* text) {
+    return std::string(text);
+}
 const std::optional<std::string> null = std::nullopt;
 
 } // namespace
 
-TEST_F(HostEventSinkTest, PushPopNestingGivesDepthParentAndTimes)
-{
+TEST_F(HostEventSinkTest, PushPopNestingGivesDepthParentAndTimes) {
     auto& f = *m_feed;
     f.push(100, 10, 0, Feeder::text("A"));
     f.push(100, 20, 0, Feeder::text("B"));
@@ -177,16 +163,19 @@ TEST_F(HostEventSinkTest, PushPopNestingGivesDepthParentAndTimes)
     const auto rows = q->rows(std::string(kRangeColumns) + "ORDER BY r.start_ns");
     ASSERT_EQ(rows.size(), 4u);
     // name, start, end, tid, end_tid, domain, kind, depth, parent name
-    EXPECT_EQ(rows[0], (Row { v("A"), v("10"), v("80"), v("100"), null, v("0"), v("1"), v("0"), null, v("0"), null, null, null }));
-    EXPECT_EQ(rows[1], (Row { v("B"), v("20"), v("50"), v("100"), null, v("0"), v("1"), v("1"), v("A"), v("0"), null, null, null }));
-    EXPECT_EQ(rows[2], (Row { v("C"), v("30"), v("40"), v("100"), null, v("0"), v("1"), v("2"), v("B"), v("0"), null, null, null }));
-    EXPECT_EQ(rows[3], (Row { v("D"), v("60"), v("70"), v("100"), null, v("0"), v("1"), v("1"), v("A"), v("0"), null, null, null }));
+    EXPECT_EQ(rows[0],
+        (Row { v("A"), v("10"), v("80"), v("100"), null, v("0"), v("1"), v("0"), null, v("0"), null, null, null }));
+    EXPECT_EQ(rows[1],
+        (Row { v("B"), v("20"), v("50"), v("100"), null, v("0"), v("1"), v("1"), v("A"), v("0"), null, null, null }));
+    EXPECT_EQ(rows[2],
+        (Row { v("C"), v("30"), v("40"), v("100"), null, v("0"), v("1"), v("2"), v("B"), v("0"), null, null, null }));
+    EXPECT_EQ(rows[3],
+        (Row { v("D"), v("60"), v("70"), v("100"), null, v("0"), v("1"), v("1"), v("A"), v("0"), null, null, null }));
     // One thread row, for the tid that produced.
     EXPECT_EQ(q->scalar("SELECT count(*) FROM threads WHERE tid = 100 AND pid = 4242"), 1);
 }
 
-TEST_F(HostEventSinkTest, StacksAreKeptPerThreadAndPerDomain)
-{
+TEST_F(HostEventSinkTest, StacksAreKeptPerThreadAndPerDomain) {
     auto& f = *m_feed;
     f.name(HostEventKind::NvtxDomainCreate, 1, 5, 5, "five");
     f.push(1, 10, 0, Feeder::text("t1-outer"));
@@ -209,8 +198,7 @@ TEST_F(HostEventSinkTest, StacksAreKeptPerThreadAndPerDomain)
     EXPECT_EQ(rows[3], (Row { v("t2-inner"), v("2"), v("21"), v("1"), v("0"), v("t2-outer") }));
 }
 
-TEST_F(HostEventSinkTest, StartEndRangesCrossThreads)
-{
+TEST_F(HostEventSinkTest, StartEndRangesCrossThreads) {
     auto& f = *m_feed;
     f.start(1, 100, 0, 7, Feeder::text("batch"));
     f.start(1, 110, 0, 8, Feeder::text("overlapping"));
@@ -219,19 +207,21 @@ TEST_F(HostEventSinkTest, StartEndRangesCrossThreads)
     auto q = finish();
     const auto rows = q->rows(std::string(kRangeColumns) + "ORDER BY r.start_ns");
     ASSERT_EQ(rows.size(), 2u);
-    EXPECT_EQ(rows[0], (Row { v("batch"), v("100"), v("200"), v("1"), v("2"), v("0"), v("2"), null, null, v("0"), null, null, null }));
-    EXPECT_EQ(rows[1], (Row { v("overlapping"), v("110"), v("150"), v("1"), v("1"), v("0"), v("2"), null, null, v("0"), null, null, null }));
+    EXPECT_EQ(rows[0],
+        (Row { v("batch"), v("100"), v("200"), v("1"), v("2"), v("0"), v("2"), null, null, v("0"), null, null, null }));
+    EXPECT_EQ(rows[1],
+        (Row { v("overlapping"), v("110"), v("150"), v("1"), v("1"), v("0"), v("2"), null, null, v("0"), null, null,
+            null }));
 }
 
-TEST_F(HostEventSinkTest, UnmatchedPopsAndEndsAreCountedNotWritten)
-{
+TEST_F(HostEventSinkTest, UnmatchedPopsAndEndsAreCountedNotWritten) {
     auto& f = *m_feed;
-    f.pop(1, 10);            // nothing pushed on thread 1
+    f.pop(1, 10); // nothing pushed on thread 1
     f.push(2, 20, 0, Feeder::text("other-thread"));
-    f.pop(1, 30);            // thread 2's push does not match thread 1's pop
+    f.pop(1, 30); // thread 2's push does not match thread 1's pop
     f.push(1, 35, 3, Feeder::text("domain-3"));
-    f.pop(1, 36, 0);         // nor does a range of another domain
-    f.end(1, 40, 0, 999);    // no such range
+    f.pop(1, 36, 0); // nor does a range of another domain
+    f.end(1, 40, 0, 999); // no such range
     f.pop(2, 50);
     f.pop(1, 60, 3);
     EXPECT_EQ(m_sink->unmatchedEnds(), 4u);
@@ -241,8 +231,7 @@ TEST_F(HostEventSinkTest, UnmatchedPopsAndEndsAreCountedNotWritten)
     EXPECT_EQ(q->scalar("SELECT count(*) FROM nvtx_ranges WHERE end_ns IS NULL"), 0);
 }
 
-TEST_F(HostEventSinkTest, RegisteredStringsNameRangesAndMarks)
-{
+TEST_F(HostEventSinkTest, RegisteredStringsNameRangesAndMarks) {
     auto& f = *m_feed;
     f.name(HostEventKind::NvtxStringRegister, 1, 0, 42, "step");
     f.push(1, 10, 0, Feeder::registered(42));
@@ -259,8 +248,7 @@ TEST_F(HostEventSinkTest, RegisteredStringsNameRangesAndMarks)
     EXPECT_EQ(q->scalar("SELECT count(*) FROM strings WHERE value = 'step'"), 1);
 }
 
-TEST_F(HostEventSinkTest, DomainsGetRowsWithTheirNames)
-{
+TEST_F(HostEventSinkTest, DomainsGetRowsWithTheirNames) {
     auto& f = *m_feed;
     f.name(HostEventKind::NvtxDomainCreate, 1, 9, 9, "train");
     f.push(1, 10, 9, Feeder::text("in-train"));
@@ -273,8 +261,7 @@ TEST_F(HostEventSinkTest, DomainsGetRowsWithTheirNames)
     EXPECT_EQ(q->scalar("SELECT domain_id FROM nvtx_marks"), 11);
 }
 
-TEST_F(HostEventSinkTest, CategoriesAreNamedPerDomain)
-{
+TEST_F(HostEventSinkTest, CategoriesAreNamedPerDomain) {
     auto& f = *m_feed;
     f.name(HostEventKind::NvtxDomainCreate, 1, 9, 9, "train");
     f.name(HostEventKind::NvtxCategoryName, 1, 9, 7, "optimizer");
@@ -283,14 +270,14 @@ TEST_F(HostEventSinkTest, CategoriesAreNamedPerDomain)
     f.push(1, 10, 9, Feeder::text("opt"), { 7, std::nullopt, 0, 0 });
     f.pop(1, 20, 9);
     auto q = finish();
-    EXPECT_EQ(q->rows("SELECT c.domain_id, c.category, s.value FROM nvtx_categories c JOIN strings s ON s.id = c.name_id "
-                      "ORDER BY 1, 2"),
+    EXPECT_EQ(
+        q->rows("SELECT c.domain_id, c.category, s.value FROM nvtx_categories c JOIN strings s ON s.id = c.name_id "
+                "ORDER BY 1, 2"),
         (std::vector<Row> { { v("0"), v("3"), v("renamed") }, { v("9"), v("7"), v("optimizer") } }));
     EXPECT_EQ(q->scalar("SELECT category FROM nvtx_ranges"), 7);
 }
 
-TEST_F(HostEventSinkTest, ThreadNamesFromNvtxAndFromTheKernel)
-{
+TEST_F(HostEventSinkTest, ThreadNamesFromNvtxAndFromTheKernel) {
     auto& f = *m_feed;
     f.name(HostEventKind::NvtxThreadName, 55, 0, 55, "loader");
     f.mark(55, 10, 0, Feeder::text("x"));
@@ -306,11 +293,11 @@ TEST_F(HostEventSinkTest, ThreadNamesFromNvtxAndFromTheKernel)
     auto q = finish();
     EXPECT_EQ(q->rows("SELECT t.tid, t.pid, s.value FROM threads t LEFT JOIN strings s ON s.id = t.name_id ORDER BY "
                       "t.tid = 55 DESC"),
-        (std::vector<Row> { { v("55"), v("4242"), v("loader") }, { std::to_string(self), v("4242"), std::string(comm) } }));
+        (std::vector<Row> {
+            { v("55"), v("4242"), v("loader") }, { std::to_string(self), v("4242"), std::string(comm) } }));
 }
 
-TEST_F(HostEventSinkTest, PayloadsAreStoredAsTheirTypesSay)
-{
+TEST_F(HostEventSinkTest, PayloadsAreStoredAsTheirTypesSay) {
     auto& f = *m_feed;
     auto bitsOf = [](auto value) {
         uint64_t bits = 0;
@@ -356,8 +343,7 @@ TEST_F(HostEventSinkTest, PayloadsAreStoredAsTheirTypesSay)
     EXPECT_EQ(q->rows("SELECT payload_type, payload FROM nvtx_ranges"), (std::vector<Row> { { v("3"), v("-0.25") } }));
 }
 
-TEST_F(HostEventSinkTest, ColorsAndCategoriesAreKept)
-{
+TEST_F(HostEventSinkTest, ColorsAndCategoriesAreKept) {
     auto& f = *m_feed;
     f.push(1, 10, 0, Feeder::text("green"), { 4, 0xFF00FF00u, 0, 0 });
     f.pop(1, 20);
@@ -365,23 +351,21 @@ TEST_F(HostEventSinkTest, ColorsAndCategoriesAreKept)
     f.mark(1, 40, 0, Feeder::text("red"), { 0, 0xFFFF0000u, 0, 0 });
     auto q = finish();
     EXPECT_EQ(q->rows("SELECT category, color FROM nvtx_ranges"), (std::vector<Row> { { v("4"), v("4278255360") } }));
-    EXPECT_EQ(q->rows("SELECT color FROM nvtx_marks ORDER BY ts_ns"),
-        (std::vector<Row> { { null }, { v("4294901760") } }));
+    EXPECT_EQ(
+        q->rows("SELECT color FROM nvtx_marks ORDER BY ts_ns"), (std::vector<Row> { { null }, { v("4294901760") } }));
 }
 
-TEST_F(HostEventSinkTest, MessagesWithoutTextAndEmptyText)
-{
+TEST_F(HostEventSinkTest, MessagesWithoutTextAndEmptyText) {
     auto& f = *m_feed;
-    f.mark(1, 10, 0, {});                  // no message at all
-    f.mark(1, 20, 0, Feeder::text(""));    // an empty message
+    f.mark(1, 10, 0, {}); // no message at all
+    f.mark(1, 20, 0, Feeder::text("")); // an empty message
     f.mark(1, 30, 0, Feeder::text("ünïcödé ✓"));
     auto q = finish();
     EXPECT_EQ(q->rows("SELECT s.value FROM nvtx_marks m LEFT JOIN strings s ON s.id = m.name_id ORDER BY ts_ns"),
         (std::vector<Row> { { null }, { v("") }, { v("ünïcödé ✓") } }));
 }
 
-TEST_F(HostEventSinkTest, OpenRangesAreWrittenWithoutAnEnd)
-{
+TEST_F(HostEventSinkTest, OpenRangesAreWrittenWithoutAnEnd) {
     auto& f = *m_feed;
     f.push(1, 10, 0, Feeder::text("outer"));
     f.push(1, 20, 0, Feeder::text("inner"));
@@ -395,8 +379,7 @@ TEST_F(HostEventSinkTest, OpenRangesAreWrittenWithoutAnEnd)
             { v("never-closed-child"), null, v("1"), v("1") }, { v("never-ended"), null, null, v("2") } }));
 }
 
-TEST_F(HostEventSinkTest, MarksKeepTimeThreadAndDomain)
-{
+TEST_F(HostEventSinkTest, MarksKeepTimeThreadAndDomain) {
     auto& f = *m_feed;
     f.name(HostEventKind::NvtxDomainCreate, 3, 6, 6, "data");
     f.mark(3, 123, 6, Feeder::text("epoch"), { 2, std::nullopt, 4, 3 });
@@ -406,8 +389,7 @@ TEST_F(HostEventSinkTest, MarksKeepTimeThreadAndDomain)
         (std::vector<Row> { { v("123"), v("3"), v("6"), v("epoch"), v("2"), v("4"), v("3") } }));
 }
 
-TEST_F(HostEventSinkTest, RangeIdsAndStringsContinueInAReopenedFile)
-{
+TEST_F(HostEventSinkTest, RangeIdsAndStringsContinueInAReopenedFile) {
     auto& f = *m_feed;
     m_db->setMeta("format", "tuneup-trace"); // only a tuneup trace is ever continued
     f.push(1, 10, 0, Feeder::text("before-exec"));

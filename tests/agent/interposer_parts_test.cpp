@@ -10,9 +10,9 @@
 #include "host_event_sink.h"
 #include "library_functions.h"
 #include "sqlite_query.h"
+#include "temp_dir.h"
 #include "trace_db.h"
 #include "trace_schema.h"
-#include "temp_dir.h"
 
 #include <atomic>
 #include <cstring>
@@ -26,8 +26,7 @@ namespace schema = tuneup::schema;
 
 namespace {
 
-const void* at(uintptr_t address)
-{
+const void* at(uintptr_t address) {
     return reinterpret_cast<const void*>(address);
 }
 
@@ -35,8 +34,7 @@ const void* at(uintptr_t address)
 
 // ---- PointerCache ----------------------------------------------------------------------------------------
 
-TEST(PointerCache, PutGetUpdateErase)
-{
+TEST(PointerCache, PutGetUpdateErase) {
     static PointerCache<3, 64> cache;
     PointerCache<3, 64>::Value v;
     EXPECT_FALSE(cache.get(at(0x1000), v));
@@ -57,8 +55,7 @@ TEST(PointerCache, PutGetUpdateErase)
     EXPECT_FALSE(cache.get(nullptr, v));
 }
 
-TEST(PointerCache, LiveKeysRarelyEvictEachOtherAndEvictionIsAMissNeverAWrongValue)
-{
+TEST(PointerCache, LiveKeysRarelyEvictEachOtherAndEvictionIsAMissNeverAWrongValue) {
     static PointerCache<1, 1024> cache;
     const int kKeys = 400; // many live descriptors at malloc-like addresses
     for (int i = 0; i < kKeys; ++i)
@@ -74,8 +71,7 @@ TEST(PointerCache, LiveKeysRarelyEvictEachOtherAndEvictionIsAMissNeverAWrongValu
     EXPECT_GE(hits, kKeys * 95 / 100) << "two slots per key keep nearly every live key";
 }
 
-TEST(PointerCache, ConcurrentReadersSeeWholeValues)
-{
+TEST(PointerCache, ConcurrentReadersSeeWholeValues) {
     // Writers keep every word of a value equal; a reader must never see a mix of two writes.
     static PointerCache<6, 16> cache;
     std::atomic<bool> stop { false };
@@ -101,8 +97,7 @@ TEST(PointerCache, ConcurrentReadersSeeWholeValues)
                     if (cache.get(at(0x1000 + k * 16), v)) {
                         reads.fetch_add(1, std::memory_order_relaxed);
                         for (uint64_t word : v)
-                            if (word != v[0])
-                                torn.fetch_add(1);
+                            if (word != v[0]) torn.fetch_add(1);
                     }
         });
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -115,8 +110,7 @@ TEST(PointerCache, ConcurrentReadersSeeWholeValues)
 
 // ---- cuBLASLt facts ---------------------------------------------------------------------------------------
 
-TEST(BlasLtFacts, PackAndAttributes)
-{
+TEST(BlasLtFacts, PackAndAttributes) {
     LtLayout l { 2, 0, 1001, 30, 1001, 1, 0 };
     EXPECT_EQ(pack(unpackLayout(pack(l))), pack(l));
     const int32_t batch = 12;
@@ -147,8 +141,7 @@ TEST(BlasLtFacts, PackAndAttributes)
     EXPECT_EQ(back2.computeType, 68);
 }
 
-TEST(BlasLtFacts, MatmulShape)
-{
+TEST(BlasLtFacts, MatmulShape) {
     // A = W^T (k x m, transposed), B k x n, D m x n.
     const LtMatmulDesc desc { 77, 0, 4, 1, 0 };
     const LtLayout a { 2, 0, 1001, 30, 1001, 1, 0 }, b { 2, 0, 1001, 64, 1001, 1, 0 }, d { 0, 0, 30, 64, 32, 1, 0 };
@@ -184,8 +177,7 @@ TEST(BlasLtFacts, MatmulShape)
 
 // ---- convolution shapes --------------------------------------------------------------------------------------
 
-TEST(ConvShape, LayoutsGroupsAndThreeDimensions)
-{
+TEST(ConvShape, LayoutsGroupsAndThreeDimensions) {
     const int64_t nchw[] = { 8, 64, 56, 56 }, nchwStrides[] = { 64 * 56 * 56, 56 * 56, 56, 1 };
     const int64_t nhwcStrides[] = { 64 * 56 * 56, 1, 56 * 64, 64 };
     EXPECT_EQ(tensorLayout(4, nchw, nchwStrides), schema::kLayoutNchw);
@@ -250,23 +242,19 @@ enum : int { kTypeDataType = 1, kTypeInt64 = 3, kTypeDescriptor = 15 };
 struct GraphBuilder {
     BackendGraph graph;
     uintptr_t next = 0x10000;
-    const void* make(int type)
-    {
+    const void* make(int type) {
         const void* d = at(next += 0x100);
         graph.created(d, type);
         return d;
     }
-    void setInts(const void* d, int name, std::vector<int64_t> v)
-    {
+    void setInts(const void* d, int name, std::vector<int64_t> v) {
         graph.setAttribute(d, name, kTypeInt64, int64_t(v.size()), v.data());
     }
     void setType(const void* d, int name, int32_t type) { graph.setAttribute(d, name, kTypeDataType, 1, &type); }
-    void setDescriptor(const void* d, int name, const void* value)
-    {
+    void setDescriptor(const void* d, int name, const void* value) {
         graph.setAttribute(d, name, kTypeDescriptor, 1, &value);
     }
-    const void* tensor(std::vector<int64_t> dims, std::vector<int64_t> strides)
-    {
+    const void* tensor(std::vector<int64_t> dims, std::vector<int64_t> strides) {
         const void* t = make(kTensor);
         setType(t, 901, 2);
         setInts(t, 902, dims);
@@ -274,8 +262,7 @@ struct GraphBuilder {
         return t;
     }
     // A graph with one convolution of type `opType` (forward: x, w; backward data: dx, w).
-    const void* convGraph(int opType)
-    {
+    const void* convGraph(int opType) {
         const void* x = tensor({ 16, 64, 56, 56 }, { 64 * 56 * 56, 1, 56 * 64, 64 });
         const void* w = tensor({ 128, 64, 3, 3 }, { 576, 9, 3, 1 });
         const void* conv = make(kConv);
@@ -297,8 +284,7 @@ struct GraphBuilder {
 
 } // namespace
 
-TEST(BackendGraph, PlanFromAnEngineChosenByIndex)
-{
+TEST(BackendGraph, PlanFromAnEngineChosenByIndex) {
     GraphBuilder b;
     const void* graph = b.convGraph(kOpFwd);
     const void* engine = b.make(kEngine);
@@ -328,8 +314,7 @@ TEST(BackendGraph, PlanFromAnEngineChosenByIndex)
     EXPECT_EQ(b.graph.plan(plan).id, 1u) << "a plan keeps its number";
 }
 
-TEST(BackendGraph, PlanFromHeuristicsResultsAndHeuristicsQuery)
-{
+TEST(BackendGraph, PlanFromHeuristicsResultsAndHeuristicsQuery) {
     GraphBuilder b;
     const void* graph = b.convGraph(kOpBwdData);
     const void* heur = b.make(kHeur);
@@ -350,8 +335,7 @@ TEST(BackendGraph, PlanFromHeuristicsResultsAndHeuristicsQuery)
     EXPECT_EQ(p.shape.direction, schema::kConvBackwardData);
 }
 
-TEST(BackendGraph, UnknownOrDestroyedDescriptorsAreNoConvolution)
-{
+TEST(BackendGraph, UnknownOrDestroyedDescriptorsAreNoConvolution) {
     GraphBuilder b;
     const void* plan = b.make(kPlan);
     EXPECT_FALSE(b.graph.plan(plan).convolution);
@@ -375,8 +359,7 @@ TEST(BackendGraph, UnknownOrDestroyedDescriptorsAreNoConvolution)
 
 // ---- the writer's rows ---------------------------------------------------------------------------------------
 
-TEST(LibraryCallRows, GemmAndConvRecordsBecomeRowsWithUnknownsAsNull)
-{
+TEST(LibraryCallRows, GemmAndConvRecordsBecomeRowsWithUnknownsAsNull) {
     const tuneup::test::TempDir dir("tuneup-calls-test");
     const std::string path = dir.path() + "/trace.db";
     {
@@ -432,8 +415,7 @@ TEST(LibraryCallRows, GemmAndConvRecordsBecomeRowsWithUnknownsAsNull)
     EXPECT_EQ(q.scalar("SELECT count(*) FROM threads WHERE tid = 4243"), 1);
 }
 
-TEST(LibraryFunctions, NamesAreTheLibrariesOwn)
-{
+TEST(LibraryFunctions, NamesAreTheLibrariesOwn) {
     EXPECT_EQ(libraryFunctionName(uint16_t(LibraryFunction::CublasSgemm)), "cublasSgemm_v2");
     EXPECT_EQ(libraryFunctionName(uint16_t(LibraryFunction::CudnnGetBackwardFilterV7)),
         "cudnnGetConvolutionBackwardFilterAlgorithm_v7");

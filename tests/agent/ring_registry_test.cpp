@@ -6,10 +6,9 @@
 
 #include "ring_registry.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <cstring>
+#include <gtest/gtest.h>
 #include <latch>
 #include <map>
 #include <thread>
@@ -26,22 +25,19 @@ struct Event {
 
 // Drains until nothing is left, so retired rings are freed (a ring retired after a drain began
 // is freed by the next one).
-size_t drainEverything()
-{
+size_t drainEverything() {
     size_t total = 0;
     for (int i = 0; i < 3; ++i)
         total += RingRegistry::drainAll([](int, const RecordHeader&, const std::byte*) {});
     return total;
 }
 
-RingTotals delta(const RingTotals& before)
-{
+RingTotals delta(const RingTotals& before) {
     const RingTotals now = RingRegistry::totals();
     return { now.produced - before.produced, now.dropped - before.dropped, now.truncated - before.truncated };
 }
 
-bool emitEvent(uint32_t thread, uint32_t seq)
-{
+bool emitEvent(uint32_t thread, uint32_t seq) {
     const Event event { thread, seq };
     return RingRegistry::emit(HostEventKind::NvtxMark, seq, &event, sizeof event, "registry-test");
 }
@@ -49,8 +45,7 @@ bool emitEvent(uint32_t thread, uint32_t seq)
 class RingRegistryTest : public ::testing::Test {
 protected:
     void SetUp() override { drainEverything(); }
-    void TearDown() override
-    {
+    void TearDown() override {
         drainEverything();
         RingRegistry::setFirstRingHook(nullptr);
         RingRegistry::configure(1 << 20, 32 << 20);
@@ -59,8 +54,7 @@ protected:
 
 // Runs `threads` threads that each call emitEvent `perThread` times, all alive at once while they
 // emit; returns for each thread how many events its ring accepted.
-std::vector<uint32_t> runThreads(uint32_t threads, uint32_t perThread)
-{
+std::vector<uint32_t> runThreads(uint32_t threads, uint32_t perThread) {
     std::vector<uint32_t> accepted(threads, 0);
     std::latch firstEmitted(threads), mayExit(1);
     std::vector<std::thread> pool;
@@ -81,8 +75,7 @@ std::vector<uint32_t> runThreads(uint32_t threads, uint32_t perThread)
 
 } // namespace
 
-TEST_F(RingRegistryTest, ManyThreadsWithAConcurrentWriterAccountForEveryEvent)
-{
+TEST_F(RingRegistryTest, ManyThreadsWithAConcurrentWriterAccountForEveryEvent) {
     RingRegistry::configure(16 << 10, 64 << 20);
     const RingTotals before = RingRegistry::totals();
     constexpr uint32_t kThreads = 16, kPerThread = 20000;
@@ -93,8 +86,8 @@ TEST_F(RingRegistryTest, ManyThreadsWithAConcurrentWriterAccountForEveryEvent)
         Event event;
         memcpy(&event, body, sizeof event);
         EXPECT_EQ(header.kind, HostEventKind::NvtxMark);
-        EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(body + sizeof event), header.textBytes),
-            "registry-test");
+        EXPECT_EQ(
+            std::string_view(reinterpret_cast<const char*>(body + sizeof event), header.textBytes), "registry-test");
         seen[tid].push_back(event);
         ++drained;
     };
@@ -133,8 +126,7 @@ TEST_F(RingRegistryTest, ManyThreadsWithAConcurrentWriterAccountForEveryEvent)
     }
 }
 
-TEST_F(RingRegistryTest, ThreadsBeyondTheBudgetHaveTheirEventsCountedAsDropped)
-{
+TEST_F(RingRegistryTest, ThreadsBeyondTheBudgetHaveTheirEventsCountedAsDropped) {
     RingRegistry::configure(4096, 4 * 4096);
     const RingTotals before = RingRegistry::totals();
     const auto accepted = runThreads(6, 10);
@@ -151,8 +143,7 @@ TEST_F(RingRegistryTest, ThreadsBeyondTheBudgetHaveTheirEventsCountedAsDropped)
     EXPECT_EQ(drainEverything(), 40u);
 }
 
-TEST_F(RingRegistryTest, RetiredRingsAreFreedAndTheirBudgetReused)
-{
+TEST_F(RingRegistryTest, RetiredRingsAreFreedAndTheirBudgetReused) {
     RingRegistry::configure(4096, 4 * 4096);
     for (int round = 0; round < 5; ++round) {
         // Each round's threads exit; once drained, their rings' memory is free for the next round.
@@ -165,8 +156,7 @@ TEST_F(RingRegistryTest, RetiredRingsAreFreedAndTheirBudgetReused)
     }
 }
 
-TEST_F(RingRegistryTest, TheBudgetCountsTheRingsRealSize)
-{
+TEST_F(RingRegistryTest, TheBudgetCountsTheRingsRealSize) {
     // Rings are rounded up to a power of two: 5000 bytes make 8192-byte rings, so a budget of
     // three rings' worth gives three rings, however the ring size was asked for.
     RingRegistry::configure(5000, 3 * 8192);
@@ -180,8 +170,7 @@ TEST_F(RingRegistryTest, TheBudgetCountsTheRingsRealSize)
     }
 }
 
-TEST_F(RingRegistryTest, TotalsSurviveTheirRingsBeingFreed)
-{
+TEST_F(RingRegistryTest, TotalsSurviveTheirRingsBeingFreed) {
     RingRegistry::configure(4096, 1 << 20);
     const RingTotals before = RingRegistry::totals();
     // 300 16-byte-aligned records of 48 bytes cannot fit a 4 KiB ring with nobody draining.
@@ -195,8 +184,7 @@ TEST_F(RingRegistryTest, TotalsSurviveTheirRingsBeingFreed)
     EXPECT_EQ(afterFree.dropped, whileAlive.dropped);
 }
 
-TEST_F(RingRegistryTest, CountDroppedCountsOnTheCallingThread)
-{
+TEST_F(RingRegistryTest, CountDroppedCountsOnTheCallingThread) {
     RingRegistry::configure(4096, 1 << 20);
     const RingTotals before = RingRegistry::totals();
     std::thread([] {
@@ -212,11 +200,12 @@ TEST_F(RingRegistryTest, CountDroppedCountsOnTheCallingThread)
 
 namespace {
 std::atomic<int> s_hookCalls { 0 };
-void countHook() { s_hookCalls.fetch_add(1); }
+void countHook() {
+    s_hookCalls.fetch_add(1);
+}
 } // namespace
 
-TEST_F(RingRegistryTest, FirstRingHookRunsOnceForEachNewThread)
-{
+TEST_F(RingRegistryTest, FirstRingHookRunsOnceForEachNewThread) {
     RingRegistry::configure(4096, 1 << 20);
     s_hookCalls = 0;
     RingRegistry::setFirstRingHook(countHook);

@@ -4,11 +4,10 @@
 
 #include "thread_ring.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <gtest/gtest.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,8 +21,7 @@ struct Drained {
     std::vector<std::byte> body;
 };
 
-std::vector<Drained> drainAll(ThreadRing& ring)
-{
+std::vector<Drained> drainAll(ThreadRing& ring) {
     std::vector<Drained> out;
     ring.drain([&](const RecordHeader& header, const std::byte* body) {
         out.push_back({ header, std::vector<std::byte>(body, body + header.size - sizeof(RecordHeader)) });
@@ -31,14 +29,12 @@ std::vector<Drained> drainAll(ThreadRing& ring)
     return out;
 }
 
-std::string textOf(const Drained& record, size_t fixedBytes)
-{
+std::string textOf(const Drained& record, size_t fixedBytes) {
     return std::string(reinterpret_cast<const char*>(record.body.data() + fixedBytes), record.header.textBytes);
 }
 
 // `fixedBytes` bytes of a recognisable pattern.
-std::vector<std::byte> pattern(size_t bytes, int seed)
-{
+std::vector<std::byte> pattern(size_t bytes, int seed) {
     std::vector<std::byte> out(bytes);
     for (size_t i = 0; i < bytes; ++i)
         out[i] = std::byte(uint8_t(seed * 31 + int(i)));
@@ -47,8 +43,7 @@ std::vector<std::byte> pattern(size_t bytes, int seed)
 
 } // namespace
 
-TEST(ThreadRing, CapacityIsAPowerOfTwoOfAtLeastOnePage)
-{
+TEST(ThreadRing, CapacityIsAPowerOfTwoOfAtLeastOnePage) {
     EXPECT_EQ(ThreadRing(1, 0).capacity(), 4096u);
     EXPECT_EQ(ThreadRing(4096, 0).capacity(), 4096u);
     EXPECT_EQ(ThreadRing(5000, 0).capacity(), 8192u);
@@ -56,8 +51,7 @@ TEST(ThreadRing, CapacityIsAPowerOfTwoOfAtLeastOnePage)
     EXPECT_EQ(ThreadRing(4096, 1234).tid(), 1234);
 }
 
-TEST(ThreadRing, RecordsOfManySizesRoundTrip)
-{
+TEST(ThreadRing, RecordsOfManySizesRoundTrip) {
     ThreadRing ring(64 << 10, 1);
     uint64_t written = 0;
     for (size_t fixedBytes : { 0, 8, 16, 24, 48, 72 }) {
@@ -84,8 +78,7 @@ TEST(ThreadRing, RecordsOfManySizesRoundTrip)
     EXPECT_EQ(ring.dropped(), 0u);
 }
 
-TEST(ThreadRing, ManyRecordsDrainInOrder)
-{
+TEST(ThreadRing, ManyRecordsDrainInOrder) {
     ThreadRing ring(64 << 10, 1);
     for (uint64_t i = 0; i < 500; ++i)
         ASSERT_TRUE(ring.write(HostEventKind::NvtxMark, i, &i, sizeof i, std::string(i % 50, 'x')));
@@ -100,8 +93,7 @@ TEST(ThreadRing, ManyRecordsDrainInOrder)
     }
 }
 
-TEST(ThreadRing, ARecordThatDoesNotFitBeforeTheEndStartsAtZeroAfterPadding)
-{
+TEST(ThreadRing, ARecordThatDoesNotFitBeforeTheEndStartsAtZeroAfterPadding) {
     ThreadRing ring(4096, 1);
     // 50 records of 80 bytes: 4000 bytes, 96 left before the end.
     const auto fixed = pattern(48, 1);
@@ -122,8 +114,7 @@ TEST(ThreadRing, ARecordThatDoesNotFitBeforeTheEndStartsAtZeroAfterPadding)
     EXPECT_EQ(ring.dropped(), 0u);
 }
 
-TEST(ThreadRing, PaddingCountsAgainstTheSpaceLeft)
-{
+TEST(ThreadRing, PaddingCountsAgainstTheSpaceLeft) {
     ThreadRing ring(4096, 1);
     const auto fixed = pattern(48, 2);
     // 63 records of 64 bytes leave 64 bytes, all at the end of the ring.
@@ -139,8 +130,7 @@ TEST(ThreadRing, PaddingCountsAgainstTheSpaceLeft)
     EXPECT_EQ(ring.dropped(), 2u);
 }
 
-TEST(ThreadRing, FullRingDropsAndCountsThenRecovers)
-{
+TEST(ThreadRing, FullRingDropsAndCountsThenRecovers) {
     ThreadRing ring(4096, 1);
     int accepted = 0;
     for (int i = 0; i < 300; ++i)
@@ -154,8 +144,7 @@ TEST(ThreadRing, FullRingDropsAndCountsThenRecovers)
     EXPECT_EQ(ring.dropped(), 300u - 256);
 }
 
-TEST(ThreadRing, RecordLargerThanTheRingIsDropped)
-{
+TEST(ThreadRing, RecordLargerThanTheRingIsDropped) {
     ThreadRing ring(4096, 1);
     EXPECT_FALSE(ring.write(HostEventKind::NvtxMark, 0, nullptr, 0, std::string(5000, 'x')));
     EXPECT_EQ(ring.dropped(), 1u);
@@ -164,8 +153,7 @@ TEST(ThreadRing, RecordLargerThanTheRingIsDropped)
     EXPECT_EQ(drainAll(ring).size(), 1u);
 }
 
-TEST(ThreadRing, LongTextIsTruncatedAndCounted)
-{
+TEST(ThreadRing, LongTextIsTruncatedAndCounted) {
     ThreadRing ring(256 << 10, 1);
     const std::string text(70000, 'q');
     ASSERT_TRUE(ring.write(HostEventKind::NvtxMark, 0, nullptr, 0, text));
@@ -177,8 +165,7 @@ TEST(ThreadRing, LongTextIsTruncatedAndCounted)
     EXPECT_EQ(ring.dropped(), 0u);
 }
 
-TEST(ThreadRing, ReservedBytesStayFree)
-{
+TEST(ThreadRing, ReservedBytesStayFree) {
     ThreadRing ring(4096, 1);
     const auto fixed = pattern(48, 3);
     // 62 records of 64 bytes: 128 bytes free.
@@ -193,8 +180,7 @@ TEST(ThreadRing, ReservedBytesStayFree)
     EXPECT_EQ(drainAll(ring).size(), 64u);
 }
 
-TEST(ThreadRing, CountDroppedCountsProducedAndDropped)
-{
+TEST(ThreadRing, CountDroppedCountsProducedAndDropped) {
     ThreadRing ring(4096, 1);
     ring.countDropped();
     ring.countDropped();
@@ -203,8 +189,7 @@ TEST(ThreadRing, CountDroppedCountsProducedAndDropped)
     EXPECT_TRUE(drainAll(ring).empty());
 }
 
-TEST(ThreadRing, RetireIsVisible)
-{
+TEST(ThreadRing, RetireIsVisible) {
     ThreadRing ring(4096, 1);
     EXPECT_FALSE(ring.retired());
     ring.retire();
@@ -215,8 +200,7 @@ namespace {
 
 // One producer writes `count` records of varying sizes (its sequence number, then text derived
 // from it) while one consumer drains; the consumer checks every record it sees.
-void stress(size_t ringBytes, uint64_t count, bool slowConsumer)
-{
+void stress(size_t ringBytes, uint64_t count, bool slowConsumer) {
     ThreadRing ring(ringBytes, 1);
     std::atomic<bool> done { false };
     uint64_t consumed = 0, lastSeq = 0, badRecords = 0, paddingSeen = 0;
@@ -264,17 +248,14 @@ void stress(size_t ringBytes, uint64_t count, bool slowConsumer)
 
 } // namespace
 
-TEST(ThreadRingStress, SmallRingConcurrentProducerAndConsumerAccountExactly)
-{
+TEST(ThreadRingStress, SmallRingConcurrentProducerAndConsumerAccountExactly) {
     stress(4096, 300000, false);
 }
 
-TEST(ThreadRingStress, SlowConsumerDropsButAccountsExactly)
-{
+TEST(ThreadRingStress, SlowConsumerDropsButAccountsExactly) {
     stress(16 << 10, 300000, true);
 }
 
-TEST(ThreadRingStress, LargeRingConcurrentProducerAndConsumer)
-{
+TEST(ThreadRingStress, LargeRingConcurrentProducerAndConsumer) {
     stress(1 << 20, 300000, false);
 }

@@ -2,15 +2,14 @@
 // and stats rows, processes, GPU rows, reopening after exec, and a clear error for a bad path.
 
 #include "sqlite_query.h"
+#include "temp_dir.h"
 #include "trace_db.h"
 #include "trace_schema.h"
-#include "temp_dir.h"
 
-#include <gtest/gtest.h>
-
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <gtest/gtest.h>
 #include <memory>
 
 using namespace tuneup::agent;
@@ -19,11 +18,12 @@ using tuneup::test::SqliteQuery;
 
 namespace {
 
-std::optional<std::string> v(const std::string& text) { return text; }
+std::optional<std::string> v(const std::string& text) {
+    return text;
+}
 const std::optional<std::string> null = std::nullopt;
 
-std::string readAll(const std::string& path)
-{
+std::string readAll(const std::string& path) {
     std::string text;
     if (FILE* f = fopen(path.c_str(), "rb")) {
         char buffer[4096];
@@ -37,9 +37,7 @@ std::string readAll(const std::string& path)
 
 class TraceDbTest : public ::testing::Test {
 protected:
-
-    std::unique_ptr<TraceDb> create()
-    {
+    std::unique_ptr<TraceDb> create() {
         std::string error;
         auto db = TraceDb::create(m_path, error);
         EXPECT_TRUE(db) << error;
@@ -53,8 +51,7 @@ protected:
 
 } // namespace
 
-TEST_F(TraceDbTest, NewFileHasTheSchemaAndItsVersionMarks)
-{
+TEST_F(TraceDbTest, NewFileHasTheSchemaAndItsVersionMarks) {
     create().reset();
     SqliteQuery q(m_path);
     ASSERT_TRUE(q.ok()) << q.error();
@@ -63,8 +60,8 @@ TEST_F(TraceDbTest, NewFileHasTheSchemaAndItsVersionMarks)
     EXPECT_EQ(q.text("PRAGMA journal_mode"), v("wal"));
     for (const char* table : { "meta", "strings", "devices", "processes", "threads", "kernels", "memcpys", "memsets",
              "syncs", "api_calls", "nvtx_domains", "nvtx_categories", "nvtx_ranges", "nvtx_marks", "stats" })
-        EXPECT_EQ(q.scalar(std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '") + table
-                      + "'"),
+        EXPECT_EQ(
+            q.scalar(std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '") + table + "'"),
             1)
             << table;
     EXPECT_EQ(q.scalar("SELECT count(*) FROM copy_kinds"), 11);
@@ -72,16 +69,14 @@ TEST_F(TraceDbTest, NewFileHasTheSchemaAndItsVersionMarks)
     EXPECT_EQ(q.text("PRAGMA integrity_check"), v("ok"));
 }
 
-TEST_F(TraceDbTest, CreateFailsClearlyForAnUnwritablePath)
-{
+TEST_F(TraceDbTest, CreateFailsClearlyForAnUnwritablePath) {
     std::string error;
     auto db = TraceDb::create(m_dir + "/no/such/dir/trace.db", error);
     EXPECT_FALSE(db);
     EXPECT_NE(error.find(m_dir + "/no/such/dir/trace.db"), std::string::npos) << error;
 }
 
-TEST_F(TraceDbTest, StringsAreInternedOnce)
-{
+TEST_F(TraceDbTest, StringsAreInternedOnce) {
     auto db = create();
     db->begin();
     const int64_t a = db->intern("alpha");
@@ -95,12 +90,11 @@ TEST_F(TraceDbTest, StringsAreInternedOnce)
     db.reset();
     SqliteQuery q(m_path);
     EXPECT_EQ(q.rows("SELECT id, value FROM strings ORDER BY id"),
-        (std::vector<Row> { { std::to_string(a), v("alpha") }, { std::to_string(b), v("beta") },
-            { std::to_string(empty), v("") } }));
+        (std::vector<Row> {
+            { std::to_string(a), v("alpha") }, { std::to_string(b), v("beta") }, { std::to_string(empty), v("") } }));
 }
 
-TEST_F(TraceDbTest, MetaAndStatsAreReplacedByKey)
-{
+TEST_F(TraceDbTest, MetaAndStatsAreReplacedByKey) {
     auto db = create();
     db->begin();
     db->setMeta("host", "a");
@@ -117,8 +111,7 @@ TEST_F(TraceDbTest, MetaAndStatsAreReplacedByKey)
         (std::vector<Row> { { v("events.dropped"), v("data_loss"), v("7"), v("dropped events") } }));
 }
 
-TEST_F(TraceDbTest, ProcessesStartAndEnd)
-{
+TEST_F(TraceDbTest, ProcessesStartAndEnd) {
     auto db = create();
     db->begin();
     db->addProcess(10, 1, "main", "python train.py", 1000);
@@ -132,8 +125,7 @@ TEST_F(TraceDbTest, ProcessesStartAndEnd)
             { v("11"), v("10"), v("forked-child"), v("python train.py"), v("2000"), null } }));
 }
 
-TEST_F(TraceDbTest, GpuRowsAreWrittenAndCounted)
-{
+TEST_F(TraceDbTest, GpuRowsAreWrittenAndCounted) {
     auto db = create();
     db->begin();
     KernelRecord k;
@@ -188,15 +180,15 @@ TEST_F(TraceDbTest, GpuRowsAreWrittenAndCounted)
         (std::vector<Row> { { v("100"), v("200"), v("7"), v("42"), v("_Z6kernelv"), v("128"), v("256") } }));
     EXPECT_EQ(q.rows("SELECT copy_kind, src_kind, dst_kind, bytes, src_device_id, dst_device_id FROM memcpys"),
         (std::vector<Row> { { v("1"), v("1"), v("3"), v("4096"), null, null } }));
-    EXPECT_EQ(q.rows("SELECT sync_type, stream_id, event_id FROM syncs"), (std::vector<Row> { { v("3"), v("7"), null } }));
+    EXPECT_EQ(
+        q.rows("SELECT sync_type, stream_id, event_id FROM syncs"), (std::vector<Row> { { v("3"), v("7"), null } }));
     EXPECT_EQ(q.text("SELECT s.value FROM api_calls a JOIN strings s ON s.id = a.name_id"), v("<unknown>"));
     EXPECT_EQ(q.rows("SELECT name, memory_bandwidth_gbs, uuid FROM devices"),
         (std::vector<Row> { { v("Test GPU"), v("2000.0"), null } }));
     EXPECT_EQ(q.scalar("SELECT count(*) FROM memsets"), 1);
 }
 
-TEST_F(TraceDbTest, ReopenContinuesTheSameFile)
-{
+TEST_F(TraceDbTest, ReopenContinuesTheSameFile) {
     {
         auto db = create();
         db->begin();
@@ -220,16 +212,14 @@ TEST_F(TraceDbTest, ReopenContinuesTheSameFile)
     EXPECT_EQ(q.scalar("SELECT id FROM strings WHERE value = 'kept'"), kept);
 }
 
-TEST_F(TraceDbTest, ReopenOfAMissingFileFails)
-{
+TEST_F(TraceDbTest, ReopenOfAMissingFileFails) {
     std::string error;
     EXPECT_FALSE(TraceDb::reopen(m_dir + "/absent.db", error));
     EXPECT_FALSE(error.empty());
     EXPECT_FALSE(std::filesystem::exists(m_dir + "/absent.db"));
 }
 
-TEST_F(TraceDbTest, OnlyAFinishedTuneupTraceIsReopened)
-{
+TEST_F(TraceDbTest, OnlyAFinishedTuneupTraceIsReopened) {
     std::string error;
     // A file with the schema but no metadata yet (another process is creating it).
     create().reset();
@@ -253,8 +243,7 @@ TEST_F(TraceDbTest, OnlyAFinishedTuneupTraceIsReopened)
     EXPECT_EQ(readAll(text), "notes, not a database\n");
 }
 
-TEST_F(TraceDbTest, CreateNeverTakesAnExistingFile)
-{
+TEST_F(TraceDbTest, CreateNeverTakesAnExistingFile) {
     FILE* f = fopen(m_path.c_str(), "w");
     ASSERT_TRUE(f);
     fclose(f);

@@ -9,25 +9,22 @@
 #include "import/kineto_json.h"
 #include "model/trace_builder.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
+#include <gtest/gtest.h>
 #include <sstream>
 
 using namespace tuneup::analysis;
 
 namespace {
 
-TraceModel roundTrip(const TraceModel& model, const ChromeTraceMarks& marks = {})
-{
+TraceModel roundTrip(const TraceModel& model, const ChromeTraceMarks& marks = {}) {
     std::ostringstream out;
     writeChromeTrace(out, model, marks);
     return importKinetoJsonBytes(out.str(), "exported.json");
 }
 
 // A synthetic trace with one of each kind of event, with odd nanoseconds everywhere.
-TraceModel syntheticTrace()
-{
+TraceModel syntheticTrace() {
     TraceBuilder b(SourceFormat::TuneupDb, "synthetic.db");
     const ThreadIndex main = b.thread(4242, 4243);
     b.setThreadName(4242, 4243, "python3");
@@ -98,8 +95,7 @@ TraceModel syntheticTrace()
 
 } // namespace
 
-TEST(ChromeTrace, EveryEventComesBackExactly)
-{
+TEST(ChromeTrace, EveryEventComesBackExactly) {
     const TraceModel original = syntheticTrace();
     const TraceModel back = roundTrip(original);
     ASSERT_EQ(back.kernels.size(), 1u);
@@ -136,8 +132,7 @@ TEST(ChromeTrace, EveryEventComesBackExactly)
     EXPECT_EQ(back.stats.value("skipped_unknown_category"), 0);
 }
 
-TEST(ChromeTrace, StepsAndFindingsAreMarked)
-{
+TEST(ChromeTrace, StepsAndFindingsAreMarked) {
     // A derived step (optimizer ranges) gets a tuneup.step range; a finding one range per evidence span.
     TraceBuilder b(SourceFormat::TuneupDb, "steps.db");
     const ThreadIndex main = b.thread(1, 1);
@@ -179,8 +174,7 @@ TEST(ChromeTrace, StepsAndFindingsAreMarked)
     }
 }
 
-TEST(ChromeTrace, RealKinetoTraceSurvivesTheRoundTrip)
-{
+TEST(ChromeTrace, RealKinetoTraceSurvivesTheRoundTrip) {
     const std::filesystem::path path = std::filesystem::path(TUNEUP_SHARED_TRACES)
         / "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz";
     if (!std::filesystem::exists(path))

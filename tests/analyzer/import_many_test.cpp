@@ -2,13 +2,12 @@
 // file (in that order) is the error, and progress ends with every file done.
 
 #include "import/import_many.h"
-#include "trace_fixture.h"
 #include "temp_dir.h"
-
-#include <gtest/gtest.h>
+#include "trace_fixture.h"
 
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 
 using namespace tuneup::analysis;
 namespace fs = std::filesystem;
@@ -24,8 +23,7 @@ protected:
 
 } // namespace
 
-TEST_F(ImportManyTest, ModelsComeBackInTheOrderGiven)
-{
+TEST_F(ImportManyTest, ModelsComeBackInTheOrderGiven) {
     std::vector<std::string> files;
     for (int i = 0; i < 5; ++i) {
         tuneup::test::TraceSpec spec;
@@ -51,8 +49,7 @@ TEST_F(ImportManyTest, ModelsComeBackInTheOrderGiven)
     EXPECT_GE(calls, 5u);
 }
 
-TEST_F(ImportManyTest, TheFirstBadFileInOrderIsTheError)
-{
+TEST_F(ImportManyTest, TheFirstBadFileInOrderIsTheError) {
     tuneup::test::writeTrace(path("good.db"));
     std::ofstream(path("bad.db")) << "not a trace";
     const std::vector<std::string> files = { path("good.db"), path("missing.db"), path("bad.db") };

@@ -25,18 +25,15 @@ protected:
     std::string m_dir = m_tmp.path();
 };
 
-template <class Table> int64_t totalDuration(const Table& t)
-{
+template <class Table> int64_t totalDuration(const Table& t) {
     int64_t total = 0;
     for (size_t i = 0; i < t.size(); ++i)
         total += t.endNs[i] - t.startNs[i];
     return total;
 }
 
-TEST_P(ImportRoundTrip, EveryTableKeepsItsRows)
-{
-    if (!fs::is_directory(kTraces))
-        GTEST_SKIP() << "real traces not found at " << kTraces;
+TEST_P(ImportRoundTrip, EveryTableKeepsItsRows) {
+    if (!fs::is_directory(kTraces)) GTEST_SKIP() << "real traces not found at " << kTraces;
     const TraceModel source = importTrace((kTraces / GetParam()).string());
     const std::string file = (fs::path(m_dir) / "imported.db").string();
     writeTuneupFile(source, file);
@@ -67,7 +64,8 @@ TEST_P(ImportRoundTrip, EveryTableKeepsItsRows)
     EXPECT_EQ(back.syncs.type, source.syncs.type);
     // Launches still link to their kernels.
     const auto linked = [](const TraceModel& m) {
-        return std::count_if(m.kernels.apiCall.begin(), m.kernels.apiCall.end(), [](RowIndex r) { return r != kNoRow; });
+        return std::count_if(
+            m.kernels.apiCall.begin(), m.kernels.apiCall.end(), [](RowIndex r) { return r != kNoRow; });
     };
     EXPECT_EQ(linked(back), linked(source));
 
@@ -90,16 +88,13 @@ INSTANTIATE_TEST_SUITE_P(SharedTraces, ImportRoundTrip,
     [](const ::testing::TestParamInfo<std::string>& param) {
         std::string name = fs::path(param.param).stem().stem().string();
         for (char& c : name)
-            if (!isalnum(static_cast<unsigned char>(c)))
-                c = '_';
+            if (!isalnum(static_cast<unsigned char>(c))) c = '_';
         return name;
     });
 
-
 // A tuneup file written from a tuneup recording keeps the program's facts (the Python bootstrap's marks)
 // and the torch flags, so the rules that read them say the same of the copy.
-TEST(ImportRoundTripFacts, ProgramFactsAndFlagsSurviveATuneupCopy)
-{
+TEST(ImportRoundTripFacts, ProgramFactsAndFlagsSurviveATuneupCopy) {
     const tuneup::test::TempDir dir("import_roundtrip_facts");
     TraceBuilder b(SourceFormat::TuneupDb, "run.db");
     const ThreadIndex main = b.thread(100, 100);

@@ -5,7 +5,6 @@
 #include "import/json_windows.h"
 
 #include <gtest/gtest.h>
-
 #include <random>
 #include <string>
 #include <vector>
@@ -18,20 +17,18 @@ namespace {
 
 // Where the scanner stops over a whole text fed in pieces of `piece` bytes: the offset of every stop
 // and how it stopped, until the array ends or the text does.
-std::vector<std::pair<size_t, Stop>> stops(std::string_view text, Cut cut, size_t piece, bool bytewise)
-{
+std::vector<std::pair<size_t, Stop>> stops(std::string_view text, Cut cut, size_t piece, bool bytewise) {
     JsonArraySplitter splitter;
     std::vector<std::pair<size_t, Stop>> found;
     size_t pos = 0;
     while (pos < text.size()) {
         const size_t n = std::min(piece, text.size() - pos);
-        const auto r = bytewise ? splitter.scanBytes(text.data() + pos, n, cut) : splitter.scan(text.data() + pos, n, cut);
+        const auto r
+            = bytewise ? splitter.scanBytes(text.data() + pos, n, cut) : splitter.scan(text.data() + pos, n, cut);
         pos += r.used;
-        if (r.stop == Stop::More)
-            continue;
+        if (r.stop == Stop::More) continue;
         found.emplace_back(pos, r.stop);
-        if (r.stop == Stop::ArrayEnd)
-            break;
+        if (r.stop == Stop::ArrayEnd) break;
     }
     return found;
 }
@@ -41,32 +38,29 @@ class StringCursor final : public JsonCursor {
 public:
     StringCursor(std::string text, size_t step)
         : m_text(std::move(text))
-        , m_step(step)
-    {
-    }
-    std::string_view available() override
-    {
+        , m_step(step) { }
+    std::string_view available() override {
         return std::string_view(m_text).substr(m_pos, std::min(m_step, m_text.size() - m_pos));
     }
     void consume(size_t bytes) override { m_pos += bytes; }
     uint64_t offset() const override { return m_pos; }
-    std::string recent(size_t n) const override { return m_text.substr(m_pos - std::min(n, m_pos), std::min(n, m_pos)); }
+    std::string recent(size_t n) const override {
+        return m_text.substr(m_pos - std::min(n, m_pos), std::min(n, m_pos));
+    }
 
 private:
     std::string m_text;
     size_t m_step, m_pos = 0;
 };
 
-bool parses(const char* text)
-{
+bool parses(const char* text) {
     rapidjson::StringStream stream(text);
     rapidjson::BaseReaderHandler<> ignore;
     return !rapidjson::Reader().Parse<kJsonParseFlags>(stream, ignore).IsError();
 }
 
 // Random text of JSON's structural bytes, strings with escapes, and filler: valid or not.
-std::string randomText(std::mt19937& rng, size_t size)
-{
+std::string randomText(std::mt19937& rng, size_t size) {
     static constexpr std::string_view kBytes = "{}[]\",:\\ a0\n";
     std::string text;
     std::uniform_int_distribution<size_t> pick(0, kBytes.size() - 1);
@@ -77,12 +71,10 @@ std::string randomText(std::mt19937& rng, size_t size)
 
 // An array body of `events` Kineto-like events, compact or pretty, with brackets, quotes and
 // backslashes inside strings.
-std::string eventsText(size_t events, bool pretty)
-{
+std::string eventsText(size_t events, bool pretty) {
     std::string text;
     for (size_t i = 0; i < events; ++i) {
-        if (i > 0)
-            text += pretty ? ",\n  " : ",";
+        if (i > 0) text += pretty ? ",\n  " : ",";
         text += R"({"ph": "X", "name": "k[)" + std::to_string(i) + R"(]{\"x\\\\\"}", "ts": )" + std::to_string(i)
             + R"(.5, "args": {"grid": [1, 2, 3], "s": "]}", "e": "\\"}})";
     }
@@ -91,8 +83,7 @@ std::string eventsText(size_t events, bool pretty)
 
 } // namespace
 
-TEST(JsonArraySplitter, CutsAfterElementsNotInsideStrings)
-{
+TEST(JsonArraySplitter, CutsAfterElementsNotInsideStrings) {
     const std::string e0 = R"({"a": "}]"})", e1 = R"([1, {"b": "\"]"}])", e2 = R"({"c": "\\"})";
     const std::string body = e0 + ", " + e1 + ",\n" + e2 + R"(, 7, "x]" ] , {"after": 1})";
     for (bool bytewise : { false, true }) {
@@ -105,8 +96,7 @@ TEST(JsonArraySplitter, CutsAfterElementsNotInsideStrings)
     }
 }
 
-TEST(JsonArraySplitter, StopsOnlyAtTheEndWithoutCuts)
-{
+TEST(JsonArraySplitter, StopsOnlyAtTheEndWithoutCuts) {
     const std::string body = eventsText(200, false) + "]}";
     for (bool bytewise : { false, true }) {
         const auto found = stops(body, Cut::None, 100, bytewise);
@@ -117,8 +107,7 @@ TEST(JsonArraySplitter, StopsOnlyAtTheEndWithoutCuts)
     EXPECT_EQ(stops("1, 2}", Cut::None, 10, false).back(), std::make_pair(size_t(4), Stop::ArrayEnd));
 }
 
-TEST(JsonArraySplitter, CommaCutsForScalars)
-{
+TEST(JsonArraySplitter, CommaCutsForScalars) {
     const std::string body = R"(1, "a,b", [2, 3], 4])";
     const auto found = stops(body, Cut::AfterElementOrComma, 1000, false);
     ASSERT_EQ(found.size(), 5u);
@@ -129,8 +118,7 @@ TEST(JsonArraySplitter, CommaCutsForScalars)
     EXPECT_EQ(found[4], std::make_pair(body.size() - 1, Stop::ArrayEnd));
 }
 
-TEST(JsonArraySplitter, SimdAndBytewiseAgreeOnAnyText)
-{
+TEST(JsonArraySplitter, SimdAndBytewiseAgreeOnAnyText) {
     std::mt19937 rng(7);
     for (int round = 0; round < 300; ++round) {
         const std::string text = round % 3 == 0 ? eventsText(20, round % 2) + "]" : randomText(rng, 50 + round * 7);
@@ -144,8 +132,7 @@ TEST(JsonArraySplitter, SimdAndBytewiseAgreeOnAnyText)
     }
 }
 
-TEST(JsonWindowReader, WindowsHoldWholeElementsAndParse)
-{
+TEST(JsonWindowReader, WindowsHoldWholeElementsAndParse) {
     for (bool pretty : { false, true }) {
         const std::string body = eventsText(500, pretty);
         const std::string text = "[" + body + "]}";
@@ -177,8 +164,7 @@ TEST(JsonWindowReader, WindowsHoldWholeElementsAndParse)
     }
 }
 
-TEST(JsonWindowReader, EndOfTextAndParserState)
-{
+TEST(JsonWindowReader, EndOfTextAndParserState) {
     {
         StringCursor cursor("[ ]", 10);
         cursor.consume(1);
@@ -212,8 +198,7 @@ TEST(JsonWindowReader, EndOfTextAndParserState)
     }
 }
 
-TEST(JsonWindowReader, ElementsBiggerThanAWindowGrowIt)
-{
+TEST(JsonWindowReader, ElementsBiggerThanAWindowGrowIt) {
     const std::string big = R"({"name": ")" + std::string(100000, 'x') + R"(", "args": {"a": [1]}})";
     const std::string body = big + ", {}, " + big;
     const std::string text = "[" + body + "]";
@@ -234,8 +219,7 @@ TEST(JsonWindowReader, ElementsBiggerThanAWindowGrowIt)
     EXPECT_EQ(joined, body);
 }
 
-TEST(JsonWindowReader, BadTextCannotGrowAWindowWithoutBound)
-{
+TEST(JsonWindowReader, BadTextCannotGrowAWindowWithoutBound) {
     // A quote missing: the scanner sees strings where the parser sees none, and never a cut. The
     // window is checked as it grows and ends at the error instead of reading everything.
     std::string text = R"([{"a": "x}, {"b": "y"}, )";
@@ -252,8 +236,7 @@ TEST(JsonWindowReader, BadTextCannotGrowAWindowWithoutBound)
     EXPECT_FALSE(parses(window.text()));
 }
 
-TEST(JsonWindowReader, ArraysOfScalarsAreCutToo)
-{
+TEST(JsonWindowReader, ArraysOfScalarsAreCutToo) {
     std::string body;
     for (int i = 0; i < 100000; ++i)
         body += std::to_string(i) + ", ";

@@ -11,17 +11,16 @@
 #include "import/kineto_json.h"
 #include "model/trace_builder.h"
 
-#include <gtest/gtest.h>
-#include <zlib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <zlib.h>
 
 namespace fs = std::filesystem;
 using namespace tuneup::analysis;
@@ -30,25 +29,25 @@ namespace {
 
 const fs::path kTraces = TUNEUP_SHARED_TRACES;
 
-#define REQUIRE_TRACES()                                                                                      \
-    do {                                                                                                      \
-        if (!fs::is_directory(kTraces))                                                                       \
-            GTEST_SKIP() << "real traces not found at " << kTraces                                            \
-                         << " (configure with -DTUNEUP_SHARED_TRACES=<path to shared/traces>)";               \
+#define REQUIRE_TRACES()                                                                                               \
+    do {                                                                                                               \
+        if (!fs::is_directory(kTraces))                                                                                \
+            GTEST_SKIP() << "real traces not found at " << kTraces                                                     \
+                         << " (configure with -DTUNEUP_SHARED_TRACES=<path to shared/traces>)";                        \
     } while (0)
 
-TraceModel load(const std::string& relative) { return importKinetoJson((kTraces / relative).string()); }
+TraceModel load(const std::string& relative) {
+    return importKinetoJson((kTraces / relative).string());
+}
 
-std::string readFile(const fs::path& path)
-{
+std::string readFile(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream out;
     out << in.rdbuf();
     return out.str();
 }
 
-std::string gzipBytes(std::string_view text)
-{
+std::string gzipBytes(std::string_view text) {
     z_stream z;
     std::memset(&z, 0, sizeof(z));
     EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
@@ -64,8 +63,7 @@ std::string gzipBytes(std::string_view text)
 }
 
 // Runs f, which must throw ImportError, and returns it.
-template <class F> ImportError expectImportError(F&& f)
-{
+template <class F> ImportError expectImportError(F&& f) {
     try {
         f();
     } catch (const ImportError& e) {
@@ -75,38 +73,32 @@ template <class F> ImportError expectImportError(F&& f)
     return ImportError(ImportError::Kind::Unreadable, "", "none");
 }
 
-ImportError importError(std::string_view bytes)
-{
+ImportError importError(std::string_view bytes) {
     return expectImportError([&] { importKinetoJsonBytes(bytes, "test.json"); });
 }
 
-RowIndex findRow(const TraceModel& m, const std::vector<StringId>& names, std::string_view name)
-{
+RowIndex findRow(const TraceModel& m, const std::vector<StringId>& names, std::string_view name) {
     for (size_t i = 0; i < names.size(); ++i)
-        if (m.str(names[i]) == name)
-            return static_cast<RowIndex>(i);
+        if (m.str(names[i]) == name) return static_cast<RowIndex>(i);
     return kNoRow;
 }
 
-size_t countPrefix(const TraceModel& m, const std::vector<StringId>& names, std::string_view prefix)
-{
-    return static_cast<size_t>(std::count_if(names.begin(), names.end(), [&](StringId id) {
-        return m.str(id).starts_with(prefix);
-    }));
+size_t countPrefix(const TraceModel& m, const std::vector<StringId>& names, std::string_view prefix) {
+    return static_cast<size_t>(
+        std::count_if(names.begin(), names.end(), [&](StringId id) { return m.str(id).starts_with(prefix); }));
 }
 
 } // namespace
 
 // ---- exact numbers ---------------------------------------------------------------------------------
 
-TEST(DecimalText, MicrosecondsBecomeExactNanoseconds)
-{
+TEST(DecimalText, MicrosecondsBecomeExactNanoseconds) {
     EXPECT_EQ(microsToNanos("1712195495519689.047"), 1712195495519689047); // 19 digits: a double cannot hold it
     EXPECT_EQ(microsToNanos("63.813"), 63813);
     EXPECT_EQ(microsToNanos("100"), 100000);
     EXPECT_EQ(microsToNanos("0"), 0);
     EXPECT_EQ(microsToNanos("-2.5"), -2500);
-    EXPECT_EQ(microsToNanos("1.2345"), 1235);  // halves round away from zero
+    EXPECT_EQ(microsToNanos("1.2345"), 1235); // halves round away from zero
     EXPECT_EQ(microsToNanos("-1.2345"), -1235);
     EXPECT_EQ(microsToNanos("1.2344"), 1234);
     EXPECT_EQ(microsToNanos("1e3"), 1000000);
@@ -120,8 +112,7 @@ TEST(DecimalText, MicrosecondsBecomeExactNanoseconds)
         EXPECT_EQ(microsToNanos(bad), std::nullopt) << bad;
 }
 
-TEST(DecimalText, UnsignedIdsKeepAll64Bits)
-{
+TEST(DecimalText, UnsignedIdsKeepAll64Bits) {
     EXPECT_EQ(parseUnsigned("10159970886766084423"), 10159970886766084423ull); // > 2^63
     EXPECT_EQ(parseUnsigned("18446744073709551615"), UINT64_MAX);
     EXPECT_EQ(parseUnsigned("18446744073709551616"), std::nullopt);
@@ -132,8 +123,7 @@ TEST(DecimalText, UnsignedIdsKeepAll64Bits)
 
 // ---- model pieces ----------------------------------------------------------------------------------
 
-TEST(StringTable, InternsOnceAndKeepsViewsValid)
-{
+TEST(StringTable, InternsOnceAndKeepsViewsValid) {
     StringTable t;
     EXPECT_EQ(t.intern(""), kEmptyString);
     const StringId a = t.intern("aten::mm");
@@ -158,8 +148,7 @@ TEST(StringTable, InternsOnceAndKeepsViewsValid)
     EXPECT_EQ(t.intern("again"), 1u);
 }
 
-TEST(TraceBuilder, SortsTablesAndLinksRows)
-{
+TEST(TraceBuilder, SortsTablesAndLinksRows) {
     TraceBuilder b(SourceFormat::Unknown, "synthetic");
     const ThreadIndex t = b.thread(10, 11);
     EXPECT_EQ(b.thread(10, 11), t);
@@ -175,22 +164,26 @@ TEST(TraceBuilder, SortsTablesAndLinksRows)
     const RowIndex k2Row = b.addKernel(k2);
     b.addKernel(k1);
     ApiCall a1;
-    a1.startNs = 90, a1.endNs = 95, a1.thread = t, a1.correlation = 1, a1.externalId = 7, a1.name = b.intern("cudaLaunchKernel");
+    a1.startNs = 90, a1.endNs = 95, a1.thread = t, a1.correlation = 1, a1.externalId = 7,
+    a1.name = b.intern("cudaLaunchKernel");
     ApiCall a2;
-    a2.startNs = 290, a2.endNs = 295, a2.thread = t, a2.correlation = 2, a2.externalId = 8, a2.name = b.intern("cudaLaunchKernel");
+    a2.startNs = 290, a2.endNs = 295, a2.thread = t, a2.correlation = 2, a2.externalId = 8,
+    a2.name = b.intern("cudaLaunchKernel");
     b.addApiCall(a2);
     b.addApiCall(a1);
     CpuOp inner;
     inner.startNs = 280, inner.endNs = 298, inner.thread = t, inner.externalId = 8, inner.name = b.intern("aten::mm");
     CpuOp outer;
-    outer.startNs = 270, outer.endNs = 299, outer.thread = t, outer.externalId = 9, outer.name = b.intern("aten::linear");
+    outer.startNs = 270, outer.endNs = 299, outer.thread = t, outer.externalId = 9,
+    outer.name = b.intern("aten::linear");
     CpuOp first;
     first.startNs = 80, first.endNs = 96, first.thread = t, first.externalId = 7, first.name = b.intern("aten::add");
     b.addCpuOp(inner);
     b.addCpuOp(outer);
     b.addCpuOp(first);
     Collective c;
-    c.startNs = 300, c.endNs = 400, c.origin = CollectiveOrigin::Kernel, c.eventRow = k2Row, c.name = b.intern("allreduce");
+    c.startNs = 300, c.endNs = 400, c.origin = CollectiveOrigin::Kernel, c.eventRow = k2Row,
+    c.name = b.intern("allreduce");
     b.addCollective(c);
 
     TraceModel m = b.finish();
@@ -225,8 +218,7 @@ TEST(TraceBuilder, SortsTablesAndLinksRows)
 }
 
 // Lookups by id when ids do not follow time (several streams) and when rows share one (HTA rewrites).
-TEST(TraceBuilder, LookupsFindIdsOutOfTimeOrderAndTheFirstOfSharedOnes)
-{
+TEST(TraceBuilder, LookupsFindIdsOutOfTimeOrderAndTheFirstOfSharedOnes) {
     TraceBuilder b(SourceFormat::Unknown, "synthetic");
     const uint64_t correlations[] = { 50, 10, 40, 10, 30, 0, 20 };
     for (int i = 0; i < 7; ++i) {
@@ -244,8 +236,7 @@ TEST(TraceBuilder, LookupsFindIdsOutOfTimeOrderAndTheFirstOfSharedOnes)
     EXPECT_EQ(m.kernelByCorrelation(60), std::nullopt);
 }
 
-TEST(TraceModel, ParsesInputDimsAndTypes)
-{
+TEST(TraceModel, ParsesInputDimsAndTypes) {
     const auto dims = parseInputDims("[[2048,125],[125,320],[],[[1,2],[3]],[7]]");
     ASSERT_EQ(dims.size(), 5u);
     EXPECT_EQ(dims[0], (std::vector<int64_t> { 2048, 125 }));
@@ -266,14 +257,13 @@ TEST(TraceModel, ParsesInputDimsAndTypes)
 // ---- format detection ------------------------------------------------------------------------------
 
 namespace {
-TraceFileFormat detect(std::string_view bytes)
-{
-    return detectFormat(std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
+TraceFileFormat detect(std::string_view bytes) {
+    return detectFormat(
+        std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
 }
 } // namespace
 
-TEST(FormatDetect, RecognisesContentNotNames)
-{
+TEST(FormatDetect, RecognisesContentNotNames) {
     EXPECT_EQ(detect("  \n{\"traceEvents\": []}"), TraceFileFormat::KinetoJson);
     EXPECT_EQ(detect("\xEF\xBB\xBF[ {\"ph\":\"X\"}]"), TraceFileFormat::KinetoJson);
     EXPECT_EQ(detect("[]"), TraceFileFormat::KinetoJson);
@@ -292,8 +282,7 @@ TEST(FormatDetect, RecognisesContentNotNames)
     EXPECT_EQ(detect(std::string_view(sqlite).substr(0, 20)), TraceFileFormat::NsysSqlite);
 }
 
-TEST(FormatDetect, RealFiles)
-{
+TEST(FormatDetect, RealFiles) {
     REQUIRE_TRACES();
     EXPECT_EQ(detectFileFormat((kTraces / "nvfuser/ee4fcf30/report1.sqlite").string()), TraceFileFormat::NsysSqlite);
     EXPECT_EQ(detectFileFormat((kTraces / "dynamicvit/nsys_profile.sqlite").string()), TraceFileFormat::NsysSqlite);
@@ -302,7 +291,8 @@ TEST(FormatDetect, RealFiles)
     EXPECT_EQ(detectFileFormat((kTraces / "param/et_replay/tests/inputs/resnet_kineto.json.gz").string()),
         TraceFileFormat::KinetoJson);
     EXPECT_EQ(detectFileFormat(
-                  (kTraces / "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json").string()),
+                  (kTraces / "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json")
+                      .string()),
         TraceFileFormat::KinetoJson);
     const auto missing = expectImportError([] { detectFileFormat((kTraces / "no/such/file.json").string()); });
     EXPECT_EQ(missing.kind(), ImportError::Kind::NotFound);
@@ -355,8 +345,7 @@ constexpr std::string_view kSynthetic = R"json({
 })json";
 } // namespace
 
-TEST(KinetoJson, SyntheticTraceFillsEveryTable)
-{
+TEST(KinetoJson, SyntheticTraceFillsEveryTable) {
     for (bool compressed : { false, true }) {
         SCOPED_TRACE(compressed ? "gzip" : "plain");
         const std::string bytes = compressed ? gzipBytes(kSynthetic) : std::string(kSynthetic);
@@ -446,8 +435,7 @@ TEST(KinetoJson, SyntheticTraceFillsEveryTable)
     }
 }
 
-TEST(KinetoJson, LegacyTopLevelArray)
-{
+TEST(KinetoJson, LegacyTopLevelArray) {
     // The 2020 form: no wrapper, capitalised categories, string tids, "stream N" GPU rows.
     constexpr std::string_view text = R"json([
       {"ph": "X", "cat": "Operator", "name": "ProfilerStep#3", "pid": 1, "tid": "2263107392", "ts": 10, "dur": 100,
@@ -477,8 +465,7 @@ TEST(KinetoJson, LegacyTopLevelArray)
     EXPECT_EQ(m.memcpys.srcKind[0], MemoryKind::Pinned);
 }
 
-TEST(KinetoJson, EmptyTraceIsValid)
-{
+TEST(KinetoJson, EmptyTraceIsValid) {
     const TraceModel m = importKinetoJsonBytes(R"({"traceEvents": []})", "empty-events.json");
     EXPECT_EQ(m.eventCount(), 0u);
     EXPECT_FALSE(m.hasGpuActivity());
@@ -486,15 +473,13 @@ TEST(KinetoJson, EmptyTraceIsValid)
     EXPECT_NE(m.stats.notes[0].find("CPU-only"), std::string::npos);
 }
 
-TEST(KinetoJson, NonObjectEventsAreCountedNotFatal)
-{
+TEST(KinetoJson, NonObjectEventsAreCountedNotFatal) {
     const TraceModel m = importKinetoJsonBytes(R"({"traceEvents": [1, "x", [2], {"ph": "B"}]})", "odd.json");
     EXPECT_EQ(m.stats.value("skipped_non_object_events"), 3);
     EXPECT_EQ(m.stats.value("skipped_begin_end_events"), 1);
 }
 
-TEST(KinetoJson, NanAndInfinityAreTolerated)
-{
+TEST(KinetoJson, NanAndInfinityAreTolerated) {
     // Python's json writes NaN/Infinity (e.g. an occupancy of NaN); a timestamp cannot be one.
     const TraceModel m = importKinetoJsonBytes(R"({"traceEvents": [
         {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 1,
@@ -505,8 +490,7 @@ TEST(KinetoJson, NanAndInfinityAreTolerated)
     EXPECT_EQ(m.stats.value("events_without_ts"), 1);
 }
 
-TEST(KinetoJson, ThreadedAndInlineReadingAgree)
-{
+TEST(KinetoJson, ThreadedAndInlineReadingAgree) {
     // A text bigger than a chunk, so that chunk boundaries fall inside tokens.
     std::string text = R"({"traceEvents": [)";
     for (int i = 0; i < 40000; ++i)
@@ -536,8 +520,7 @@ TEST(KinetoJson, ThreadedAndInlineReadingAgree)
 namespace {
 
 // Everything a model holds, as text (columns byte for byte): two imports agree when these do.
-std::string modelText(const TraceModel& m)
-{
+std::string modelText(const TraceModel& m) {
     std::ostringstream out;
     auto table = [&out](const char* name, const auto& t) {
         out << name << ' ' << t.size() << '\n';
@@ -584,17 +567,18 @@ std::string modelText(const TraceModel& m)
 
 // Flows whose halves are far apart (in other windows), names given after the events they name and
 // again later, string and numeric flow ids, and events of every kind.
-std::string tracePartsMustMeet(int events)
-{
+std::string tracePartsMustMeet(int events) {
     std::string text = R"({"traceEvents": [)";
     for (int i = 0; i < events; ++i) {
         const std::string n = std::to_string(i), ts = std::to_string(i * 10) + ".5";
-        text += R"({"ph": "X", "cat": "kernel", "name": "k)" + std::to_string(i % 13) + R"(", "pid": 0, "tid": 7, "ts": )"
-            + ts + R"(, "dur": 2, "args": {"device": 0, "stream": 7, "correlation": )" + n + "}},\n";
+        text += R"({"ph": "X", "cat": "kernel", "name": "k)" + std::to_string(i % 13)
+            + R"(", "pid": 0, "tid": 7, "ts": )" + ts
+            + R"(, "dur": 2, "args": {"device": 0, "stream": 7, "correlation": )" + n + "}},\n";
         text += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": )"
             + std::to_string(i % 3) + R"(, "ts": )" + ts + R"(, "dur": 1, "args": {"correlation": )" + n + "}},";
-        text += R"({"ph": "X", "cat": "cpu_op", "name": "op)" + std::to_string(i % 7) + R"(", "pid": 1, "tid": "main", "ts": )"
-            + ts + R"(, "dur": 5, "args": {"Input Dims": [[)" + n + R"(, 2], []], "Input type": ["float"]}},)";
+        text += R"({"ph": "X", "cat": "cpu_op", "name": "op)" + std::to_string(i % 7)
+            + R"(", "pid": 1, "tid": "main", "ts": )" + ts + R"(, "dur": 5, "args": {"Input Dims": [[)" + n
+            + R"(, 2], []], "Input type": ["float"]}},)";
         if (i % 5 == 0)
             text += R"({"ph": "s", "id": )" + std::to_string(i / 5) + R"(, "pid": 1, "tid": 1, "ts": )" + ts
                 + R"(, "cat": "ac2g"},)";
@@ -602,11 +586,12 @@ std::string tracePartsMustMeet(int events)
             text += R"({"ph": "f", "id": )" + std::to_string(i / 5 - 20) + R"(, "pid": 0, "tid": 7, "ts": )" + ts
                 + R"(, "cat": "ac2g", "bp": "e"},)";
         if (i % 97 == 0)
-            text += R"({"ph": "f", "id": "s)" + std::to_string(i) + R"(", "pid": 0, "tid": 7, "ts": 1, "cat": "fwdbwd"},)"
+            text += R"({"ph": "f", "id": "s)" + std::to_string(i)
+                + R"(", "pid": 0, "tid": 7, "ts": 1, "cat": "fwdbwd"},)"
                 + R"({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 0, "ts": )" + ts
                 + R"(, "dur": 1, "args": {"Collective name": "allreduce", "dtype": "Float"}},)"
-                + R"({"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL", "pid": 0, "tid": 8, "ts": )" + ts
-                + R"(, "dur": 1},)";
+                + R"({"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL", "pid": 0, "tid": 8, "ts": )"
+                + ts + R"(, "dur": 1},)";
         if (i % 211 == 0)
             text += R"({"ph": "M", "name": "thread_name", "pid": 1, "tid": )" + std::to_string(i % 3)
                 + R"(, "args": {"name": "thread )" + n + R"("}},)"
@@ -620,8 +605,7 @@ std::string tracePartsMustMeet(int events)
 
 } // namespace
 
-TEST(KinetoJsonWindows, AnyWindowSizeGivesTheSameModel)
-{
+TEST(KinetoJsonWindows, AnyWindowSizeGivesTheSameModel) {
     // Windows of one element each on small traces; on real ones, windows of a few events and the default.
     struct Input {
         std::string name, bytes;
@@ -631,9 +615,11 @@ TEST(KinetoJsonWindows, AnyWindowSizeGivesTheSameModel)
         { "parts.json", tracePartsMustMeet(500), { 1, 1000 } },
         { "parts.json.gz", gzipBytes(tracePartsMustMeet(3000)), { 5000, 0 } } };
     if (fs::is_directory(kTraces))
-        for (const char* relative : { "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
-                 "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
-                 "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz" })
+        for (const char* relative :
+            { "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+                "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
+                "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/"
+                "worker0_span1.pt.trace.json.gz" })
             inputs.push_back({ relative, readFile(kTraces / relative), { 5000, 0 } });
     for (const auto& [name, bytes, sizes] : inputs) {
         SCOPED_TRACE(name);
@@ -661,8 +647,7 @@ TEST(KinetoJsonWindows, AnyWindowSizeGivesTheSameModel)
 
 // Small enough for TSan (label "threads"): windows handed to three workers, parts merged in order,
 // and a failing window among others in flight.
-TEST(KinetoJsonThreads, WindowsOnSeveralThreadsAgree)
-{
+TEST(KinetoJsonThreads, WindowsOnSeveralThreadsAgree) {
     const std::string text = tracePartsMustMeet(1500);
     KinetoImportOptions whole;
     whole.background = false;
@@ -682,8 +667,7 @@ TEST(KinetoJsonThreads, WindowsOnSeveralThreadsAgree)
     EXPECT_EQ(e.offset(), at + 6) << e.what(); // at the value that follows without a colon
 }
 
-TEST(KinetoJsonWindows, ErrorsInALaterWindowKeepTheirOffset)
-{
+TEST(KinetoJsonWindows, ErrorsInALaterWindowKeepTheirOffset) {
     const std::string text = tracePartsMustMeet(20000);
     ASSERT_GT(text.size(), size_t(4) << 20);
     KinetoImportOptions small;
@@ -713,11 +697,11 @@ TEST(KinetoJsonWindows, ErrorsInALaterWindowKeepTheirOffset)
     const ImportError w = expectImportError([&] { importKinetoJsonBytes(wrong, "wrong.json", small); });
     EXPECT_EQ(w.kind(), ImportError::Kind::Malformed);
     EXPECT_EQ(w.offset(), text.rfind(']'));
-    EXPECT_NE(std::string(w.what()).find("Missing a comma or ']' after an array element"), std::string::npos) << w.what();
+    EXPECT_NE(std::string(w.what()).find("Missing a comma or ']' after an array element"), std::string::npos)
+        << w.what();
 }
 
-TEST(KinetoJsonWindows, ProgressAboutOncePerMiB)
-{
+TEST(KinetoJsonWindows, ProgressAboutOncePerMiB) {
     const std::string text = tracePartsMustMeet(20000);
     std::vector<uint64_t> seen;
     KinetoImportOptions options;
@@ -732,15 +716,15 @@ TEST(KinetoJsonWindows, ProgressAboutOncePerMiB)
 
 // ---- bad input --------------------------------------------------------------------------------------
 
-TEST(KinetoJsonErrors, MalformedJsonNamesTheByteOffset)
-{
+TEST(KinetoJsonErrors, MalformedJsonNamesTheByteOffset) {
     {
         const std::string text = R"({"traceEvents": [{"ph" "X"}]})";
         const ImportError e = importError(text);
         EXPECT_EQ(e.kind(), ImportError::Kind::Malformed);
         EXPECT_EQ(e.offset(), text.find("\"X\""));
         EXPECT_EQ(e.path(), "test.json");
-        EXPECT_NE(std::string(e.what()).find("test.json: at byte 23: malformed JSON: Missing a colon"), std::string::npos)
+        EXPECT_NE(
+            std::string(e.what()).find("test.json: at byte 23: malformed JSON: Missing a colon"), std::string::npos)
             << e.what();
     }
     {
@@ -760,8 +744,7 @@ TEST(KinetoJsonErrors, MalformedJsonNamesTheByteOffset)
     }
 }
 
-TEST(KinetoJsonErrors, TruncatedJson)
-{
+TEST(KinetoJsonErrors, TruncatedJson) {
     const std::string text = R"({"traceEvents": [{"ph": "X", "ts": 1)";
     const ImportError e = importError(text);
     EXPECT_EQ(e.kind(), ImportError::Kind::Truncated);
@@ -769,10 +752,11 @@ TEST(KinetoJsonErrors, TruncatedJson)
     EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
 }
 
-TEST(KinetoJsonErrors, NotATrace)
-{
+TEST(KinetoJsonErrors, NotATrace) {
     for (std::string_view text : { "42", "\"hello\"", "{\"foo\": 1}", "{\"traceEvents\": {}}", "{\"traceEvents\": 3}",
-             "<html><body>Not found</body></html>", "\x7f" "ELF\x02\x01" }) {
+             "<html><body>Not found</body></html>",
+             "\x7f"
+             "ELF\x02\x01" }) {
         const ImportError e = importError(text);
         EXPECT_EQ(e.kind(), ImportError::Kind::NotATrace) << text << " -> " << e.what();
     }
@@ -785,8 +769,7 @@ TEST(KinetoJsonErrors, NotATrace)
     EXPECT_NE(std::string(e.what()).find("SQLite"), std::string::npos);
 }
 
-TEST(KinetoJsonErrors, DeepNestingDoesNotCrash)
-{
+TEST(KinetoJsonErrors, DeepNestingDoesNotCrash) {
     const std::string text = "{\"traceEvents\": [{\"args\": {\"x\": " + std::string(200000, '[') + "]}}]}";
     EXPECT_EQ(importError(text).kind(), ImportError::Kind::Malformed);
     const std::string closed = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"args\": {\"x\": "
@@ -794,16 +777,16 @@ TEST(KinetoJsonErrors, DeepNestingDoesNotCrash)
     EXPECT_EQ(importKinetoJsonBytes(closed, "deep.json").kernels.size(), 1u);
 }
 
-TEST(KinetoJsonErrors, FilesThatCannotBeRead)
-{
-    EXPECT_EQ(expectImportError([] { importKinetoJson("/nonexistent/trace.json"); }).kind(), ImportError::Kind::NotFound);
+TEST(KinetoJsonErrors, FilesThatCannotBeRead) {
+    EXPECT_EQ(
+        expectImportError([] { importKinetoJson("/nonexistent/trace.json"); }).kind(), ImportError::Kind::NotFound);
     EXPECT_EQ(expectImportError([] { importKinetoJson("/tmp"); }).kind(), ImportError::Kind::Unreadable);
 }
 
-TEST(KinetoJsonErrors, TruncatedGzipOfARealTrace)
-{
+TEST(KinetoJsonErrors, TruncatedGzipOfARealTrace) {
     REQUIRE_TRACES();
-    const std::string raw = readFile(kTraces / "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+    const std::string raw
+        = readFile(kTraces / "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
     ASSERT_EQ(raw.size(), 1152519u);
     const std::string cut = raw.substr(0, raw.size() / 2);
     const ImportError e = expectImportError([&] { importKinetoJsonBytes(cut, "cut.json.gz"); });
@@ -814,8 +797,7 @@ TEST(KinetoJsonErrors, TruncatedGzipOfARealTrace)
         << e.what();
 }
 
-TEST(KinetoJsonErrors, CorruptGzip)
-{
+TEST(KinetoJsonErrors, CorruptGzip) {
     const std::string text = "{\"traceEvents\": [" + std::string(100000, ' ') + "]}";
     std::string bytes = gzipBytes(text);
     bytes[bytes.size() - 6] ^= 0x55; // inside the CRC/length trailer
@@ -825,7 +807,8 @@ TEST(KinetoJsonErrors, CorruptGzip)
     std::string middle = gzipBytes(std::string(kSynthetic) + std::string(50000, ' '));
     for (size_t i = 20; i < 40; ++i)
         middle[i] = static_cast<char>(0xFF);
-    EXPECT_EQ(expectImportError([&] { importKinetoJsonBytes(middle, "bad2.json.gz"); }).kind(), ImportError::Kind::Corrupt);
+    EXPECT_EQ(
+        expectImportError([&] { importKinetoJsonBytes(middle, "bad2.json.gz"); }).kind(), ImportError::Kind::Corrupt);
 }
 
 // ---- the real traces ---------------------------------------------------------------------------------
@@ -842,45 +825,68 @@ struct Expected {
 // or "## ... ##"), gpu_user_annotation, cuda_profiler_range, and ProfilerStep# ranges.
 constexpr Expected kExpected[] = {
     { "hta/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", 14, 2, 0, 0, 21, 70, 3, 2, 0, 2 },
-    { "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz", 79, 16, 3, 41, 361, 359, 8, 0, 0, 0 },
+    { "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz", 79, 16, 3, 41, 361, 359,
+        8, 0, 0, 0 },
     { "hta/tests/data/critical_path/cuda_event_sync/event_sync_trace.json.gz", 4, 1, 0, 4, 12, 10, 1, 0, 0, 1 },
-    { "hta/tests/data/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz", 3, 0, 3, 5, 39, 6, 0, 0, 0, 0 },
-    { "hta/tests/data/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz", 79, 16, 3, 41, 331, 359, 8, 0, 0, 0 },
-    { "hta/tests/data/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz", 0, 0, 0, 0, 1862, 375, 8, 0, 77, 0 },
-    { "hta/tests/data/large_integer_trace/rank-70.Mar_25_20_48_12.2861.pt.trace.json.gz", 1, 0, 0, 0, 0, 1, 0, 0, 0, 0 },
+    { "hta/tests/data/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz", 3, 0, 3, 5, 39, 6, 0, 0, 0,
+        0 },
+    { "hta/tests/data/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz", 79, 16, 3, 41, 331,
+        359, 8, 0, 0, 0 },
+    { "hta/tests/data/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz", 0, 0, 0, 0, 1862, 375, 8, 0, 77,
+        0 },
+    { "hta/tests/data/large_integer_trace/rank-70.Mar_25_20_48_12.2861.pt.trace.json.gz", 1, 0, 0, 0, 0, 1, 0, 0, 0,
+        0 },
     { "hta/tests/data/nccl_parser_config/nccl_data.json.gz", 2700, 960, 114, 0, 8740, 14346, 42, 30, 0, 3 },
-    { "hta/tests/data/negative_queue_length_values_check/rank0.json.gz", 6080, 1390, 277, 0, 33924, 25185, 360, 0, 0, 5 },
-    { "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", 4350, 1600, 145, 0, 15329, 23910, 70, 15, 0, 5 },
+    { "hta/tests/data/negative_queue_length_values_check/rank0.json.gz", 6080, 1390, 277, 0, 33924, 25185, 360, 0, 0,
+        5 },
+    { "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", 4350, 1600, 145, 0, 15329,
+        23910, 70, 15, 0, 5 },
     { "hta/tests/data/rank_non_gpu/rank_non_gpu.json.gz", 0, 0, 0, 0, 0, 2424, 43, 0, 0, 1 },
     { "hta/tests/data/trace_diff/control/control.json.gz", 8568, 228, 654, 0, 24692, 40506, 288, 0, 0, 6 },
     { "hta/tests/data/trace_diff/test/test.json.gz", 9876, 4856, 900, 0, 21167, 31236, 288, 0, 0, 6 },
     { "hta/tests/data/trace_filter/sampled_rank-0.json.gz", 1154, 40, 10, 0, 1204, 2329, 73, 0, 0, 2 },
     { "hta/tests/data/trace_filter/sampled_rank-1.json.gz", 1104, 40, 10, 0, 1154, 2302, 65, 0, 0, 2 },
     { "hta/tests/data/triton_example/triton_example.json.gz", 1, 0, 0, 0, 2, 3, 1, 0, 0, 1 },
-    { "hta/tests/data/with_gpu_user_annotation/step_based_trace_2543932.json.gz", 130, 10, 0, 0, 180, 643, 10, 10, 0, 0 },
-    { "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/worker0_round1.pt.trace.json.gz", 6277, 434, 416, 0, 8755, 34436, 5, 0, 0, 2 },
-    { "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/worker1_round1.pt.trace.json.gz", 6277, 434, 416, 0, 8755, 34526, 5, 0, 0, 2 },
-    { "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz", 6205, 1291, 183, 0, 7971, 53586, 16, 0, 0, 4 },
-    { "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker1_span1.pt.trace.json.gz", 7801, 1424, 220, 0, 10024, 53700, 16, 0, 0, 4 },
+    { "hta/tests/data/with_gpu_user_annotation/step_based_trace_2543932.json.gz", 130, 10, 0, 0, 180, 643, 10, 10, 0,
+        0 },
+    { "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/"
+      "worker0_round1.pt.trace.json.gz",
+        6277, 434, 416, 0, 8755, 34436, 5, 0, 0, 2 },
+    { "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/"
+      "worker1_round1.pt.trace.json.gz",
+        6277, 434, 416, 0, 8755, 34526, 5, 0, 0, 2 },
+    { "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz", 6205,
+        1291, 183, 0, 7971, 53586, 16, 0, 0, 4 },
+    { "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker1_span1.pt.trace.json.gz", 7801,
+        1424, 220, 0, 10024, 53700, 16, 0, 0, 4 },
     { "param/et_replay/tests/inputs/resnet_kineto.json.gz", 9628, 123, 362, 0, 25928, 39416, 90, 0, 0, 0 },
-    { "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json", 245, 16, 0, 0, 525, 1633, 40, 0, 0, 1 },
-    { "param/et_replay/tests/inputs/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json", 310, 16, 0, 0, 527, 1633, 40, 0, 0, 1 },
-    { "param/et_replay/tests/inputs/dlrm_kineto/worker2_step_12.1694128201554.pt.trace.json", 246, 16, 0, 0, 513, 1633, 40, 0, 0, 1 },
-    { "param/et_replay/tests/inputs/dlrm_kineto/worker3_step_12.1694128201557.pt.trace.json", 315, 16, 6, 0, 541, 1633, 40, 0, 0, 1 },
-    { "param/et_replay/tests/inputs/dlrm_kineto/worker4_step_12.1694128201547.pt.trace.json", 251, 16, 6, 0, 523, 1633, 40, 0, 0, 1 },
-    { "param/et_replay/tests/inputs/dlrm_kineto/worker5_step_12.1694128201549.pt.trace.json", 245, 16, 0, 0, 505, 1633, 40, 0, 0, 1 },
-    { "param/et_replay/tests/inputs/dlrm_kineto/worker6_step_12.1694128201553.pt.trace.json", 246, 16, 0, 0, 515, 1633, 40, 0, 0, 1 },
-    { "param/et_replay/tests/inputs/dlrm_kineto/worker7_step_12.1694128201553.pt.trace.json", 246, 16, 0, 0, 504, 1633, 40, 0, 0, 1 },
+    { "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json", 245, 16, 0, 0, 525, 1633,
+        40, 0, 0, 1 },
+    { "param/et_replay/tests/inputs/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json", 310, 16, 0, 0, 527, 1633,
+        40, 0, 0, 1 },
+    { "param/et_replay/tests/inputs/dlrm_kineto/worker2_step_12.1694128201554.pt.trace.json", 246, 16, 0, 0, 513, 1633,
+        40, 0, 0, 1 },
+    { "param/et_replay/tests/inputs/dlrm_kineto/worker3_step_12.1694128201557.pt.trace.json", 315, 16, 6, 0, 541, 1633,
+        40, 0, 0, 1 },
+    { "param/et_replay/tests/inputs/dlrm_kineto/worker4_step_12.1694128201547.pt.trace.json", 251, 16, 6, 0, 523, 1633,
+        40, 0, 0, 1 },
+    { "param/et_replay/tests/inputs/dlrm_kineto/worker5_step_12.1694128201549.pt.trace.json", 245, 16, 0, 0, 505, 1633,
+        40, 0, 0, 1 },
+    { "param/et_replay/tests/inputs/dlrm_kineto/worker6_step_12.1694128201553.pt.trace.json", 246, 16, 0, 0, 515, 1633,
+        40, 0, 0, 1 },
+    { "param/et_replay/tests/inputs/dlrm_kineto/worker7_step_12.1694128201553.pt.trace.json", 246, 16, 0, 0, 504, 1633,
+        40, 0, 0, 1 },
     { "tracelens/tests/traces/b200/eager_trace.json.gz", 768, 161, 0, 0, 1372, 4809, 3, 3, 0, 0 },
-    { "tracelens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz", 154, 0, 2, 0, 383, 1258, 1, 1, 0, 1 },
+    { "tracelens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz", 154, 0, 2, 0, 383, 1258, 1, 1, 0,
+        1 },
     { "tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", 1465, 1, 241, 0, 1922, 4186, 1, 1, 0, 1 },
-    { "tracelens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz", 446, 2, 86, 0, 929, 3540, 1, 1, 0, 1 },
+    { "tracelens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz", 446, 2, 86, 0, 929, 3540,
+        1, 1, 0, 1 },
     { "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz", 60, 1, 0, 0, 132, 479, 1, 1, 0, 1 },
 };
 } // namespace
 
-TEST(KinetoJsonRealTraces, CountsMatchAnIndependentReading)
-{
+TEST(KinetoJsonRealTraces, CountsMatchAnIndependentReading) {
     REQUIRE_TRACES();
     for (const Expected& x : kExpected) {
         SCOPED_TRACE(x.path);
@@ -903,8 +909,7 @@ TEST(KinetoJsonRealTraces, CountsMatchAnIndependentReading)
     }
 }
 
-TEST(KinetoJsonRealTraces, EveryKinetoFileImports)
-{
+TEST(KinetoJsonRealTraces, EveryKinetoFileImports) {
     REQUIRE_TRACES();
     // Recognised by content: every file of the folder is looked at, whatever its name.
     std::map<std::string, bool> listed;
@@ -912,11 +917,9 @@ TEST(KinetoJsonRealTraces, EveryKinetoFileImports)
         listed[x.path] = false;
     size_t kineto = 0;
     for (const auto& entry : fs::recursive_directory_iterator(kTraces)) {
-        if (!entry.is_regular_file())
-            continue;
+        if (!entry.is_regular_file()) continue;
         const std::string relative = fs::relative(entry.path(), kTraces).string();
-        if (detectFileFormat(entry.path().string()) != TraceFileFormat::KinetoJson)
-            continue;
+        if (detectFileFormat(entry.path().string()) != TraceFileFormat::KinetoJson) continue;
         ++kineto;
         SCOPED_TRACE(relative);
         EXPECT_NO_THROW({
@@ -925,16 +928,14 @@ TEST(KinetoJsonRealTraces, EveryKinetoFileImports)
         });
         auto it = listed.find(relative);
         EXPECT_NE(it, listed.end()) << "a Kineto file without expected counts: add it to kExpected";
-        if (it != listed.end())
-            it->second = true;
+        if (it != listed.end()) it->second = true;
     }
     EXPECT_EQ(kineto, std::size(kExpected));
     for (const auto& [path, seen] : listed)
         EXPECT_TRUE(seen) << path << " was not recognised as Kineto JSON";
 }
 
-TEST(KinetoJsonRealTraces, NanosecondResolutionIsExact)
-{
+TEST(KinetoJsonRealTraces, NanosecondResolutionIsExact) {
     REQUIRE_TRACES();
     const TraceModel m = load("hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
     EXPECT_EQ(m.info.displayTimeUnit, "ns");
@@ -956,8 +957,7 @@ TEST(KinetoJsonRealTraces, NanosecondResolutionIsExact)
     EXPECT_EQ(m.info.metadataValue("host_name"), "twshared39868.02.pnb3.facebook.com");
 }
 
-TEST(KinetoJsonRealTraces, BaseTimeIsAddedExactly)
-{
+TEST(KinetoJsonRealTraces, BaseTimeIsAddedExactly) {
     REQUIRE_TRACES();
     const TraceModel m = load("hta/tests/data/nccl_parser_config/nccl_data.json.gz");
     EXPECT_EQ(m.info.baseTimeNs, 1711964646000000000);
@@ -977,8 +977,7 @@ TEST(KinetoJsonRealTraces, BaseTimeIsAddedExactly)
     EXPECT_EQ(m.info.vendor, GpuVendor::Nvidia);
 }
 
-TEST(KinetoJsonRealTraces, CollectivesFromOpsAndNcclKernels)
-{
+TEST(KinetoJsonRealTraces, CollectivesFromOpsAndNcclKernels) {
     REQUIRE_TRACES();
     const TraceModel m = load("hta/tests/data/nccl_parser_config/nccl_data.json.gz");
     // python: 27 record_param_comms cpu_ops (all with "Collective name"); 21 NCCL kernels (15
@@ -990,7 +989,8 @@ TEST(KinetoJsonRealTraces, CollectivesFromOpsAndNcclKernels)
         else {
             ++kernels;
             allreduceKernels += m.str(m.collectives.name[i]) == "allreduce";
-            EXPECT_TRUE(m.str(m.kernels.name[static_cast<size_t>(m.collectives.eventRow[i])]).starts_with("ncclKernel_"));
+            EXPECT_TRUE(
+                m.str(m.kernels.name[static_cast<size_t>(m.collectives.eventRow[i])]).starts_with("ncclKernel_"));
         }
     }
     EXPECT_EQ(ops, 27u);
@@ -1007,8 +1007,7 @@ TEST(KinetoJsonRealTraces, CollectivesFromOpsAndNcclKernels)
     EXPECT_EQ(m.str(first.groupRanks), "[0, 1]");
 }
 
-TEST(KinetoJsonRealTraces, LargeIntegerIds)
-{
+TEST(KinetoJsonRealTraces, LargeIntegerIds) {
     REQUIRE_TRACES();
     const TraceModel m = load("hta/tests/data/large_integer_trace/rank-70.Mar_25_20_48_12.2861.pt.trace.json.gz");
     // The file holds "Comms Id": 10159970886766084423 (> 2^63) on a record_param_comms op.
@@ -1021,16 +1020,14 @@ TEST(KinetoJsonRealTraces, LargeIntegerIds)
     EXPECT_EQ(op.commsId, 10159970886766084423ull);
 }
 
-TEST(KinetoJsonRealTraces, CorrelationLinksKernelsToLaunches)
-{
+TEST(KinetoJsonRealTraces, CorrelationLinksKernelsToLaunches) {
     REQUIRE_TRACES();
     const TraceModel m = load("hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz");
     // python: all 79 kernels have a cuda_runtime with their correlation, all cudaLaunchKernel; one
     // kernel's External id matches a cpu_op's.
     size_t linked = 0;
     for (size_t i = 0; i < m.kernels.size(); ++i) {
-        if (m.kernels.apiCall[i] == kNoRow)
-            continue;
+        if (m.kernels.apiCall[i] == kNoRow) continue;
         ++linked;
         EXPECT_EQ(m.str(m.apiCalls.name[static_cast<size_t>(m.kernels.apiCall[i])]), "cudaLaunchKernel");
     }
@@ -1056,11 +1053,10 @@ TEST(KinetoJsonRealTraces, CorrelationLinksKernelsToLaunches)
     EXPECT_EQ(m.stats.value("flows_unpaired"), 222);
 }
 
-TEST(KinetoJsonRealTraces, LegacyFormatFiles)
-{
+TEST(KinetoJsonRealTraces, LegacyFormatFiles) {
     REQUIRE_TRACES();
-    const TraceModel m
-        = load("kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz");
+    const TraceModel m = load(
+        "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz");
     EXPECT_TRUE(m.info.legacyArrayForm);
     EXPECT_FALSE(m.info.rank); // no distributedInfo in 2020
     // python: memcpy names: 1280 DtoD (Device -> Device), 8 HtoD (Pinned -> Device), 3 DtoH (Device -> Pageable)
@@ -1081,8 +1077,8 @@ TEST(KinetoJsonRealTraces, LegacyFormatFiles)
     const RowIndex step = findRow(m, m.annotations.name, "ProfilerStep#5");
     ASSERT_NE(step, kNoRow);
     EXPECT_EQ(m.annotations.startNs[static_cast<size_t>(step)], 1608033697195207000);
-    EXPECT_EQ(m.annotations.endNs[static_cast<size_t>(step)] - m.annotations.startNs[static_cast<size_t>(step)],
-        1925746000);
+    EXPECT_EQ(
+        m.annotations.endNs[static_cast<size_t>(step)] - m.annotations.startNs[static_cast<size_t>(step)], 1925746000);
     EXPECT_EQ(countPrefix(m, m.annotations.name, "Optimizer.zero_grad#"), 4u);
     EXPECT_EQ(countPrefix(m, m.annotations.name, "enumerate(DataLoader)#"), 4u);
     // "Input dims" (the older spelling) fills the same column.
@@ -1091,15 +1087,13 @@ TEST(KinetoJsonRealTraces, LegacyFormatFiles)
     EXPECT_EQ(m.str(m.cpuOps.inputDims[static_cast<size_t>(conv)]), "[[32,3,224,224],[64,3,7,7],[],[],[],[],[],[],[]]");
 }
 
-TEST(KinetoJsonRealTraces, GemmShapes)
-{
+TEST(KinetoJsonRealTraces, GemmShapes) {
     REQUIRE_TRACES();
     const TraceModel m = load("hta/tests/data/trace_filter/sampled_rank-1.json.gz");
     // python: aten::mm Input Dims counted: [[2048,125],[125,320]] x8, [[2048,110],[110,18030]] x6.
     std::map<std::string_view, int> shapes;
     for (size_t i = 0; i < m.cpuOps.size(); ++i)
-        if (m.str(m.cpuOps.name[i]) == "aten::mm")
-            ++shapes[m.str(m.cpuOps.inputDims[i])];
+        if (m.str(m.cpuOps.name[i]) == "aten::mm") ++shapes[m.str(m.cpuOps.inputDims[i])];
     EXPECT_EQ(shapes["[[2048,125],[125,320]]"], 8);
     EXPECT_EQ(shapes["[[2048,110],[110,18030]]"], 6);
     const auto dims = parseInputDims("[[2048,110],[110,18030]]");
@@ -1108,8 +1102,7 @@ TEST(KinetoJsonRealTraces, GemmShapes)
     EXPECT_TRUE(m.devices.empty()); // no deviceProperties in this file
 }
 
-TEST(KinetoJsonRealTraces, AmdCpuOnlyAndCounterRangeTraces)
-{
+TEST(KinetoJsonRealTraces, AmdCpuOnlyAndCounterRangeTraces) {
     REQUIRE_TRACES();
     {
         const TraceModel m = load("hta/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
@@ -1144,8 +1137,7 @@ TEST(KinetoJsonRealTraces, AmdCpuOnlyAndCounterRangeTraces)
         ASSERT_NE(missing, kNoRow);
         int counters = 0;
         for (size_t i = 0; i < m.counterValues.size(); ++i) {
-            if (m.counterValues.range[i] != missing)
-                continue;
+            if (m.counterValues.range[i] != missing) continue;
             ++counters;
             if (m.str(m.counterValues.metric[i]) == "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum") {
                 EXPECT_EQ(m.counterValues.value[i], 9119334400.0);
@@ -1155,8 +1147,7 @@ TEST(KinetoJsonRealTraces, AmdCpuOnlyAndCounterRangeTraces)
     }
 }
 
-TEST(KinetoJsonRealTraces, ImportSpeed)
-{
+TEST(KinetoJsonRealTraces, ImportSpeed) {
     REQUIRE_TRACES();
     // The largest trace here (34.8 MB of JSON, 1.8 MB gzip). Printed, not asserted: machines differ.
     const std::string path = (kTraces / "hta/tests/data/trace_diff/control/control.json.gz").string();

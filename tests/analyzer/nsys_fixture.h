@@ -10,7 +10,9 @@
 namespace tuneup::test {
 
 // Serialized GlobalId as nsys writes it: (VM id 1 << 48) | (pid << 24) | tid.
-constexpr int64_t nsysGlobalId(int64_t pid, int64_t tid) { return (int64_t(1) << 48) | (pid << 24) | tid; }
+constexpr int64_t nsysGlobalId(int64_t pid, int64_t tid) {
+    return (int64_t(1) << 48) | (pid << 24) | tid;
+}
 
 inline constexpr const char* kNsysSchemaSql = R"sql(
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
@@ -43,8 +45,7 @@ CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER
   int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT);
 )sql";
 
-inline void execSql(sqlite3* db, const std::string& sql)
-{
+inline void execSql(sqlite3* db, const std::string& sql) {
     char* message = nullptr;
     if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
         const std::string error = message ? message : "?";
@@ -54,8 +55,8 @@ inline void execSql(sqlite3* db, const std::string& sql)
 }
 
 // Writes an SQLite file at `path` made by `sql` (the schema above unless `schema` says otherwise).
-inline void writeNsysExport(const std::string& path, const std::string& sql, const std::string& schema = kNsysSchemaSql)
-{
+inline void writeNsysExport(
+    const std::string& path, const std::string& sql, const std::string& schema = kNsysSchemaSql) {
     sqlite3* db = nullptr;
     if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
         sqlite3_close(db);

@@ -37,17 +37,18 @@ const std::string kCloverleaf = kCloverleafDir + "perlmutter-cloverleaf-cuda.sql
 const std::string kSaxpy = "pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sqlite";
 const std::string kNoCuda = "dynamicvit/nsys_profile.sqlite";
 
-#define REQUIRE_TRACES()                                                                                      \
-    do {                                                                                                      \
-        if (!fs::is_directory(kTraces))                                                                       \
-            GTEST_SKIP() << "real traces not found at " << kTraces                                            \
-                         << " (configure with -DTUNEUP_SHARED_TRACES=<path to shared/traces>)";               \
+#define REQUIRE_TRACES()                                                                                               \
+    do {                                                                                                               \
+        if (!fs::is_directory(kTraces))                                                                                \
+            GTEST_SKIP() << "real traces not found at " << kTraces                                                     \
+                         << " (configure with -DTUNEUP_SHARED_TRACES=<path to shared/traces>)";                        \
     } while (0)
 
-std::string shared(const std::string& relative) { return (kTraces / relative).string(); }
+std::string shared(const std::string& relative) {
+    return (kTraces / relative).string();
+}
 
-size_t countName(const TraceModel& m, const ApiCallTable& calls, std::string_view name)
-{
+size_t countName(const TraceModel& m, const ApiCallTable& calls, std::string_view name) {
     size_t n = 0;
     for (size_t i = 0; i < calls.size(); ++i)
         n += m.str(calls.name[i]) == name;
@@ -58,16 +59,16 @@ class TempDir : public ::testing::Test {
 protected:
     std::string path(const std::string& name) const { return (fs::path(m_dir) / name).string(); }
     // An export with one process (pid 100, main thread 100) launching `kernels` kernels 1 ms apart.
-    std::string smallExport(const std::string& name, const std::string& extraSql = "", int kernels = 3)
-    {
+    std::string smallExport(const std::string& name, const std::string& extraSql = "", int kernels = 3) {
         std::string sql = "INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'void gemm<float>(int)'), "
                           "(3, 'gemm'), (4, 'python3'), (5, 'cuLaunchKernel');"
                           "INSERT INTO ThreadNames VALUES (4, 10, "
             + std::to_string(nsysGlobalId(100, 100)) + ");";
         for (int i = 0; i < kernels; ++i) {
             const int64_t t = 1'000'000 + i * 1'000'000;
-            sql += "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (" + std::to_string(t) + ", " + std::to_string(t + 5000)
-                + ", 0, " + std::to_string(nsysGlobalId(100, 100)) + ", " + std::to_string(10 + i) + ", 1, 0, NULL);";
+            sql += "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (" + std::to_string(t) + ", "
+                + std::to_string(t + 5000) + ", 0, " + std::to_string(nsysGlobalId(100, 100)) + ", "
+                + std::to_string(10 + i) + ", 1, 0, NULL);";
             sql += "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + std::to_string(t + 10000) + ", "
                 + std::to_string(t + 600000) + ", 0, 1, 7, " + std::to_string(10 + i) + ", "
                 + std::to_string(nsysGlobalId(100, 0)) + ", 2, 3, NULL, 32, 4, 2, 1, 128, 1, 1, 1024, 2048);";
@@ -88,8 +89,7 @@ struct Expected {
     size_t devices;
 };
 
-TEST(NsysSqlite, EveryExportInSharedTracesImportsWithTheManifestsCounts)
-{
+TEST(NsysSqlite, EveryExportInSharedTracesImportsWithTheManifestsCounts) {
     REQUIRE_TRACES();
     // MANIFEST.md section B; syncs and NVTX annotations counted with sqlite3 on the files.
     const Expected expected[] = {
@@ -128,8 +128,7 @@ TEST(NsysSqlite, EveryExportInSharedTracesImportsWithTheManifestsCounts)
     }
 }
 
-TEST(NsysSqlite, ProgressReachesTheFileSize)
-{
+TEST(NsysSqlite, ProgressReachesTheFileSize) {
     REQUIRE_TRACES();
     std::vector<uint64_t> reports;
     ImportOptions options;
@@ -140,8 +139,7 @@ TEST(NsysSqlite, ProgressReachesTheFileSize)
     EXPECT_EQ(reports.back(), fs::file_size(shared(kReport1)));
 }
 
-TEST(NsysSqlite, ExportWithoutCudaActivityIsAClearError)
-{
+TEST(NsysSqlite, ExportWithoutCudaActivityIsAClearError) {
     REQUIRE_TRACES();
     try {
         importTrace(shared(kNoCuda));
@@ -160,8 +158,7 @@ TEST(NsysSqlite, ExportWithoutCudaActivityIsAClearError)
 
 // The `nsys stats` reports published with the cloverleaf export (cuda_gpu_trace, cuda_api_trace, as
 // Enter/Leave rows): same rows, same total durations, same bytes.
-TEST(NsysSqlite, CloverleafMatchesTheNsysStatsCsvs)
-{
+TEST(NsysSqlite, CloverleafMatchesTheNsysStatsCsvs) {
     REQUIRE_TRACES();
     struct Totals {
         size_t count = 0;
@@ -190,8 +187,7 @@ TEST(NsysSqlite, CloverleafMatchesTheNsysStatsCsvs)
             if (cells[event] == "Enter") {
                 ++t.count;
                 t.durationNs -= std::stoll(cells[ts]);
-                if (bytes < cells.size() && !cells[bytes].empty())
-                    t.bytes += std::stoll(cells[bytes]);
+                if (bytes < cells.size() && !cells[bytes].empty()) t.bytes += std::stoll(cells[bytes]);
             } else
                 t.durationNs += std::stoll(cells[ts]);
         }
@@ -263,8 +259,7 @@ TEST(NsysSqlite, CloverleafMatchesTheNsysStatsCsvs)
     EXPECT_EQ(m.stats.value("nsys.not_read.OSRT_API"), 1831);
 }
 
-TEST(NsysSqlite, NewestSchemaKernelsCopiesSetsAndSyncs)
-{
+TEST(NsysSqlite, NewestSchemaKernelsCopiesSetsAndSyncs) {
     REQUIRE_TRACES();
     const TraceModel m = importTrace(shared(kReport1));
     // Demangled names (as Kineto records them), with their launch geometry.
@@ -276,7 +271,8 @@ TEST(NsysSqlite, NewestSchemaKernelsCopiesSetsAndSyncs)
         EXPECT_GT(m.kernels.registersPerThread[i], 0) << name;
         EXPECT_EQ(m.kernels.stream[i], 7);
         const std::string_view launch = m.str(m.apiCalls.name[size_t(m.kernels.apiCall[i])]);
-        EXPECT_TRUE(launch == "cudaLaunchKernel" || launch == "cuLaunchKernel" || launch == "cuLaunchKernelEx") << launch;
+        EXPECT_TRUE(launch == "cudaLaunchKernel" || launch == "cuLaunchKernel" || launch == "cuLaunchKernelEx")
+            << launch;
     }
     EXPECT_TRUE(fill);
     // Runtime and driver calls share nsys's RUNTIME table, told apart by their event class.
@@ -315,8 +311,7 @@ TEST(NsysSqlite, NewestSchemaKernelsCopiesSetsAndSyncs)
     EXPECT_GT(named, 0u);
 }
 
-TEST(NsysSqlite, OldestSchemaWithMetadataInExportMetaDataAndNvtxDomains)
-{
+TEST(NsysSqlite, OldestSchemaWithMetadataInExportMetaDataAndNvtxDomains) {
     REQUIRE_TRACES();
     const TraceModel m = importTrace(shared(kSaxpy));
     EXPECT_EQ(m.info.metadataValue("nsys.export_schema_version"), "2.9.1");
@@ -335,8 +330,7 @@ TEST(NsysSqlite, OldestSchemaWithMetadataInExportMetaDataAndNvtxDomains)
     EXPECT_EQ(m.memcpys.srcKind[0], MemoryKind::Pageable);
 }
 
-TEST(NsysSqlite, GpusOfTheMachineAndTheDeviceTheKernelsRanOn)
-{
+TEST(NsysSqlite, GpusOfTheMachineAndTheDeviceTheKernelsRanOn) {
     REQUIRE_TRACES();
     const TraceModel m = importTrace(shared(kReport2));
     ASSERT_EQ(m.devices.size(), 8u);
@@ -352,30 +346,35 @@ TEST(NsysSqlite, GpusOfTheMachineAndTheDeviceTheKernelsRanOn)
 
 using NsysSqliteFile = TempDir;
 
-TEST_F(NsysSqliteFile, NvtxStepRangesBecomeSteps)
-{
+TEST_F(NsysSqliteFile, NvtxStepRangesBecomeSteps) {
     const int64_t main = nsysGlobalId(100, 100);
     const std::string g = std::to_string(main);
     std::string nvtx;
     for (int i = 0; i < 3; ++i) // push/pop ranges around each kernel, like torch.profiler's steps
         nvtx += "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES ("
-            + std::to_string(900'000 + i * 1'000'000) + ", " + std::to_string(1'900'000 + i * 1'000'000 - 1) + ", 59, 'ProfilerStep#"
-            + std::to_string(i + 1) + "', " + g + ", 0);";
+            + std::to_string(900'000 + i * 1'000'000) + ", " + std::to_string(1'900'000 + i * 1'000'000 - 1)
+            + ", 59, 'ProfilerStep#" + std::to_string(i + 1) + "', " + g + ", 0);";
     nvtx += "INSERT INTO StringIds VALUES (20, 'forward');"
-            "INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid, domainId) VALUES (1000000, 1500000, 60, 20, "
-        + g + ", 0);"
-              // a range still open when the capture stopped, and what the tuneup bootstrap marks
-              "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (3500000, NULL, 59, "
-              "'epoch', "
-        + g + ", 0);"
-              "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (10, 75, 'tuneup', "
-        + g + ", 7);"
-              "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId, int64Value) VALUES (20, 34, "
-              "'tuneup.dataloader.num_workers', "
-        + g + ", 7, 4);"
-              "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (30, 34, 'no payload', "
-        + g + ", 0);"
-              "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (40, 39, 'trainer', "
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid, domainId) VALUES (1000000, 1500000, "
+            "60, 20, "
+        + g
+        + ", 0);"
+          // a range still open when the capture stopped, and what the tuneup bootstrap marks
+          "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (3500000, NULL, 59, "
+          "'epoch', "
+        + g
+        + ", 0);"
+          "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (10, 75, 'tuneup', "
+        + g
+        + ", 7);"
+          "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId, int64Value) VALUES (20, 34, "
+          "'tuneup.dataloader.num_workers', "
+        + g
+        + ", 7, 4);"
+          "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (30, 34, 'no payload', "
+        + g
+        + ", 0);"
+          "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (40, 39, 'trainer', "
         + g + ", 0);";
     const TraceModel m = importTrace(smallExport("steps.sqlite", nvtx));
     ASSERT_EQ(m.annotations.size(), 5u);
@@ -402,8 +401,7 @@ TEST_F(NsysSqliteFile, NvtxStepRangesBecomeSteps)
     EXPECT_EQ(m.str(m.threads[0].name), "trainer"); // the NVTX name wins over the OS's (python3)
 }
 
-TEST_F(NsysSqliteFile, KernelsLinkToTheirOwnProcesssLaunchWhenCorrelationIdsRepeat)
-{
+TEST_F(NsysSqliteFile, KernelsLinkToTheirOwnProcesssLaunchWhenCorrelationIdsRepeat) {
     // A second process (pid 200) whose correlation ids are the first's again, launching another kernel.
     std::string sql = "INSERT INTO StringIds VALUES (30, 'other_kernel');";
     for (int i = 0; i < 3; ++i) {
@@ -434,8 +432,7 @@ TEST_F(NsysSqliteFile, KernelsLinkToTheirOwnProcesssLaunchWhenCorrelationIdsRepe
     EXPECT_EQ(m.str(m.threads[0].name), "python3");
 }
 
-TEST_F(NsysSqliteFile, KindsAreReadByNameFromTheExportsEnumTables)
-{
+TEST_F(NsysSqliteFile, KindsAreReadByNameFromTheExportsEnumTables) {
     // Without ENUM tables, nsys's numbering: memory kind 0 is pageable, 1 pinned, 2 device.
     const std::string copies = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (5000000, 5001000, 0, 1, 7, 99, "
         + std::to_string(nsysGlobalId(100, 0))
@@ -463,8 +460,7 @@ TEST_F(NsysSqliteFile, KindsAreReadByNameFromTheExportsEnumTables)
     EXPECT_EQ(m.memsets.memoryKind[0], MemoryKind::DeviceStatic);
 }
 
-TEST_F(NsysSqliteFile, ColumnsThatComeAndGoBetweenVersions)
-{
+TEST_F(NsysSqliteFile, ColumnsThatComeAndGoBetweenVersions) {
     // An older layout: the kernel's name as text, no globalPid or shared memory, no StringIds at all,
     // a memset table without memKind and a table without start/end.
     const std::string schema = R"sql(
@@ -490,8 +486,7 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (timestamp INTEGER);
     EXPECT_EQ(m.stats.value("nsys.CUPTI_ACTIVITY_KIND_SYNCHRONIZATION.unreadable"), 1);
 }
 
-TEST_F(NsysSqliteFile, NvtxOnlyExportImportsAndSaysItHasNoCudaActivity)
-{
+TEST_F(NsysSqliteFile, NvtxOnlyExportImportsAndSaysItHasNoCudaActivity) {
     writeNsysExport(path("nvtx.sqlite"),
         "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (1, 2, 59, 'step', "
             + std::to_string(nsysGlobalId(5, 5)) + ")");
@@ -502,8 +497,7 @@ TEST_F(NsysSqliteFile, NvtxOnlyExportImportsAndSaysItHasNoCudaActivity)
     EXPECT_NE(m.stats.notes[0].find("no CUDA activity"), std::string::npos);
 }
 
-TEST_F(NsysSqliteFile, EmptyExportIsAClearError)
-{
+TEST_F(NsysSqliteFile, EmptyExportIsAClearError) {
     writeNsysExport(path("empty.sqlite"), "SELECT 1");
     try {
         importTrace(path("empty.sqlite"));
@@ -515,8 +509,7 @@ TEST_F(NsysSqliteFile, EmptyExportIsAClearError)
 }
 
 // Damaged files: an error that names the file and says what is wrong, never a crash.
-TEST_F(NsysSqliteFile, DamagedFilesAreClearErrorsNamingTheFile)
-{
+TEST_F(NsysSqliteFile, DamagedFilesAreClearErrorsNamingTheFile) {
     const std::string good = smallExport("good.sqlite", "", 200);
     std::string bytes;
     {
@@ -581,8 +574,7 @@ TEST_F(NsysSqliteFile, DamagedFilesAreClearErrorsNamingTheFile)
     }
 }
 
-TEST(NsysKinds, ApiNamesLoseTheirVersionTagOnly)
-{
+TEST(NsysKinds, ApiNamesLoseTheirVersionTagOnly) {
     EXPECT_EQ(nsysApiName("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
     EXPECT_EQ(nsysApiName("cudaGetDeviceProperties_v2_v12000"), "cudaGetDeviceProperties_v2");
     EXPECT_EQ(nsysApiName("cuGetProcAddress_v2"), "cuGetProcAddress_v2");

@@ -9,8 +9,8 @@
 #include "report/report_helpers.h"
 
 #include <filesystem>
-#include <rapidjson/document.h>
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
 #include <sstream>
 
 using namespace tuneup;

@@ -9,8 +9,8 @@
 #include "import/importer.h"
 #include "model/trace_builder.h"
 #include "report/report.h"
-#include "trace_fixture.h"
 #include "temp_dir.h"
+#include "trace_fixture.h"
 
 #include <filesystem>
 #include <fstream>

@@ -16,14 +16,13 @@ struct TraceSpec {
     bool walMode = false; // the agent's journal mode
     int kernels = 3, memcpys = 2, memsets = 1, syncs = 1, apiCalls = 4, nvtxRanges = 2, nvtxMarks = 5;
     bool frameworkFlags = true; // three readings (schema 2 and later)
-    bool libraryCalls = false;  // two GEMM calls, two convolution calls, one external correlation (schema 3)
-    bool threadStates = false;  // three samples of the main thread (schema 2 and later)
-    std::string machine;        // meta `machine`; none when empty (files before it was written)
+    bool libraryCalls = false; // two GEMM calls, two convolution calls, one external correlation (schema 3)
+    bool threadStates = false; // three samples of the main thread (schema 2 and later)
+    std::string machine; // meta `machine`; none when empty (files before it was written)
     int pageSize = 4096;
 };
 
-inline void exec(sqlite3* db, const std::string& sql)
-{
+inline void exec(sqlite3* db, const std::string& sql) {
     char* message = nullptr;
     if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
         const std::string error = message ? message : "?";
@@ -33,8 +32,7 @@ inline void exec(sqlite3* db, const std::string& sql)
 }
 
 // Times: the process runs from 1'000'000'000 ns to 3'000'000'000 ns; events lie within.
-inline void fillTrace(sqlite3* db, const TraceSpec& spec)
-{
+inline void fillTrace(sqlite3* db, const TraceSpec& spec) {
     exec(db, "PRAGMA page_size=" + std::to_string(spec.pageSize));
     if (spec.walMode) exec(db, "PRAGMA journal_mode=WAL");
     exec(db,
@@ -96,8 +94,7 @@ inline void fillTrace(sqlite3* db, const TraceSpec& spec)
         exec(db,
             "INSERT INTO thread_states (ts_ns, tid, state, syscall) VALUES (1010000000, 4242, 'R', -1), "
             "(1020000000, 4242, 'S', 98), (1030000000, 4242, 'D', NULL)");
-    if (!spec.machine.empty())
-        exec(db, "INSERT INTO meta VALUES ('machine', '" + spec.machine + "')");
+    if (!spec.machine.empty()) exec(db, "INSERT INTO meta VALUES ('machine', '" + spec.machine + "')");
     // The interposers' calls (schema 3): a cuBLAS GEMM with its kernel tied by CUPTI's external correlation,
     // a cuBLASLt matmul, a legacy heuristic query and a backend run.
     if (spec.schemaVersion >= 3 && spec.libraryCalls)
@@ -121,8 +118,7 @@ inline void fillTrace(sqlite3* db, const TraceSpec& spec)
     exec(db, "COMMIT");
 }
 
-inline void writeTrace(const std::string& path, const TraceSpec& spec = {})
-{
+inline void writeTrace(const std::string& path, const TraceSpec& spec = {}) {
     sqlite3* db = nullptr;
     if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot create " + path);
     try {

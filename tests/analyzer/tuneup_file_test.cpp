@@ -3,8 +3,8 @@
 #include "import/tuneup_file.h"
 #include "import/tuneup_import.h"
 #include "steps/host_state.h"
-#include "trace_fixture.h"
 #include "temp_dir.h"
+#include "trace_fixture.h"
 
 #include <filesystem>
 #include <fstream>
@@ -28,8 +28,7 @@ protected:
     std::string path(const std::string& name) const { return (fs::path(m_dir) / name).string(); }
 
     // Opens and summarises; returns the error's kind and message, or fails the test when it opens.
-    std::pair<Kind, std::string> openError(const std::string& file)
-    {
+    std::pair<Kind, std::string> openError(const std::string& file) {
         try {
             auto opened = TuneupFile::open(file);
             opened->summary();
@@ -40,8 +39,7 @@ protected:
         return { Kind::NotFound, "" };
     }
 
-    static std::string readAll(const std::string& file)
-    {
+    static std::string readAll(const std::string& file) {
         std::string bytes;
         if (FILE* f = fopen(file.c_str(), "rb")) {
             char buffer[65536];
@@ -53,13 +51,11 @@ protected:
         return bytes;
     }
 
-    static void writeBytes(const std::string& file, const std::string& bytes)
-    {
+    static void writeBytes(const std::string& file, const std::string& bytes) {
         std::ofstream(file, std::ios::binary) << bytes;
     }
 
-    static std::string randomBytes(size_t n, unsigned seed)
-    {
+    static std::string randomBytes(size_t n, unsigned seed) {
         std::mt19937 random(seed);
         std::string bytes(n, '\0');
         for (char& c : bytes)
@@ -71,23 +67,20 @@ protected:
     std::string m_dir = m_tmp.path();
 };
 
-TEST_F(TuneupFileTest, MissingFileNamesThePath)
-{
+TEST_F(TuneupFileTest, MissingFileNamesThePath) {
     auto [kind, message] = openError(path("nope.db"));
     EXPECT_EQ(kind, Kind::NotFound);
     EXPECT_NE(message.find(path("nope.db")), std::string::npos) << message;
     EXPECT_NE(message.find("no such file"), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, DirectoryIsNotAFile)
-{
+TEST_F(TuneupFileTest, DirectoryIsNotAFile) {
     auto [kind, message] = openError(m_dir);
     EXPECT_EQ(kind, Kind::NotAFile);
     EXPECT_NE(message.find("is a directory"), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, EmptyFile)
-{
+TEST_F(TuneupFileTest, EmptyFile) {
     writeBytes(path("empty.db"), "");
     auto [kind, message] = openError(path("empty.db"));
     EXPECT_EQ(kind, Kind::Empty);
@@ -95,8 +88,7 @@ TEST_F(TuneupFileTest, EmptyFile)
     EXPECT_NE(message.find("record again"), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, RandomBytesAreNotSqlite)
-{
+TEST_F(TuneupFileTest, RandomBytesAreNotSqlite) {
     writeBytes(path("noise.db"), randomBytes(8192, 1));
     auto [kind, message] = openError(path("noise.db"));
     EXPECT_EQ(kind, Kind::NotSqlite);
@@ -104,16 +96,14 @@ TEST_F(TuneupFileTest, RandomBytesAreNotSqlite)
     EXPECT_NE(message.find("tuneup record"), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, JsonIsRecognisedAsSuch)
-{
+TEST_F(TuneupFileTest, JsonIsRecognisedAsSuch) {
     writeBytes(path("trace.json"), "{\"traceEvents\": []}");
     auto [kind, message] = openError(path("trace.json"));
     EXPECT_EQ(kind, Kind::NotSqlite);
     EXPECT_NE(message.find("JSON"), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, DamagedSqliteHeader)
-{
+TEST_F(TuneupFileTest, DamagedSqliteHeader) {
     // The magic is right, the rest of the header is not.
     writeBytes(path("header.db"), std::string("SQLite format 3\0", 16) + randomBytes(4080, 2));
     auto [kind, message] = openError(path("header.db"));
@@ -121,8 +111,7 @@ TEST_F(TuneupFileTest, DamagedSqliteHeader)
     EXPECT_NE(message.find(path("header.db")), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, TruncatedFileIsCorrupt)
-{
+TEST_F(TuneupFileTest, TruncatedFileIsCorrupt) {
     tuneup::test::TraceSpec spec;
     spec.kernels = 3000;
     tuneup::test::writeTrace(path("cut.db"), spec);
@@ -135,8 +124,7 @@ TEST_F(TuneupFileTest, TruncatedFileIsCorrupt)
     EXPECT_NE(message.find(".recover"), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, OverwrittenMiddlePagesAreCorrupt)
-{
+TEST_F(TuneupFileTest, OverwrittenMiddlePagesAreCorrupt) {
     tuneup::test::TraceSpec spec;
     spec.kernels = 3000;
     tuneup::test::writeTrace(path("bad.db"), spec);
@@ -152,8 +140,7 @@ TEST_F(TuneupFileTest, OverwrittenMiddlePagesAreCorrupt)
     EXPECT_NE(message.find(path("bad.db")), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, QuickCheckFindsDamageThatTheSummaryDoesNotRead)
-{
+TEST_F(TuneupFileTest, QuickCheckFindsDamageThatTheSummaryDoesNotRead) {
     // Many strings over many pages, then one strings page made invalid: the summary never reads that table.
     tuneup::test::writeTrace(path("q.db"));
     {
@@ -179,8 +166,7 @@ TEST_F(TuneupFileTest, QuickCheckFindsDamageThatTheSummaryDoesNotRead)
     }
 }
 
-TEST_F(TuneupFileTest, ForeignSqliteListsItsTables)
-{
+TEST_F(TuneupFileTest, ForeignSqliteListsItsTables) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path("app.db").c_str(), &db), SQLITE_OK);
     tuneup::test::exec(db, "CREATE TABLE users (id INTEGER, name TEXT); CREATE TABLE orders (id INTEGER)");
@@ -191,8 +177,7 @@ TEST_F(TuneupFileTest, ForeignSqliteListsItsTables)
         << message;
 }
 
-TEST_F(TuneupFileTest, ForeignMetaTableIsNotMistakenForOurs)
-{
+TEST_F(TuneupFileTest, ForeignMetaTableIsNotMistakenForOurs) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path("meta.db").c_str(), &db), SQLITE_OK);
     tuneup::test::exec(db, "CREATE TABLE meta (name TEXT, x INTEGER)");
@@ -200,8 +185,7 @@ TEST_F(TuneupFileTest, ForeignMetaTableIsNotMistakenForOurs)
     EXPECT_EQ(openError(path("meta.db")).first, Kind::Foreign);
 }
 
-TEST_F(TuneupFileTest, NsightSystemsExportIsPointedToImport)
-{
+TEST_F(TuneupFileTest, NsightSystemsExportIsPointedToImport) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path("report.sqlite").c_str(), &db), SQLITE_OK);
     tuneup::test::exec(db,
@@ -214,8 +198,7 @@ TEST_F(TuneupFileTest, NsightSystemsExportIsPointedToImport)
     EXPECT_NE(message.find("tuneup import"), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, EmptySqliteDatabase)
-{
+TEST_F(TuneupFileTest, EmptySqliteDatabase) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path("blank.db").c_str(), &db), SQLITE_OK);
     tuneup::test::exec(db, "PRAGMA user_version=3"); // forces the header to be written
@@ -225,8 +208,7 @@ TEST_F(TuneupFileTest, EmptySqliteDatabase)
     EXPECT_NE(message.find("no tables"), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, TuneupFileWithoutSchemaHoldsNoRecording)
-{
+TEST_F(TuneupFileTest, TuneupFileWithoutSchemaHoldsNoRecording) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path("bare.db").c_str(), &db), SQLITE_OK);
     tuneup::test::exec(db, "PRAGMA application_id=" + std::to_string(tuneup::schema::kApplicationId));
@@ -236,8 +218,7 @@ TEST_F(TuneupFileTest, TuneupFileWithoutSchemaHoldsNoRecording)
     EXPECT_NE(message.find("holds no recording"), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, NewerSchemaAsksForAnUpgrade)
-{
+TEST_F(TuneupFileTest, NewerSchemaAsksForAnUpgrade) {
     tuneup::test::TraceSpec spec;
     spec.schemaVersion = tuneup::schema::kSchemaVersion + 1;
     tuneup::test::writeTrace(path("new.db"), spec);
@@ -250,8 +231,7 @@ TEST_F(TuneupFileTest, NewerSchemaAsksForAnUpgrade)
     EXPECT_NE(message.find("upgrade tuneup"), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, ValidFileSummary)
-{
+TEST_F(TuneupFileTest, ValidFileSummary) {
     tuneup::test::writeTrace(path("run.db"));
     auto file = TuneupFile::open(path("run.db"));
     EXPECT_EQ(file->schemaVersion(), tuneup::schema::kSchemaVersion);
@@ -288,8 +268,7 @@ TEST_F(TuneupFileTest, ValidFileSummary)
     EXPECT_TRUE(file->quickCheck().empty());
 }
 
-TEST_F(TuneupFileTest, EmptyRecordingHasNoSpanButADuration)
-{
+TEST_F(TuneupFileTest, EmptyRecordingHasNoSpanButADuration) {
     tuneup::test::TraceSpec spec;
     spec.kernels = spec.memcpys = spec.memsets = spec.syncs = spec.apiCalls = spec.nvtxRanges = spec.nvtxMarks = 0;
     spec.frameworkFlags = false;
@@ -301,8 +280,7 @@ TEST_F(TuneupFileTest, EmptyRecordingHasNoSpanButADuration)
     EXPECT_EQ(s.durationNs(), 2000000000);
 }
 
-TEST_F(TuneupFileTest, ReadingLeavesTheFileAndItsDirectoryUntouched)
-{
+TEST_F(TuneupFileTest, ReadingLeavesTheFileAndItsDirectoryUntouched) {
     tuneup::test::TraceSpec spec;
     spec.walMode = true;
     tuneup::test::writeTrace(path("run.db"), spec);
@@ -321,8 +299,7 @@ TEST_F(TuneupFileTest, ReadingLeavesTheFileAndItsDirectoryUntouched)
 }
 
 // What a SIGKILLed agent leaves: the file, its -wal and -shm, and no end_ns.
-void writeKilledRecording(const std::string& file)
-{
+void writeKilledRecording(const std::string& file) {
     fs::create_directories(fs::path(file).parent_path());
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
@@ -346,8 +323,7 @@ void writeKilledRecording(const std::string& file)
     ASSERT_TRUE(fs::exists(file + "-wal"));
 }
 
-TEST_F(TuneupFileTest, KilledRecordingIsValidAndIncomplete)
-{
+TEST_F(TuneupFileTest, KilledRecordingIsValidAndIncomplete) {
     writeKilledRecording(path("killed.db"));
     const std::string db = readAll(path("killed.db"));
     const std::string wal = readAll(path("killed.db-wal"));
@@ -370,8 +346,7 @@ TEST_F(TuneupFileTest, KilledRecordingIsValidAndIncomplete)
 class ScopedEnv {
 public:
     ScopedEnv(const char* name, const std::string& value)
-        : m_name(name)
-    {
+        : m_name(name) {
         if (const char* old = getenv(name)) m_old = old;
         setenv(name, value.c_str(), 1);
     }
@@ -382,8 +357,7 @@ private:
     std::optional<std::string> m_old;
 };
 
-TEST_F(TuneupFileTest, KilledRecordingInReadOnlyDirectoryIsReadFromACopy)
-{
+TEST_F(TuneupFileTest, KilledRecordingInReadOnlyDirectoryIsReadFromACopy) {
     if (geteuid() == 0) GTEST_SKIP() << "root writes into a read-only directory anyway";
     writeKilledRecording(path("ro/killed.db"));
     fs::remove(path("ro/killed.db-shm"));
@@ -403,8 +377,7 @@ TEST_F(TuneupFileTest, KilledRecordingInReadOnlyDirectoryIsReadFromACopy)
     chmod(path("ro").c_str(), 0700);
 }
 
-TEST_F(TuneupFileTest, KilledRecordingInReadOnlyDirectoryWithoutTemporarySpace)
-{
+TEST_F(TuneupFileTest, KilledRecordingInReadOnlyDirectoryWithoutTemporarySpace) {
     if (geteuid() == 0) GTEST_SKIP() << "root writes into a read-only directory anyway";
     writeKilledRecording(path("ro/killed.db"));
     fs::remove(path("ro/killed.db-shm"));
@@ -417,8 +390,7 @@ TEST_F(TuneupFileTest, KilledRecordingInReadOnlyDirectoryWithoutTemporarySpace)
     chmod(path("ro").c_str(), 0700);
 }
 
-TEST_F(TuneupFileTest, UnreadableFile)
-{
+TEST_F(TuneupFileTest, UnreadableFile) {
     if (geteuid() == 0) GTEST_SKIP() << "root reads every file";
     tuneup::test::writeTrace(path("secret.db"));
     ASSERT_EQ(chmod(path("secret.db").c_str(), 0), 0);
@@ -427,8 +399,7 @@ TEST_F(TuneupFileTest, UnreadableFile)
     EXPECT_NE(message.find("Permission denied"), std::string::npos) << message;
 }
 
-TEST_F(TuneupFileTest, PathsWithUriCharacters)
-{
+TEST_F(TuneupFileTest, PathsWithUriCharacters) {
     const std::string odd = path("a ?#%b.db");
     tuneup::test::writeTrace(odd);
     EXPECT_EQ(TuneupFile::open(odd)->summary().eventCount(), 21);
@@ -438,8 +409,7 @@ TEST_F(TuneupFileTest, PathsWithUriCharacters)
 
 namespace {
 
-TEST_F(TuneupFileTest, FrameworkFlagsAreImportedWithUnknownAsMinusOne)
-{
+TEST_F(TuneupFileTest, FrameworkFlagsAreImportedWithUnknownAsMinusOne) {
     tuneup::test::writeTrace(path("flags.db"));
     const tuneup::analysis::TraceModel m = tuneup::analysis::importTuneupFile(path("flags.db"));
     ASSERT_EQ(m.frameworkFlags.size(), 3u);
@@ -452,8 +422,7 @@ TEST_F(TuneupFileTest, FrameworkFlagsAreImportedWithUnknownAsMinusOne)
     EXPECT_EQ(m.frameworkFlags.timeNs[2], 1500000000);
 }
 
-TEST_F(TuneupFileTest, ThreadStatesAreImportedWithTheMachineThatNumberedTheirSystemCalls)
-{
+TEST_F(TuneupFileTest, ThreadStatesAreImportedWithTheMachineThatNumberedTheirSystemCalls) {
     tuneup::test::TraceSpec spec;
     spec.threadStates = true;
     spec.machine = "aarch64";
@@ -477,8 +446,7 @@ TEST_F(TuneupFileTest, ThreadStatesAreImportedWithTheMachineThatNumberedTheirSys
     EXPECT_EQ(tuneup::analysis::importTuneupFile(path("old.db")).info.machine, "x86_64");
 }
 
-TEST_F(TuneupFileTest, LibraryCallsAreImportedFieldForField)
-{
+TEST_F(TuneupFileTest, LibraryCallsAreImportedFieldForField) {
     tuneup::test::TraceSpec spec;
     spec.libraryCalls = true;
     tuneup::test::writeTrace(path("calls.db"), spec);
@@ -526,8 +494,8 @@ TEST_F(TuneupFileTest, LibraryCallsAreImportedFieldForField)
     EXPECT_EQ(m.str(c.name[0]), "cudnnGetConvolutionForwardAlgorithm_v7");
     EXPECT_EQ(c.kind[0], ConvCallKind::Heuristic);
     EXPECT_EQ(c.direction[0], ConvDirection::Forward);
-    EXPECT_EQ(std::vector<int32_t>({ c.n[0], c.c[0], c.d[0], c.h[0], c.w[0], c.k[0], c.filterC[0], c.t[0], c.r[0],
-                  c.s[0] }),
+    EXPECT_EQ(
+        std::vector<int32_t>({ c.n[0], c.c[0], c.d[0], c.h[0], c.w[0], c.k[0], c.filterC[0], c.t[0], c.r[0], c.s[0] }),
         std::vector<int32_t>({ 8, 3, -1, 224, 224, 64, 3, -1, 7, 7 }));
     EXPECT_EQ(std::vector<int32_t>({ c.padD[0], c.padH[0], c.padW[0], c.strideD[0], c.strideH[0], c.strideW[0],
                   c.dilationD[0], c.dilationH[0], c.dilationW[0], c.groups[0] }),
@@ -559,8 +527,7 @@ TEST_F(TuneupFileTest, LibraryCallsAreImportedFieldForField)
     EXPECT_EQ(m.externalCorrelations.externalId[0], 17u);
 }
 
-TEST_F(TuneupFileTest, SchemaVersionTwoStillOpens)
-{
+TEST_F(TuneupFileTest, SchemaVersionTwoStillOpens) {
     tuneup::test::TraceSpec spec;
     spec.schemaVersion = 2;
     tuneup::test::writeTrace(path("v2.db"), spec);
@@ -575,8 +542,7 @@ TEST_F(TuneupFileTest, SchemaVersionTwoStillOpens)
     EXPECT_EQ(m.externalCorrelations.size(), 0u);
 }
 
-TEST_F(TuneupFileTest, SchemaVersionOneStillOpens)
-{
+TEST_F(TuneupFileTest, SchemaVersionOneStillOpens) {
     tuneup::test::TraceSpec spec;
     spec.schemaVersion = 1;
     tuneup::test::writeTrace(path("v1.db"), spec);
@@ -591,8 +557,7 @@ TEST_F(TuneupFileTest, SchemaVersionOneStillOpens)
 
 namespace {
 
-TEST_F(TuneupFileTest, BootstrapFactsAreTheTuneupDomainsMarksWithAPayload)
-{
+TEST_F(TuneupFileTest, BootstrapFactsAreTheTuneupDomainsMarksWithAPayload) {
     tuneup::test::writeTrace(path("facts.db"));
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path("facts.db").c_str(), &db), SQLITE_OK);

@@ -23,10 +23,9 @@ const std::string kNoCuda = (kTraces / "dynamicvit/nsys_profile.sqlite").string(
 const std::string kAlexnet
     = (kTraces / "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz").string();
 
-#define REQUIRE_TRACES()                                                                                      \
-    do {                                                                                                      \
-        if (!fs::is_directory(kTraces))                                                                       \
-            GTEST_SKIP() << "real traces not found at " << kTraces;                                           \
+#define REQUIRE_TRACES()                                                                                               \
+    do {                                                                                                               \
+        if (!fs::is_directory(kTraces)) GTEST_SKIP() << "real traces not found at " << kTraces;                        \
     } while (0)
 #define EXPECT_CONTAINS(haystack, needle) EXPECT_NE((haystack).find(needle), std::string::npos) << (haystack)
 
@@ -35,8 +34,7 @@ struct Result {
     std::string out, err;
 };
 
-std::string readAll(const std::string& file)
-{
+std::string readAll(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
     std::ostringstream out;
     out << in.rdbuf();
@@ -47,8 +45,7 @@ class ImportCliTest : public ::testing::Test {
 protected:
     std::string path(const std::string& name) const { return (fs::path(m_dir) / name).string(); }
 
-    Result run(const std::vector<std::string>& args)
-    {
+    Result run(const std::vector<std::string>& args) {
         const std::string outPath = path(".stdout"), errPath = path(".stderr");
         const pid_t pid = fork();
         if (pid == 0) {
@@ -76,16 +73,14 @@ protected:
     std::string m_dir = m_tmp.path();
 };
 
-TEST_F(ImportCliTest, AdviseOnAnNsysExportRunsEveryRule)
-{
+TEST_F(ImportCliTest, AdviseOnAnNsysExportRunsEveryRule) {
     REQUIRE_TRACES();
     const Result rules = run({ "rules" });
     ASSERT_EQ(rules.code, 0) << rules.err;
     std::vector<std::string> ids;
     std::istringstream lines(rules.out);
     for (std::string line; std::getline(lines, line);)
-        if (!line.empty() && line[0] != ' ')
-            ids.push_back(line);
+        if (!line.empty() && line[0] != ' ') ids.push_back(line);
     ASSERT_GE(ids.size(), 10u);
 
     const Result r = run({ "advise", kReport1, "--format", "json" });
@@ -99,12 +94,11 @@ TEST_F(ImportCliTest, AdviseOnAnNsysExportRunsEveryRule)
 
 // MANIFEST.md: CloverLeaf is an HPC mini-app, not deep learning: the deep-learning rules stay silent (its
 // per-iteration cudaDeviceSynchronize and pageable copies are real findings).
-TEST_F(ImportCliTest, DeepLearningRulesStaySilentOnAnHpcApp)
-{
+TEST_F(ImportCliTest, DeepLearningRulesStaySilentOnAnHpcApp) {
     REQUIRE_TRACES();
-    const Result r = run({ "advise",
-        (kTraces / "pipit/pipit/tests/data/cloverleaf-nsys/perlmutter-cloverleaf-cuda.sqlite").string(), "--format",
-        "json" });
+    const Result r = run(
+        { "advise", (kTraces / "pipit/pipit/tests/data/cloverleaf-nsys/perlmutter-cloverleaf-cuda.sqlite").string(),
+            "--format", "json" });
     ASSERT_EQ(r.code, 0) << r.err;
     const size_t findings = r.out.find("\"findings\""), others = r.out.find("\"rules_without_findings\"");
     ASSERT_NE(findings, std::string::npos);
@@ -117,17 +111,16 @@ TEST_F(ImportCliTest, DeepLearningRulesStaySilentOnAnHpcApp)
     EXPECT_NE(raised.find("\"pageable-memcpy\""), std::string::npos);
 }
 
-TEST_F(ImportCliTest, AdviseOnAnExportWithoutCudaActivityExitsOne)
-{
+TEST_F(ImportCliTest, AdviseOnAnExportWithoutCudaActivityExitsOne) {
     REQUIRE_TRACES();
     const Result r = run({ "advise", kNoCuda });
     EXPECT_EQ(r.code, 1);
     EXPECT_TRUE(r.out.empty()) << r.out;
-    EXPECT_CONTAINS(r.err, kNoCuda + ": an Nsight Systems export with no CUDA activity: the capture recorded no kernels");
+    EXPECT_CONTAINS(
+        r.err, kNoCuda + ": an Nsight Systems export with no CUDA activity: the capture recorded no kernels");
 }
 
-TEST_F(ImportCliTest, AdviseOnADamagedSqliteFileExitsOne)
-{
+TEST_F(ImportCliTest, AdviseOnADamagedSqliteFileExitsOne) {
     tuneup::test::writeNsysExport(path("small.sqlite"),
         "INSERT INTO StringIds VALUES (1, 'k'); INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, "
         "contextId, streamId, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, blockX, blockY, "
@@ -140,8 +133,7 @@ TEST_F(ImportCliTest, AdviseOnADamagedSqliteFileExitsOne)
     EXPECT_CONTAINS(r.err, "cut short");
 }
 
-TEST_F(ImportCliTest, ImportWritesATuneupFileTheOtherCommandsRead)
-{
+TEST_F(ImportCliTest, ImportWritesATuneupFileTheOtherCommandsRead) {
     REQUIRE_TRACES();
     const Result r = run({ "import", kReport1, "-o", path("run.db") });
     ASSERT_EQ(r.code, 0) << r.err;
@@ -161,8 +153,7 @@ TEST_F(ImportCliTest, ImportWritesATuneupFileTheOtherCommandsRead)
     EXPECT_CONTAINS(kineto.err, "not in the tuneup schema, so left out: 359 CPU ops");
 }
 
-TEST_F(ImportCliTest, ImportRefusesToReplaceWithoutForceAndNeverReplacesOtherData)
-{
+TEST_F(ImportCliTest, ImportRefusesToReplaceWithoutForceAndNeverReplacesOtherData) {
     REQUIRE_TRACES();
     ASSERT_EQ(run({ "import", kReport1, "-o", path("run.db") }).code, 0);
     const auto written = fs::last_write_time(path("run.db"));
@@ -192,8 +183,7 @@ TEST_F(ImportCliTest, ImportRefusesToReplaceWithoutForceAndNeverReplacesOtherDat
     EXPECT_EQ(readAll(path("report.sqlite")), before);
 }
 
-TEST_F(ImportCliTest, ImportBadInputAndBadUsage)
-{
+TEST_F(ImportCliTest, ImportBadInputAndBadUsage) {
     Result r = run({ "import", path("missing.json"), "-o", path("out.db") });
     EXPECT_EQ(r.code, 1);
     EXPECT_CONTAINS(r.err, path("missing.json") + ": ");
@@ -212,7 +202,8 @@ TEST_F(ImportCliTest, ImportBadInputAndBadUsage)
     r = run({ "import", path("notes.txt"), "-o", m_dir });
     EXPECT_EQ(r.code, 2);
     EXPECT_CONTAINS(r.err, "is a directory");
-    tuneup::test::writeNsysExport(path("one.sqlite"), "INSERT INTO NVTX_EVENTS (start, end, eventType, text) VALUES (1, 2, 59, 'x')");
+    tuneup::test::writeNsysExport(
+        path("one.sqlite"), "INSERT INTO NVTX_EVENTS (start, end, eventType, text) VALUES (1, 2, 59, 'x')");
     r = run({ "import", path("one.sqlite"), "-o", path("one.sqlite"), "--force" });
     EXPECT_EQ(r.code, 2);
     EXPECT_CONTAINS(r.err, "the same file");

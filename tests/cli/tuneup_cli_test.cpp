@@ -2,8 +2,8 @@
 // a non-zero exit before anything runs: each refused command would create a marker file if it ran.
 // Tests marked "needs the agent" load build/.../libtuneup-agent.so into the command.
 
-#include "trace_fixture.h"
 #include "temp_dir.h"
+#include "trace_fixture.h"
 
 #include <chrono>
 #include <csignal>
@@ -37,8 +37,7 @@ protected:
     using Env = std::map<std::string, std::optional<std::string>>;
 
     // Starts tuneup with ARGS; stdout and stderr go to files read back by finish().
-    pid_t start(const std::vector<std::string>& args, const Env& env = {})
-    {
+    pid_t start(const std::vector<std::string>& args, const Env& env = {}) {
         const std::string outPath = path(".stdout"), errPath = path(".stderr");
         const pid_t pid = fork();
         if (pid == 0) {
@@ -60,8 +59,7 @@ protected:
         return pid;
     }
 
-    Result finish(pid_t pid)
-    {
+    Result finish(pid_t pid) {
         Result result;
         int status = 0;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) { }
@@ -73,16 +71,14 @@ protected:
 
     Result run(const std::vector<std::string>& args, const Env& env = {}) { return finish(start(args, env)); }
 
-    Result record(std::vector<std::string> options, const std::vector<std::string>& command, const Env& env = {})
-    {
+    Result record(std::vector<std::string> options, const std::vector<std::string>& command, const Env& env = {}) {
         options.insert(options.begin(), "record");
         options.push_back("--");
         options.insert(options.end(), command.begin(), command.end());
         return run(options, env);
     }
 
-    static std::string readAll(const std::string& file)
-    {
+    static std::string readAll(const std::string& file) {
         std::string bytes;
         if (FILE* f = fopen(file.c_str(), "rb")) {
             char buffer[65536];
@@ -94,8 +90,7 @@ protected:
         return bytes;
     }
 
-    static bool waitFor(const std::string& file)
-    {
+    static bool waitFor(const std::string& file) {
         for (int i = 0; i < 500 && !fs::exists(file); ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         return fs::exists(file);
@@ -107,8 +102,7 @@ protected:
 
 #define EXPECT_CONTAINS(haystack, needle) EXPECT_NE((haystack).find(needle), std::string::npos) << (haystack)
 
-TEST_F(TuneupCliTest, HelpShowsExamplesAndExitCodes)
-{
+TEST_F(TuneupCliTest, HelpShowsExamplesAndExitCodes) {
     Result r = run({ "--help" });
     EXPECT_EQ(r.code, 0);
     EXPECT_CONTAINS(r.out, "tuneup record -o run.db -- python train.py");
@@ -122,22 +116,19 @@ TEST_F(TuneupCliTest, HelpShowsExamplesAndExitCodes)
     EXPECT_CONTAINS(r.out, "tuneup info run.db");
 }
 
-TEST_F(TuneupCliTest, Version)
-{
+TEST_F(TuneupCliTest, Version) {
     const Result r = run({ "--version" });
     EXPECT_EQ(r.code, 0);
     EXPECT_CONTAINS(r.out, "tuneup 0.");
 }
 
-TEST_F(TuneupCliTest, NoSubcommandIsAUsageError)
-{
+TEST_F(TuneupCliTest, NoSubcommandIsAUsageError) {
     const Result r = run({});
     EXPECT_EQ(r.code, 2);
     EXPECT_FALSE(r.err.empty());
 }
 
-TEST_F(TuneupCliTest, RecordWithoutCommand)
-{
+TEST_F(TuneupCliTest, RecordWithoutCommand) {
     Result r = run({ "record", "-o", path("x.db") });
     EXPECT_EQ(r.code, 2);
     EXPECT_CONTAINS(r.err, "tuneup: record: no command to record");
@@ -147,8 +138,7 @@ TEST_F(TuneupCliTest, RecordWithoutCommand)
     EXPECT_FALSE(fs::exists(path("x.db")));
 }
 
-TEST_F(TuneupCliTest, UnknownTraceItem)
-{
+TEST_F(TuneupCliTest, UnknownTraceItem) {
     const Result r = record({ "-o", path("x.db"), "--trace", "nvtx,kernels" }, markingCommand());
     EXPECT_EQ(r.code, 2);
     EXPECT_CONTAINS(r.err, "unknown --trace item 'kernels'");
@@ -156,16 +146,14 @@ TEST_F(TuneupCliTest, UnknownTraceItem)
     EXPECT_FALSE(fs::exists(marker()));
 }
 
-TEST_F(TuneupCliTest, EmptyTraceItem)
-{
+TEST_F(TuneupCliTest, EmptyTraceItem) {
     const Result r = record({ "-o", path("x.db"), "--trace", "nvtx," }, markingCommand());
     EXPECT_EQ(r.code, 2);
     EXPECT_CONTAINS(r.err, "empty item");
     EXPECT_FALSE(fs::exists(marker()));
 }
 
-TEST_F(TuneupCliTest, ExistingOutputNeedsForce)
-{
+TEST_F(TuneupCliTest, ExistingOutputNeedsForce) {
     tuneup::test::writeTrace(path("x.db"));
     std::ofstream(path("x.rank1.db")) << "";
     std::ofstream(path("x.pid77.db")) << "";
@@ -179,8 +167,7 @@ TEST_F(TuneupCliTest, ExistingOutputNeedsForce)
     EXPECT_FALSE(fs::exists(marker()));
 }
 
-TEST_F(TuneupCliTest, LeftoverWalCountsAsExistingOutput)
-{
+TEST_F(TuneupCliTest, LeftoverWalCountsAsExistingOutput) {
     std::ofstream(path("x.db-wal")) << "junk";
     const Result r = record({ "-o", path("x.db") }, markingCommand());
     EXPECT_EQ(r.code, 2);
@@ -188,8 +175,7 @@ TEST_F(TuneupCliTest, LeftoverWalCountsAsExistingOutput)
     EXPECT_FALSE(fs::exists(marker()));
 }
 
-TEST_F(TuneupCliTest, ForceNeverDeletesForeignData)
-{
+TEST_F(TuneupCliTest, ForceNeverDeletesForeignData) {
     std::ofstream(path("notes.db")) << "my precious notes";
     const Result r = record({ "-o", path("notes.db"), "--force" }, markingCommand());
     EXPECT_EQ(r.code, 2);
@@ -198,16 +184,14 @@ TEST_F(TuneupCliTest, ForceNeverDeletesForeignData)
     EXPECT_FALSE(fs::exists(marker()));
 }
 
-TEST_F(TuneupCliTest, MissingOutputDirectory)
-{
+TEST_F(TuneupCliTest, MissingOutputDirectory) {
     const Result r = record({ "-o", path("missing/x.db") }, markingCommand());
     EXPECT_EQ(r.code, 2);
     EXPECT_CONTAINS(r.err, "the output directory " + path("missing") + " does not exist");
     EXPECT_FALSE(fs::exists(marker()));
 }
 
-TEST_F(TuneupCliTest, UnwritableOutputDirectory)
-{
+TEST_F(TuneupCliTest, UnwritableOutputDirectory) {
     // /proc takes no new files, not even from root; a mode-0555 directory stops everyone else.
     Result r = record({ "-o", "/proc/tuneup-test.db" }, markingCommand());
     EXPECT_EQ(r.code, 2);
@@ -223,8 +207,7 @@ TEST_F(TuneupCliTest, UnwritableOutputDirectory)
     }
 }
 
-TEST_F(TuneupCliTest, OutputThatIsADirectory)
-{
+TEST_F(TuneupCliTest, OutputThatIsADirectory) {
     fs::create_directory(path("out.db"));
     const Result r = record({ "-o", path("out.db") }, markingCommand());
     EXPECT_EQ(r.code, 2);
@@ -232,8 +215,7 @@ TEST_F(TuneupCliTest, OutputThatIsADirectory)
     EXPECT_FALSE(fs::exists(marker()));
 }
 
-TEST_F(TuneupCliTest, MissingAgent)
-{
+TEST_F(TuneupCliTest, MissingAgent) {
     const Result r
         = record({ "-o", path("x.db") }, markingCommand(), { { "TUNEUP_AGENT", "/nowhere/libtuneup-agent.so" } });
     EXPECT_EQ(r.code, 2);
@@ -241,16 +223,14 @@ TEST_F(TuneupCliTest, MissingAgent)
     EXPECT_FALSE(fs::exists(marker()));
 }
 
-TEST_F(TuneupCliTest, ChecksComeBeforeForceDeletes)
-{
+TEST_F(TuneupCliTest, ChecksComeBeforeForceDeletes) {
     tuneup::test::writeTrace(path("x.db"));
     const Result r = record({ "-o", path("x.db"), "--force" }, markingCommand(), { { "TUNEUP_AGENT", "/nowhere.so" } });
     EXPECT_EQ(r.code, 2);
     EXPECT_TRUE(fs::exists(path("x.db"))); // nothing deleted when the run cannot start
 }
 
-TEST_F(TuneupCliTest, CommandNotFound)
-{
+TEST_F(TuneupCliTest, CommandNotFound) {
     const Result r = record({ "-o", path("x.db") }, { "tuneup-no-such-program-xyz" });
     EXPECT_EQ(r.code, 127);
     EXPECT_CONTAINS(r.err, "cannot run 'tuneup-no-such-program-xyz': command not found");
@@ -258,30 +238,26 @@ TEST_F(TuneupCliTest, CommandNotFound)
 
 // ---- with the agent (these fail until the agent loads into /bin/sh and writes its file) ----
 
-TEST_F(TuneupCliTest, ExitCodesPassThrough)
-{
+TEST_F(TuneupCliTest, ExitCodesPassThrough) {
     EXPECT_EQ(record({ "-o", path("t.db") }, { "/bin/true" }).code, 0);
     const Result r = record({ "-o", path("s.db") }, { "sh", "-c", "exit 3" });
     EXPECT_EQ(r.code, 3);
     EXPECT_CONTAINS(r.err, "exited with code 3");
 }
 
-TEST_F(TuneupCliTest, DeathBySignalIs128PlusN)
-{
+TEST_F(TuneupCliTest, DeathBySignalIs128PlusN) {
     const Result r = record({ "-o", path("k.db") }, { "sh", "-c", "kill -KILL $$" });
     EXPECT_EQ(r.code, 128 + SIGKILL);
     EXPECT_CONTAINS(r.err, "signal 9 (SIGKILL)");
 }
 
-TEST_F(TuneupCliTest, StdoutBelongsToTheCommand)
-{
+TEST_F(TuneupCliTest, StdoutBelongsToTheCommand) {
     const Result r = record({ "-o", path("e.db") }, { "echo", "hello" });
     EXPECT_EQ(r.code, 0);
     EXPECT_EQ(r.out, "hello\n");
 }
 
-TEST_F(TuneupCliTest, CommandGetsTheAgentEnvironment)
-{
+TEST_F(TuneupCliTest, CommandGetsTheAgentEnvironment) {
     const std::string script = "test \"$TUNEUP_MAIN_PID\" = \"$$\" || exit 10; "
                                "test \"$TUNEUP_OUTPUT\" = \""
         + path("env.db")
@@ -296,18 +272,16 @@ TEST_F(TuneupCliTest, CommandGetsTheAgentEnvironment)
     EXPECT_EQ(r.code, 0) << r.err;
 }
 
-TEST_F(TuneupCliTest, GemmAndConvolutionInterposersAreRecordedByDefault)
-{
+TEST_F(TuneupCliTest, GemmAndConvolutionInterposersAreRecordedByDefault) {
     const Result byDefault
         = record({ "-o", path("d.db") }, { "sh", "-c", "test \"$TUNEUP_TRACE\" = nvtx,torch,cuda,gemm,conv" });
     EXPECT_EQ(byDefault.code, 0) << byDefault.err;
-    const Result chosen = record({ "-o", path("c.db"), "--trace", "gemm,conv" },
-        { "sh", "-c", "test \"$TUNEUP_TRACE\" = gemm,conv" });
+    const Result chosen
+        = record({ "-o", path("c.db"), "--trace", "gemm,conv" }, { "sh", "-c", "test \"$TUNEUP_TRACE\" = gemm,conv" });
     EXPECT_EQ(chosen.code, 0) << chosen.err;
 }
 
-TEST_F(TuneupCliTest, LauncherGetsNoMainPid)
-{
+TEST_F(TuneupCliTest, LauncherGetsNoMainPid) {
     // A fake torchrun: it only reports whether it got TUNEUP_MAIN_PID=-1 ("no process is the main one").
     fs::create_directory(path("bin"));
     std::ofstream(path("bin/torchrun")) << "#!/bin/sh\ntest \"$TUNEUP_MAIN_PID\" = -1 || exit 20\n";
@@ -316,8 +290,7 @@ TEST_F(TuneupCliTest, LauncherGetsNoMainPid)
     EXPECT_EQ(r.code, 0) << r.err;
 }
 
-TEST_F(TuneupCliTest, PythonModuleLauncherGetsNoMainPid)
-{
+TEST_F(TuneupCliTest, PythonModuleLauncherGetsNoMainPid) {
     // A fake python: exit 0 with TUNEUP_MAIN_PID=-1 (a launcher), 21 with its own pid.
     fs::create_directory(path("bin"));
     std::ofstream(path("bin/python3")) << "#!/bin/sh\ntest \"$TUNEUP_MAIN_PID\" = -1 || exit 21\n";
@@ -328,8 +301,7 @@ TEST_F(TuneupCliTest, PythonModuleLauncherGetsNoMainPid)
     EXPECT_EQ(record({ "-o", path("q.db") }, { path("bin/python3"), "t.py", "-m", "torch.distributed.run" }).code, 21);
 }
 
-TEST_F(TuneupCliTest, ForceReplacesTheOldRecording)
-{
+TEST_F(TuneupCliTest, ForceReplacesTheOldRecording) {
     tuneup::test::writeTrace(path("x.db"));
     std::ofstream(path("x.pid5.db")) << "";
     std::ofstream(path("x.db-shm")) << "";
@@ -338,8 +310,7 @@ TEST_F(TuneupCliTest, ForceReplacesTheOldRecording)
     EXPECT_FALSE(fs::exists(path("x.pid5.db")));
 }
 
-TEST_F(TuneupCliTest, ReportsTheFileWritten)
-{
+TEST_F(TuneupCliTest, ReportsTheFileWritten) {
     const Result r = record({ "-o", path("run.db") }, { "/bin/true" });
     EXPECT_EQ(r.code, 0);
     EXPECT_CONTAINS(r.err, "tuneup: recorded ");
@@ -347,8 +318,7 @@ TEST_F(TuneupCliTest, ReportsTheFileWritten)
     EXPECT_TRUE(fs::exists(path("run.db")));
 }
 
-TEST_F(TuneupCliTest, InterruptIsLeftToTheCommand)
-{
+TEST_F(TuneupCliTest, InterruptIsLeftToTheCommand) {
     // SIGINT to tuneup alone: it keeps waiting, the command finishes and its code comes back.
     const std::string started = path("started");
     const pid_t pid
@@ -358,8 +328,7 @@ TEST_F(TuneupCliTest, InterruptIsLeftToTheCommand)
     EXPECT_EQ(finish(pid).code, 4);
 }
 
-TEST_F(TuneupCliTest, TerminateIsForwarded)
-{
+TEST_F(TuneupCliTest, TerminateIsForwarded) {
     const std::string started = path("started");
     const pid_t pid = start({ "record", "-o", path("t.db"), "--", "sh", "-c", "touch '" + started + "'; sleep 30" });
     ASSERT_TRUE(waitFor(started));
@@ -372,8 +341,7 @@ TEST_F(TuneupCliTest, TerminateIsForwarded)
 
 // ---- info ----
 
-TEST_F(TuneupCliTest, InfoOnAValidFile)
-{
+TEST_F(TuneupCliTest, InfoOnAValidFile) {
     tuneup::test::TraceSpec spec;
     spec.threadStates = true;
     tuneup::test::writeTrace(path("run.db"), spec);
@@ -394,8 +362,7 @@ TEST_F(TuneupCliTest, InfoOnAValidFile)
     EXPECT_TRUE(r.err.empty()) << r.err;
 }
 
-TEST_F(TuneupCliTest, InfoOnBadFilesExitsOne)
-{
+TEST_F(TuneupCliTest, InfoOnBadFilesExitsOne) {
     tuneup::test::writeTrace(path("good.db"));
     std::ofstream(path("bad.db")) << "not a database at all, just text";
     const Result r = run({ "info", path("good.db"), path("bad.db"), path("gone.db") });
@@ -405,8 +372,7 @@ TEST_F(TuneupCliTest, InfoOnBadFilesExitsOne)
     EXPECT_CONTAINS(r.err, path("gone.db") + ": no such file");
 }
 
-TEST_F(TuneupCliTest, InfoOnAnIncompleteFile)
-{
+TEST_F(TuneupCliTest, InfoOnAnIncompleteFile) {
     tuneup::test::TraceSpec spec;
     spec.endNs = false;
     tuneup::test::writeTrace(path("cut.db"), spec);
@@ -418,16 +384,16 @@ TEST_F(TuneupCliTest, InfoOnAnIncompleteFile)
 // ---- advise and rules ----
 
 // A user rule that fires once per kernel of the fixture trace (3 kernels).
-constexpr const char* kKernelRule = "-- id: every-kernel\n"
-                                    "-- title: Every kernel\n"
-                                    "-- severity: warning\n"
-                                    "-- summary: One finding per kernel.\n"
-                                    "SELECT 'kernel at ' || start_ns AS title, 'a kernel' AS detail, start_ns, end_ns,\n"
-                                    "       end_ns - start_ns AS gain_ns\n"
-                                    "FROM kernels ORDER BY start_ns;\n";
+constexpr const char* kKernelRule
+    = "-- id: every-kernel\n"
+      "-- title: Every kernel\n"
+      "-- severity: warning\n"
+      "-- summary: One finding per kernel.\n"
+      "SELECT 'kernel at ' || start_ns AS title, 'a kernel' AS detail, start_ns, end_ns,\n"
+      "       end_ns - start_ns AS gain_ns\n"
+      "FROM kernels ORDER BY start_ns;\n";
 
-TEST_F(TuneupCliTest, AdviseWritesEveryFormat)
-{
+TEST_F(TuneupCliTest, AdviseWritesEveryFormat) {
     tuneup::test::writeTrace(path("run.db"));
     const Result text = run({ "advise", path("run.db") });
     EXPECT_EQ(text.code, 0) << text.err;
@@ -447,8 +413,7 @@ TEST_F(TuneupCliTest, AdviseWritesEveryFormat)
     EXPECT_CONTAINS(readAll(path("report.html")), "<html");
 }
 
-TEST_F(TuneupCliTest, AdviseBadUsage)
-{
+TEST_F(TuneupCliTest, AdviseBadUsage) {
     tuneup::test::writeTrace(path("run.db"));
     const Result format = run({ "advise", path("run.db"), "--format", "pdf" });
     EXPECT_EQ(format.code, 2);
@@ -468,8 +433,7 @@ TEST_F(TuneupCliTest, AdviseBadUsage)
     EXPECT_CONTAINS(unwritable.err, "cannot write");
 }
 
-TEST_F(TuneupCliTest, AdviseRunsUserRulesAndFailsOnThem)
-{
+TEST_F(TuneupCliTest, AdviseRunsUserRulesAndFailsOnThem) {
     tuneup::test::writeTrace(path("run.db"));
     fs::create_directory(path("rules"));
     std::ofstream(path("rules/every-kernel.sql")) << kKernelRule;
@@ -482,8 +446,7 @@ TEST_F(TuneupCliTest, AdviseRunsUserRulesAndFailsOnThem)
     EXPECT_EQ(run({ "advise", path("run.db"), "--rules", path("rules"), "--fail-on", "error" }).code, 0);
 }
 
-TEST_F(TuneupCliTest, BadUserRuleIsRefusedBeforeReading)
-{
+TEST_F(TuneupCliTest, BadUserRuleIsRefusedBeforeReading) {
     fs::create_directory(path("rules"));
     std::ofstream(path("rules/bad.sql")) << "-- id: bad\n-- title: Bad\n-- severity: warning\nDELETE FROM kernels;\n";
     const Result r = run({ "advise", path("never-read.db"), "--rules", path("rules") });
@@ -493,12 +456,11 @@ TEST_F(TuneupCliTest, BadUserRuleIsRefusedBeforeReading)
     EXPECT_EQ(run({ "rules", "--rules", path("rules") }).code, 1);
 }
 
-TEST_F(TuneupCliTest, RulesListsBuiltinAndUserRules)
-{
+TEST_F(TuneupCliTest, RulesListsBuiltinAndUserRules) {
     const Result builtin = run({ "rules" });
     EXPECT_EQ(builtin.code, 0) << builtin.err;
-    for (const char* id : { "cudnn-autotuner-off", "zero-grad-fill", "gemm-dims-not-aligned", "pageable-memcpy",
-             "rank-straggler" })
+    for (const char* id :
+        { "cudnn-autotuner-off", "zero-grad-fill", "gemm-dims-not-aligned", "pageable-memcpy", "rank-straggler" })
         EXPECT_CONTAINS(builtin.out, id);
     EXPECT_LT(builtin.out.find("cudnn-autotuner-off"), builtin.out.find("rank-straggler"));
     std::ofstream(path("every-kernel.sql")) << kKernelRule;
@@ -508,8 +470,7 @@ TEST_F(TuneupCliTest, RulesListsBuiltinAndUserRules)
     EXPECT_CONTAINS(user.out, "user rule: " + path("every-kernel.sql"));
 }
 
-TEST_F(TuneupCliTest, ShippedExampleRulesLoadAndRun)
-{
+TEST_F(TuneupCliTest, ShippedExampleRulesLoadAndRun) {
     const std::string examples = TUNEUP_SOURCE_DIR "/samples/user-rules";
     const Result list = run({ "rules", "--rules", examples });
     EXPECT_EQ(list.code, 0) << list.err;
@@ -525,8 +486,7 @@ TEST_F(TuneupCliTest, ShippedExampleRulesLoadAndRun)
 
 // ---- export ----
 
-TEST_F(TuneupCliTest, ExportWritesAChromeTraceBesideNoOtherFile)
-{
+TEST_F(TuneupCliTest, ExportWritesAChromeTraceBesideNoOtherFile) {
     tuneup::test::writeTrace(path("run.db"));
     Result r = run({ "export", path("run.db"), "-o", path("run.json") });
     EXPECT_EQ(r.code, 0) << r.err;
@@ -544,8 +504,7 @@ TEST_F(TuneupCliTest, ExportWritesAChromeTraceBesideNoOtherFile)
     EXPECT_CONTAINS(r.err, "0 findings");
 }
 
-TEST_F(TuneupCliTest, ExportBadUsageAndBadInput)
-{
+TEST_F(TuneupCliTest, ExportBadUsageAndBadInput) {
     tuneup::test::writeTrace(path("run.db"));
     Result r = run({ "export", path("run.db"), "--format", "svg", "-o", path("x.json") });
     EXPECT_EQ(r.code, 2);

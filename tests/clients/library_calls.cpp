@@ -19,8 +19,7 @@ using namespace tuneup::test;
 
 namespace {
 
-cublasStatus_t runGemm(const GemmCase& g)
-{
+cublasStatus_t runGemm(const GemmCase& g) {
     const std::string f = g.function;
     const auto ta = cublasOperation_t(g.transa), tb = cublasOperation_t(g.transb);
     const auto at = cudaDataType(g.aType), bt = cudaDataType(g.bType), ct = cudaDataType(g.cType);
@@ -81,8 +80,7 @@ cublasStatus_t runGemm(const GemmCase& g)
     exit(2);
 }
 
-void gemms()
-{
+void gemms() {
     for (const GemmCase& g : kGemmCases)
         printf("gemm %s %d\n", g.function, int(runGemm(g)));
 }
@@ -94,8 +92,7 @@ struct LtSet {
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
 };
 
-LtSet makeLinear()
-{
+LtSet makeLinear() {
     LtSet s;
     cublasLtMatmulDescCreate(&s.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
     const int32_t transposed = CUBLAS_OP_T;
@@ -109,8 +106,7 @@ LtSet makeLinear()
     return s;
 }
 
-void destroy(LtSet& s)
-{
+void destroy(LtSet& s) {
     cublasLtMatmulDescDestroy(s.desc);
     cublasLtMatrixLayoutDestroy(s.a);
     cublasLtMatrixLayoutDestroy(s.b);
@@ -118,15 +114,13 @@ void destroy(LtSet& s)
 }
 
 cublasStatus_t matmul(
-    cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t d)
-{
+    cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t d) {
     const float one = 1;
     return cublasLtMatmul(
         nullptr, desc, &one, nullptr, a, nullptr, b, &one, nullptr, d, nullptr, d, nullptr, nullptr, 0, nullptr);
 }
 
-void lt()
-{
+void lt() {
     LtSet s = makeLinear();
     printf("lt linear %d\n", int(matmul(s.desc, s.a, s.b, s.d)));
 
@@ -164,8 +158,7 @@ struct Legacy {
     cudnnActivationDescriptor_t activation = nullptr;
 };
 
-Legacy makeLegacy(const ConvCase& c, bool channelsLast)
-{
+Legacy makeLegacy(const ConvCase& c, bool channelsLast) {
     Legacy l;
     cudnnCreateTensorDescriptor(&l.x);
     cudnnCreateTensorDescriptor(&l.y);
@@ -190,8 +183,7 @@ Legacy makeLegacy(const ConvCase& c, bool channelsLast)
     return l;
 }
 
-void destroy(Legacy& l)
-{
+void destroy(Legacy& l) {
     cudnnDestroyTensorDescriptor(l.x);
     cudnnDestroyTensorDescriptor(l.y);
     cudnnDestroyTensorDescriptor(l.z);
@@ -202,16 +194,13 @@ void destroy(Legacy& l)
 }
 
 // The heuristics' pick: the first result cuDNN can run, else the first (none can without a GPU).
-template <class Perf> int firstAlgorithm(int returned, const Perf* results)
-{
+template <class Perf> int firstAlgorithm(int returned, const Perf* results) {
     for (int i = 0; i < returned; ++i)
-        if (results[i].status == CUDNN_STATUS_SUCCESS)
-            return int(results[i].algo);
+        if (results[i].status == CUDNN_STATUS_SUCCESS) return int(results[i].algo);
     return returned > 0 ? int(results[0].algo) : -1;
 }
 
-void legacy()
-{
+void legacy() {
     Legacy l = makeLegacy(kLegacyConv, false);
     const float one = 1;
     const auto fwd = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
@@ -275,8 +264,7 @@ void legacy()
 
 // ---- cuDNN backend API ----------------------------------------------------------------------------------
 
-cudnnBackendDescriptor_t make(cudnnBackendDescriptorType_t type)
-{
+cudnnBackendDescriptor_t make(cudnnBackendDescriptorType_t type) {
     cudnnBackendDescriptor_t d = nullptr;
     if (cudnnBackendCreateDescriptor(type, &d) != CUDNN_STATUS_SUCCESS) {
         fprintf(stderr, "cudnnBackendCreateDescriptor(%d) failed\n", int(type));
@@ -286,15 +274,12 @@ cudnnBackendDescriptor_t make(cudnnBackendDescriptorType_t type)
 }
 
 void set(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count,
-    const void* elements)
-{
+    const void* elements) {
     const cudnnStatus_t status = cudnnBackendSetAttribute(d, name, type, count, elements);
-    if (status != CUDNN_STATUS_SUCCESS)
-        printf("set %d failed %d\n", int(name), int(status));
+    if (status != CUDNN_STATUS_SUCCESS) printf("set %d failed %d\n", int(name), int(status));
 }
 
-cudnnBackendDescriptor_t tensor(std::vector<int64_t> dims, int64_t uid)
-{
+cudnnBackendDescriptor_t tensor(std::vector<int64_t> dims, int64_t uid) {
     cudnnBackendDescriptor_t t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     std::vector<int64_t> strides(dims.size(), 1);
     for (size_t i = dims.size() - 1; i-- > 0;)
@@ -310,8 +295,7 @@ cudnnBackendDescriptor_t tensor(std::vector<int64_t> dims, int64_t uid)
     return t;
 }
 
-void backend()
-{
+void backend() {
     const ConvCase& c = kBackendConv;
     const int64_t outH = (c.h + 2 * c.padH - c.dilationH * (c.r - 1) - 1) / c.strideH + 1;
     const int64_t outW = (c.w + 2 * c.padW - c.dilationW * (c.s - 1) - 1) / c.strideW + 1;
@@ -388,10 +372,8 @@ int g_nested = 0;
 LtSet g_lt;
 
 // cuBLAS logs each API call through this callback from inside the call: a matmul made here runs nested.
-void blasLogger(const char*)
-{
-    if (!g_armed || g_busy)
-        return;
+void blasLogger(const char*) {
+    if (!g_armed || g_busy) return;
     g_busy = true;
     g_armed = false;
     matmul(g_lt.desc, g_lt.a, g_lt.b, g_lt.d);
@@ -400,10 +382,8 @@ void blasLogger(const char*)
 }
 
 // cuDNN reports through this callback from inside its calls.
-void dnnCallback(cudnnSeverity_t, void*, const cudnnDebug_t*, const char*)
-{
-    if (!g_armed || g_busy)
-        return;
+void dnnCallback(cudnnSeverity_t, void*, const cudnnDebug_t*, const char*) {
+    if (!g_armed || g_busy) return;
     g_busy = true;
     g_armed = false;
     const float one = 1;
@@ -413,8 +393,7 @@ void dnnCallback(cudnnSeverity_t, void*, const cudnnDebug_t*, const char*)
     g_busy = false;
 }
 
-void nested()
-{
+void nested() {
     g_lt = makeLinear();
     const float one = 1;
     cublasLoggerConfigure(1, 0, 0, nullptr);
@@ -443,20 +422,14 @@ void nested()
 } // namespace
 
 // Runs one scenario: gemm, lt, legacy, backend, nested or all. Returns 0, or 2 for an unknown one.
-extern "C" __attribute__((visibility("default"))) int tuneup_library_calls(const char* scenario)
-{
+extern "C" __attribute__((visibility("default"))) int tuneup_library_calls(const char* scenario) {
     const std::string s = scenario ? scenario : "";
     const bool all = s == "all";
-    if (all || s == "gemm")
-        gemms();
-    if (all || s == "lt")
-        lt();
-    if (all || s == "legacy")
-        legacy();
-    if (all || s == "backend")
-        backend();
-    if (all || s == "nested")
-        nested();
+    if (all || s == "gemm") gemms();
+    if (all || s == "lt") lt();
+    if (all || s == "legacy") legacy();
+    if (all || s == "backend") backend();
+    if (all || s == "nested") nested();
     fflush(stdout);
     return all || s == "gemm" || s == "lt" || s == "legacy" || s == "backend" || s == "nested" ? 0 : 2;
 }

@@ -8,8 +8,7 @@
 #include <cstring>
 #include <dlfcn.h>
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     if (argc < 4 || (strcmp(argv[2], "global") != 0 && strcmp(argv[2], "local") != 0)) {
         fprintf(stderr, "usage: %s LIBRARY global|local SCENARIO...\n", argv[0]);
         return 2;
@@ -28,7 +27,6 @@ int main(int argc, char** argv)
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
     for (int i = 3; i < argc; ++i)
-        if (int rc = run(argv[i]))
-            return rc;
+        if (int rc = run(argv[i])) return rc;
     return 0;
 }

@@ -12,14 +12,13 @@
 //                                                           range k starts, every 100 ranges
 // It prints what it emitted as "emitted <ranges> <marks>" so tests can compare with the file.
 
-#include <nvtx3/nvToolsExt.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <nvtx3/nvToolsExt.h>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -28,42 +27,33 @@
 
 namespace {
 
-int option(int argc, char** argv, const char* name, int fallback)
-{
+int option(int argc, char** argv, const char* name, int fallback) {
     for (int i = 2; i + 1 < argc; ++i)
-        if (!strcmp(argv[i], name))
-            return atoi(argv[i + 1]);
+        if (!strcmp(argv[i], name)) return atoi(argv[i + 1]);
     return fallback;
 }
 
-bool flag(int argc, char** argv, const char* name)
-{
+bool flag(int argc, char** argv, const char* name) {
     for (int i = 2; i < argc; ++i)
-        if (!strcmp(argv[i], name))
-            return true;
+        if (!strcmp(argv[i], name)) return true;
     return false;
 }
 
-const char* textOption(int argc, char** argv, const char* name)
-{
+const char* textOption(int argc, char** argv, const char* name) {
     for (int i = 2; i + 1 < argc; ++i)
-        if (!strcmp(argv[i], name))
-            return argv[i + 1];
+        if (!strcmp(argv[i], name)) return argv[i + 1];
     return nullptr;
 }
 
-void nested(int depth, int index)
-{
+void nested(int depth, int index) {
     char name[64];
     snprintf(name, sizeof name, "level%d/%d", depth, index);
     nvtxRangePushA(name);
-    if (depth > 1)
-        nested(depth - 1, index);
+    if (depth > 1) nested(depth - 1, index);
     nvtxRangePop();
 }
 
-int ranges(int argc, char** argv)
-{
+int ranges(int argc, char** argv) {
     const int threads = option(argc, argv, "--threads", 1);
     const int count = option(argc, argv, "--ranges", 1000);
     const int depth = option(argc, argv, "--depth", 1);
@@ -73,8 +63,7 @@ int ranges(int argc, char** argv)
         workers.emplace_back([=] {
             char name[32];
             snprintf(name, sizeof name, "worker-%d", t);
-            if (!unnamed)
-                nvtxNameOsThreadA(uint32_t(gettid()), name);
+            if (!unnamed) nvtxNameOsThreadA(uint32_t(gettid()), name);
             for (int i = 0; i < count; ++i)
                 nested(depth, i);
         });
@@ -84,13 +73,11 @@ int ranges(int argc, char** argv)
     return 0;
 }
 
-int domains()
-{
+int domains() {
     nvtxDomainHandle_t train = nvtxDomainCreateA("train");
     nvtxDomainHandle_t data = nvtxDomainCreateA("data");
     nvtxDomainHandle_t trainAgain = nvtxDomainCreateA("train");
-    if (train != trainAgain)
-        fprintf(stderr, "note: two handles for one domain name\n");
+    if (train != trainAgain) fprintf(stderr, "note: two handles for one domain name\n");
     nvtxStringHandle_t step = nvtxDomainRegisterStringA(train, "step");
     nvtxDomainNameCategoryA(train, 7, "optimizer");
     nvtxNameCategoryA(3, "default-category");
@@ -144,8 +131,7 @@ int domains()
     return 0;
 }
 
-int forkChildren(int argc, char** argv)
-{
+int forkChildren(int argc, char** argv) {
     const int children = option(argc, argv, "--children", 2);
     const int count = option(argc, argv, "--ranges", 100);
     nvtxRangePushA("parent-before-fork");
@@ -170,8 +156,7 @@ int forkChildren(int argc, char** argv)
                 nvtxRangePop();
             }
             // Like a Python DataLoader worker: _exit runs no atexit handlers.
-            if (c % 2 == 0)
-                exit(0);
+            if (c % 2 == 0) exit(0);
             _exit(0);
         }
         pids.push_back(pid);
@@ -179,16 +164,14 @@ int forkChildren(int argc, char** argv)
     for (pid_t pid : pids)
         waitpid(pid, nullptr, 0);
     forking.store(false);
-    if (busy.joinable())
-        busy.join();
+    if (busy.joinable()) busy.join();
     nvtxRangePushA("parent-after-fork");
     nvtxRangePop();
     printf("emitted %lld 0\n", 2 + busyRanges.load());
     return 0;
 }
 
-int forever(int argc, char** argv)
-{
+int forever(int argc, char** argv) {
     const char* ready = textOption(argc, argv, "--ready");
     const char* progressPath = textOption(argc, argv, "--progress");
     const int progress = progressPath ? open(progressPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
@@ -199,32 +182,25 @@ int forever(int argc, char** argv)
             timespec ts;
             clock_gettime(CLOCK_MONOTONIC, &ts);
             char line[64];
-            const int n = snprintf(line, sizeof line, "%lld %lld\n", emitted,
-                (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
-            if (write(progress, line, size_t(n)) != n)
-                return 1;
+            const int n
+                = snprintf(line, sizeof line, "%lld %lld\n", emitted, (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
+            if (write(progress, line, size_t(n)) != n) return 1;
         }
         nvtxRangePushA("tick");
         nvtxRangePop();
-        if (++emitted == 1000 && ready)
-            fclose(fopen(ready, "w"));
+        if (++emitted == 1000 && ready) fclose(fopen(ready, "w"));
         usleep(100);
     }
 }
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
-    if (mode == "ranges")
-        return ranges(argc, argv);
-    if (mode == "domains")
-        return domains();
-    if (mode == "fork")
-        return forkChildren(argc, argv);
-    if (mode == "forever")
-        return forever(argc, argv);
+    if (mode == "ranges") return ranges(argc, argv);
+    if (mode == "domains") return domains();
+    if (mode == "fork") return forkChildren(argc, argv);
+    if (mode == "forever") return forever(argc, argv);
     fprintf(stderr, "usage: nvtx_client ranges|domains|fork|forever [options]\n");
     return 2;
 }

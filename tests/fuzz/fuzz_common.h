@@ -16,8 +16,7 @@ namespace tuneup::fuzz {
 
 // The input written to a file of this process (one input at a time: libFuzzer runs inputs in sequence);
 // with no data, just the file's path.
-inline const std::string& writeInput(const uint8_t* data, size_t size)
-{
+inline const std::string& writeInput(const uint8_t* data, size_t size) {
     // Never destroyed, so the exit handler that removes the file can still read it.
     static const std::string& path = *[] {
         const char* tmp = getenv("TMPDIR");
@@ -26,35 +25,30 @@ inline const std::string& writeInput(const uint8_t* data, size_t size)
         atexit([] { remove(writeInput(nullptr, 0).c_str()); }); // at the end of a run (a crash keeps it)
         return p;
     }();
-    if (!data)
-        return path;
+    if (!data) return path;
     FILE* f = fopen(path.c_str(), "wb");
-    if (!f)
-        abort();
-    if (size && fwrite(data, 1, size, f) != size)
-        abort();
+    if (!f) abort();
+    if (size && fwrite(data, 1, size, f) != size) abort();
     fclose(f);
     return path;
 }
 
-#define TUNEUP_FUZZ_CHECK(condition)                                                                    \
-    do {                                                                                                \
-        if (!(condition)) {                                                                             \
-            fprintf(stderr, "model invariant broken: %s (%s:%d)\n", #condition, __FILE__, __LINE__);    \
-            abort();                                                                                    \
-        }                                                                                               \
+#define TUNEUP_FUZZ_CHECK(condition)                                                                                   \
+    do {                                                                                                               \
+        if (!(condition)) {                                                                                            \
+            fprintf(stderr, "model invariant broken: %s (%s:%d)\n", #condition, __FILE__, __LINE__);                   \
+            abort();                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 // What rules rely on: every link is kNoRow or a row of its table, every thread and string id exists,
 // tables are sorted by start.
-inline void checkModel(const analysis::TraceModel& m)
-{
+inline void checkModel(const analysis::TraceModel& m) {
     using namespace analysis;
     const auto link = [](RowIndex r, size_t rows) { return r == kNoRow || (r >= 0 && size_t(r) < rows); };
     const auto sorted = [](const std::vector<int64_t>& start) {
         for (size_t i = 1; i < start.size(); ++i)
-            if (start[i - 1] > start[i])
-                return false;
+            if (start[i - 1] > start[i]) return false;
         return true;
     };
     TUNEUP_FUZZ_CHECK(sorted(m.kernels.startNs) && sorted(m.memcpys.startNs) && sorted(m.apiCalls.startNs)

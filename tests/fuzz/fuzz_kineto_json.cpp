@@ -6,8 +6,7 @@
 
 #include <string_view>
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace tuneup::analysis;
     KinetoImportOptions options;
     options.background = false; // one thread: reproducible, and what libFuzzer measures
@@ -15,7 +14,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         const TraceModel model
             = importKinetoJsonBytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz-input", options);
         tuneup::fuzz::checkModel(model);
-    } catch (const ImportError&) {
-    }
+    } catch (const ImportError&) { }
     return 0;
 }

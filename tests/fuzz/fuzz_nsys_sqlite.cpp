@@ -4,13 +4,11 @@
 #include "fuzz_common.h"
 #include "import/nsys_sqlite.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace tuneup::analysis;
     const std::string& path = tuneup::fuzz::writeInput(data, size);
     try {
         tuneup::fuzz::checkModel(importNsysSqlite(path));
-    } catch (const ImportError&) {
-    }
+    } catch (const ImportError&) { }
     return 0;
 }

@@ -5,14 +5,12 @@
 #include "fuzz_common.h"
 #include "import/tuneup_import.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace tuneup::analysis;
     const std::string& path = tuneup::fuzz::writeInput(data, size);
     try {
         tuneup::fuzz::checkModel(importTuneupFile(path));
     } catch (const TuneupFileError&) {
-    } catch (const ImportError&) {
-    }
+    } catch (const ImportError&) { }
     return 0;
 }

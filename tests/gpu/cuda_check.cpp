@@ -38,8 +38,7 @@ done:
 }
 )";
 
-template <typename F> F load(void* lib, const char* name)
-{
+template <typename F> F load(void* lib, const char* name) {
     void* symbol = dlsym(lib, name);
     if (!symbol) {
         fprintf(stderr, "cuda_check: %s not found in libcuda\n", name);
@@ -52,15 +51,14 @@ template <typename F> F load(void* lib, const char* name)
     do {                                                                                                               \
         CUresult rc = (call);                                                                                          \
         if (rc != 0) {                                                                                                 \
-            fprintf(stderr, "cuda_check: %s failed with CUDA error %d\n", #call, rc);                                 \
+            fprintf(stderr, "cuda_check: %s failed with CUDA error %d\n", #call, rc);                                  \
             return 1;                                                                                                  \
         }                                                                                                              \
     } while (0)
 
 } // namespace
 
-int main()
-{
+int main() {
     void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (!cuda) {
         fprintf(stderr, "cuda_check: no CUDA driver (libcuda.so.1): %s\n", dlerror());
@@ -106,7 +104,7 @@ int main()
     CHECK(cuMemAlloc(&x, bytes));
     CHECK(cuMemAlloc(&y, bytes));
     CHECK(cuMemcpyHtoD(x, pageable.data(), bytes)); // pageable -> device
-    CHECK(cuMemcpyHtoD(y, pinned, bytes));          // pinned -> device
+    CHECK(cuMemcpyHtoD(y, pinned, bytes)); // pinned -> device
     CHECK(cuMemsetD8(y, 0, bytes / 2));
     float a = 3.0f;
     unsigned count = n;

@@ -6,7 +6,6 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QSettings>
-
 #include <filesystem>
 
 namespace tuneup::guitest {
@@ -14,8 +13,7 @@ namespace tuneup::guitest {
 using namespace analysis;
 namespace fs = std::filesystem;
 
-TraceModel syntheticRun(int steps, int fills, int64_t dataWaitNs)
-{
+TraceModel syntheticRun(int steps, int fills, int64_t dataWaitNs) {
     TraceBuilder b(SourceFormat::TuneupDb, "synthetic.db");
     b.info().metadata.emplace_back("role", "main");
     b.info().metadata.emplace_back("pid", "100");
@@ -68,8 +66,7 @@ TraceModel syntheticRun(int steps, int fills, int64_t dataWaitNs)
         const int64_t t0 = 1'000'000'000 + s * kStep;
         range(t0, t0 + kStep, "ProfilerStep#" + std::to_string(s));
         // The loop waits for its batch: the GPU idles.
-        if (w > 0)
-            range(t0 + 10'000, t0 + 10'000 + w, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+        if (w > 0) range(t0 + 10'000, t0 + 10'000 + w, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
         // The agent's samples of the main thread: blocked in read (x86-64 call 0) while it waits, else running.
         b.addThreadState({ .timeNs = t0, .thread = thread, .state = 'R', .syscall = -1 });
         if (w > 0) {
@@ -92,14 +89,16 @@ TraceModel syntheticRun(int steps, int fills, int64_t dataWaitNs)
         range(zg, zg + 20'000 + fills * 6'000, "Optimizer.zero_grad#SGD.zero_grad");
         for (int i = 0; i < fills; ++i)
             kernel(zg + 10'000 + i * 6'000, zg + 20'000 + i * 6'000, 3'000,
-                "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)");
+                "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+                "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)");
         // Forward and backward: GEMMs and pointwise kernels.
         int64_t t = zg + 40'000 + fills * 6'000;
         range(t - 10'000, t + 12'000'000, "## forward ##");
         for (int layer = 0; layer < 6; ++layer) {
             kernel(t, t + 20'000, 900'000, "ampere_sgemm_128x64_tn");
             kernel(t + 10'000, t + 930'000, 60'000,
-                "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar>(int)");
+                "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous "
+                "namespace)::launch_clamp_scalar>(int)");
             kernel(t + 20'000, t + 1'000'000, 700'000, "ampere_sgemm_64x64_nt");
             t += 1'900'000;
         }
@@ -108,34 +107,28 @@ TraceModel syntheticRun(int steps, int fills, int64_t dataWaitNs)
     return b.finish();
 }
 
-std::string writeTrace(const TraceModel& model, const std::string& path)
-{
+std::string writeTrace(const TraceModel& model, const std::string& path) {
     std::error_code ec;
     fs::remove(path, ec);
     writeTuneupFile(model, path);
     return path;
 }
 
-std::string dataPath(const std::string& name)
-{
+std::string dataPath(const std::string& name) {
     const fs::path dir(TUNEUP_GUI_TEST_DATA);
     fs::create_directories(dir);
     return (dir / name).string();
 }
 
-std::string sharedTrace(const std::string& relative)
-{
+std::string sharedTrace(const std::string& relative) {
     const fs::path root(TUNEUP_SHARED_TRACES);
-    if (!fs::is_directory(root))
-        return {};
+    if (!fs::is_directory(root)) return {};
     const fs::path path = root / relative;
-    if (!fs::exists(path))
-        qWarning() << path.c_str() << "is missing from ../shared/traces";
+    if (!fs::exists(path)) qWarning() << path.c_str() << "is missing from ../shared/traces";
     return path.string();
 }
 
-QString saveScreenshot(const QImage& image, const QString& name)
-{
+QString saveScreenshot(const QImage& image, const QString& name) {
     QDir().mkpath(QStringLiteral(TUNEUP_GUI_SCREENSHOTS));
     const QString path = QStringLiteral(TUNEUP_GUI_SCREENSHOTS "/%1.png").arg(name);
     // RGB without alpha, at PNG's strongest compression (quality 0): small enough for the README.
@@ -149,8 +142,7 @@ QString saveScreenshot(const QImage& image, const QString& name)
     return path;
 }
 
-int countColor(const QImage& image, const QRect& area, QRgb rgb, int tolerance)
-{
+int countColor(const QImage& image, const QRect& area, QRgb rgb, int tolerance) {
     const QImage img = image.convertToFormat(QImage::Format_RGB32);
     const QRect r = area.intersected(img.rect());
     int n = 0;
@@ -164,14 +156,12 @@ int countColor(const QImage& image, const QRect& area, QRgb rgb, int tolerance)
     return n;
 }
 
-void isolateSettings()
-{
+void isolateSettings() {
     QCoreApplication::setOrganizationName(QStringLiteral("tuneup-tests"));
     QCoreApplication::setApplicationName(QStringLiteral("tuneup-gui-test"));
     const QByteArray home = qgetenv("TUNEUP_GUI_TEST_HOME");
     QSettings::setDefaultFormat(QSettings::IniFormat);
-    if (!home.isEmpty())
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, QString::fromLocal8Bit(home));
+    if (!home.isEmpty()) QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, QString::fromLocal8Bit(home));
     QSettings().clear();
 }
 

@@ -9,7 +9,6 @@
 #include <QImage>
 #include <QString>
 #include <QtTest>
-
 #include <string>
 
 namespace tuneup::guitest {
@@ -26,8 +25,7 @@ std::string writeTrace(const analysis::TraceModel& model, const std::string& pat
 std::string dataPath(const std::string& name);
 
 // A request to open one file, as the window makes it.
-inline gui::LoadRequest request(const std::string& file)
-{
+inline gui::LoadRequest request(const std::string& file) {
     gui::LoadRequest r;
     r.files = { file };
     return r;
@@ -50,5 +48,4 @@ void isolateSettings();
 // Skips the test with a clear message when ../shared/traces is absent.
 #define TUNEUP_REQUIRE_SHARED_TRACE(var, relative)                                                                     \
     const std::string var = ::tuneup::guitest::sharedTrace(relative);                                                  \
-    if (var.empty())                                                                                                   \
-        QSKIP("../shared/traces is absent (a fresh clone): the real-trace GUI tests run in CI");
+    if (var.empty()) QSKIP("../shared/traces is absent (a fresh clone): the real-trace GUI tests run in CI");

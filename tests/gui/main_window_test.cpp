@@ -3,11 +3,10 @@
 // events, bad files get an error dialog, loading can be cancelled, two runs compare, settings are
 // kept. Screenshots of the main views are saved and checked for what they must show.
 
-#include "gui_test_support.h"
-
 #include "app/main_window.h"
 #include "app/recent_files.h"
 #include "app/rule_docs.h"
+#include "gui_test_support.h"
 #include "models/compare_kernel_model.h"
 #include "models/findings_model.h"
 #include "timeline/event_info.h"
@@ -37,20 +36,18 @@ using namespace tuneup::gui;
 
 namespace {
 
-const char* kResnetDdp = "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker1_span1.pt.trace.json.gz";
+const char* kResnetDdp
+    = "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker1_span1.pt.trace.json.gz";
 const char* kAlexnet = "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz";
 
-int rowOfRule(const MainWindow& w, const std::string& rule)
-{
+int rowOfRule(const MainWindow& w, const std::string& rule) {
     const FindingsModel* m = w.findings()->model();
     for (int row = 0; row < m->rowCount(); ++row)
-        if (m->finding(row)->ruleId == rule)
-            return row;
+        if (m->finding(row)->ruleId == rule) return row;
     return -1;
 }
 
-bool open(MainWindow& w, const QStringList& files)
-{
+bool open(MainWindow& w, const QStringList& files) {
     QSignalSpy loaded(&w, &MainWindow::sessionLoaded);
     QSignalSpy failed(&w, &MainWindow::loadFailed);
     w.openFiles(files);
@@ -60,14 +57,12 @@ bool open(MainWindow& w, const QStringList& files)
     return !loaded.isEmpty();
 }
 
-std::string eventName(const MainWindow& w, const EventId& id)
-{
+std::string eventName(const MainWindow& w, const EventId& id) {
     return describeEvent(w.session()->timeline, id).name;
 }
 
 // The colours of a kind of event in a grab of the timeline's track area.
-int kindPixels(const QImage& grab, const TimelineView& t, EventKind kind)
-{
+int kindPixels(const QImage& grab, const TimelineView& t, EventKind kind) {
     return guitest::countColor(grab, t.trackArea(), kindStyle(kind).rgb, 2);
 }
 
@@ -76,16 +71,14 @@ int kindPixels(const QImage& grab, const TimelineView& t, EventKind kind)
 class MainWindowTest : public QObject {
     Q_OBJECT
 private slots:
-    void initTestCase()
-    {
+    void initTestCase() {
         guitest::isolateSettings();
         m_runA = guitest::writeTrace(guitest::syntheticRun(12, 40), guitest::dataPath("window_a.db"));
         // Run B: the fixes applied (DataLoader workers, fewer fills): 15 ms steps instead of 20.
         m_runB = guitest::writeTrace(guitest::syntheticRun(12, 4, 0), guitest::dataPath("window_b.db"));
     }
 
-    void opensARecordedRunFittedToTypicalSteps()
-    {
+    void opensARecordedRunFittedToTypicalSteps() {
         MainWindow w;
         w.resize(1400, 860);
         w.show();
@@ -106,8 +99,7 @@ private slots:
         QVERIFY(kindPixels(grab, *w.timeline(), EventKind::IdleData) > 0);
     }
 
-    void choosingAFindingZoomsToItsEvidence()
-    {
+    void choosingAFindingZoomsToItsEvidence() {
         MainWindow w;
         w.resize(1400, 860);
         w.show();
@@ -136,7 +128,8 @@ private slots:
         QVERIFY(page.contains(QStringLiteral("C++")));
         // The rule's documentation, embedded from rules/zero-grad-fill.md.
         QVERIFY(!builtinRuleDoc(QStringLiteral("zero-grad-fill")).isEmpty());
-        QVERIFY2(page.contains(QStringLiteral("instead of setting the gradients to None")), qPrintable(page.right(400)));
+        QVERIFY2(
+            page.contains(QStringLiteral("instead of setting the gradients to None")), qPrintable(page.right(400)));
         const QRectF rect = w.timeline()->eventRect(selected);
         QVERIFY(w.timeline()->trackArea().intersects(rect.toAlignedRect()));
 
@@ -145,8 +138,7 @@ private slots:
         QVERIFY(w.timeline()->evidenceEvents().empty());
     }
 
-    void realTraceZeroGradFillJourney()
-    {
+    void realTraceZeroGradFillJourney() {
         TUNEUP_REQUIRE_SHARED_TRACE(path, kResnetDdp);
         MainWindow w;
         w.resize(1400, 860);
@@ -183,14 +175,14 @@ private slots:
         selectedRow.setRight(table->viewport()->width());
         selectedRow.translate(table->viewport()->pos());
         const QPalette pal = table->palette();
-        const int highlighted = guitest::countColor(list, selectedRow, pal.color(QPalette::Active, QPalette::Highlight).rgb(), 8)
+        const int highlighted
+            = guitest::countColor(list, selectedRow, pal.color(QPalette::Active, QPalette::Highlight).rgb(), 8)
             + guitest::countColor(list, selectedRow, pal.color(QPalette::Inactive, QPalette::Highlight).rgb(), 8);
         QVERIFY2(highlighted > selectedRow.width() * 4, qPrintable(QString::number(highlighted)));
         guitest::saveScreenshot(timeline, QStringLiteral("timeline-evidence"));
     }
 
-    void realTraceAlexnet()
-    {
+    void realTraceAlexnet() {
         TUNEUP_REQUIRE_SHARED_TRACE(path, kAlexnet);
         MainWindow w;
         w.resize(1400, 860);
@@ -203,10 +195,11 @@ private slots:
         for (int row = 0; row < w.findings()->model()->rowCount(); ++row) {
             w.chooseFinding(row);
             const analysis::Finding* f = w.findings()->chosenFinding();
-            const auto focus = evidenceFocus(w.session()->timeline, 0, f->evidence, w.session()->steps() ? w.session()->steps()->medianStepNs() : 0);
-            if (!focus)
-                continue;
-            QVERIFY2(w.timeline()->visibleRange().contains(focus->range) || w.timeline()->visibleRange().duration() >= w.session()->timeline.span.duration(),
+            const auto focus = evidenceFocus(
+                w.session()->timeline, 0, f->evidence, w.session()->steps() ? w.session()->steps()->medianStepNs() : 0);
+            if (!focus) continue;
+            QVERIFY2(w.timeline()->visibleRange().contains(focus->range)
+                    || w.timeline()->visibleRange().duration() >= w.session()->timeline.span.duration(),
                 f->ruleId.c_str());
             if (focus->select.valid())
                 QCOMPARE(w.timeline()->selectedEvent(), w.session()->timeline.canonical(focus->select));
@@ -216,8 +209,7 @@ private slots:
         QVERIFY(w.breakdown()->chart()->title().startsWith(QStringLiteral("No training steps found")));
     }
 
-    void stepBreakdownChart()
-    {
+    void stepBreakdownChart() {
         MainWindow w;
         w.resize(1400, 860);
         w.show();
@@ -239,8 +231,7 @@ private slots:
         QVERIFY(w.timeline()->visibleRange().contains(TimeRange { step.startNs, step.endNs }));
     }
 
-    void wheelDragAndKeys()
-    {
+    void wheelDragAndKeys() {
         MainWindow w;
         w.resize(1400, 860);
         w.show();
@@ -252,7 +243,8 @@ private slots:
 
         // The wheel zooms around the cursor: the time under it stays.
         const int64_t under = t->mapping().toTime(at.x() - area.left());
-        QWheelEvent wheel(at, t->mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QWheelEvent wheel(
+            at, t->mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
         QCoreApplication::sendEvent(t, &wheel);
         const TimeRange zoomed = t->visibleRange();
         QVERIFY(zoomed.duration() < initialRange(w.session()->timeline).duration() * 0.75);
@@ -265,7 +257,8 @@ private slots:
         QTest::mouseRelease(t, Qt::LeftButton, Qt::NoModifier, at + QPoint(-200, 0));
         const TimeRange panned = t->visibleRange();
         QCOMPARE(panned.duration(), zoomed.duration());
-        QVERIFY(std::llabs(panned.startNs - zoomed.startNs - int64_t(200 * t->mapping().nsPerPx())) < int64_t(t->mapping().nsPerPx() * 2) + 2);
+        QVERIFY(std::llabs(panned.startNs - zoomed.startNs - int64_t(200 * t->mapping().nsPerPx()))
+            < int64_t(t->mapping().nsPerPx() * 2) + 2);
 
         // W zooms in, S out, A and D pan, F fits.
         QTest::keyClick(t, Qt::Key_W);
@@ -315,22 +308,23 @@ private slots:
         size_t longest = gaps.size();
         for (size_t g = 0; g < gaps.size(); ++g)
             if (t->visibleRange().contains(TimeRange { gaps.starts[g], gaps.ends[g] })
-                && (longest == gaps.size() || gaps.ends[g] - gaps.starts[g] > gaps.ends[longest] - gaps.starts[longest]))
+                && (longest == gaps.size()
+                    || gaps.ends[g] - gaps.starts[g] > gaps.ends[longest] - gaps.starts[longest]))
                 longest = g;
         QVERIFY(longest < gaps.size());
         const QPoint hover = t->eventRect({ 0, Source::IdleGap, gaps.rows[longest] }).center().toPoint();
         QHelpEvent help(QEvent::ToolTip, hover, t->mapToGlobal(hover));
         QCoreApplication::sendEvent(t, &help);
         QVERIFY2(QToolTip::text().contains(QStringLiteral("GPU idle 5.03 ms")), qPrintable(QToolTip::text()));
-        QVERIFY2(QToolTip::text().contains(QStringLiteral("main thread waiting (read) for the DataLoader")), qPrintable(QToolTip::text()));
+        QVERIFY2(QToolTip::text().contains(QStringLiteral("main thread waiting (read) for the DataLoader")),
+            qPrintable(QToolTip::text()));
     }
 
-    void legendWrapsRatherThanCutsEntries()
-    {
+    void legendWrapsRatherThanCutsEntries() {
         Legend legend;
         const int line = legend.heightForWidth(5000);
         QCOMPARE(line, legend.fontMetrics().height() + 6); // every entry on one line
-        QVERIFY(legend.heightForWidth(400) >= 3 * line);  // on a narrow window, on more lines: none left out
+        QVERIFY(legend.heightForWidth(400) >= 3 * line); // on a narrow window, on more lines: none left out
         legend.resize(400, legend.heightForWidth(400));
         const QImage image = legend.grab().toImage();
         const QRect all = image.rect();
@@ -340,8 +334,7 @@ private slots:
                 qPrintable(QString::fromUtf8(kindStyle(kind).label.data())));
     }
 
-    void searchFindsEventsByName()
-    {
+    void searchFindsEventsByName() {
         MainWindow w;
         w.resize(1400, 860);
         w.show();
@@ -354,7 +347,8 @@ private slots:
         QVERIFY(QString::fromStdString(eventName(w, first)).contains(QStringLiteral("FillFunctor")));
         QVERIFY(t->visibleRange().contains(*eventSpan(w.session()->timeline, first)));
         QVERIFY(t->selectNextMatch());
-        QVERIFY(eventSpan(w.session()->timeline, t->selectedEvent())->startNs > eventSpan(w.session()->timeline, first)->startNs);
+        QVERIFY(eventSpan(w.session()->timeline, t->selectedEvent())->startNs
+            > eventSpan(w.session()->timeline, first)->startNs);
         QVERIFY(t->selectNextMatch(true));
         QCOMPARE(t->selectedEvent(), first);
         // The matches stay in colour, the rest is faded.
@@ -371,8 +365,7 @@ private slots:
         QCOMPARE(t->filterMatches(), size_t(0));
     }
 
-    void kernelTableAndScreenshot()
-    {
+    void kernelTableAndScreenshot() {
         MainWindow w;
         w.resize(1400, 860);
         w.show();
@@ -391,8 +384,7 @@ private slots:
         QVERIFY(w.timeline()->selectedEvent().valid());
     }
 
-    void badFileGetsAnErrorDialog()
-    {
+    void badFileGetsAnErrorDialog() {
         MainWindow w;
         w.show();
         const std::string cut = guitest::dataPath("window_cut.json");
@@ -421,8 +413,7 @@ private slots:
         QVERIFY(w.session());
     }
 
-    void loadingCanBeCancelled()
-    {
+    void loadingCanBeCancelled() {
         MainWindow w;
         w.show();
         QSignalSpy loaded(&w, &MainWindow::sessionLoaded);
@@ -439,8 +430,7 @@ private slots:
         QCOMPARE(w.session()->files.front(), m_runA);
     }
 
-    void comparesTwoRuns()
-    {
+    void comparesTwoRuns() {
         MainWindow w;
         w.resize(1400, 860);
         w.show();
@@ -462,8 +452,7 @@ private slots:
         guitest::saveScreenshot(d->grab().toImage(), QStringLiteral("compare"));
     }
 
-    void settingsAndRecentFilesAreKept()
-    {
+    void settingsAndRecentFilesAreKept() {
         {
             MainWindow w;
             w.resize(1234, 777);

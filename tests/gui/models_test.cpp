@@ -1,9 +1,8 @@
 // The item models under QAbstractItemModelTester (which checks every call a view may make): the
 // findings, the kernel table through its sort/filter proxy, and a comparison's kernel deltas.
 
-#include "gui_test_support.h"
-
 #include "app/session.h"
+#include "gui_test_support.h"
 #include "models/compare_data.h"
 #include "models/compare_kernel_model.h"
 #include "models/findings_model.h"
@@ -20,15 +19,14 @@ using tuneup::guitest::request;
 class ModelsTest : public QObject {
     Q_OBJECT
 private slots:
-    void initTestCase()
-    {
-        m_a = loadSession(request(guitest::writeTrace(guitest::syntheticRun(12, 40), guitest::dataPath("models_a.db"))));
+    void initTestCase() {
+        m_a = loadSession(
+            request(guitest::writeTrace(guitest::syntheticRun(12, 40), guitest::dataPath("models_a.db"))));
         // Run B: the fix applied (fewer fills), so kernels change between the runs.
         m_b = loadSession(request(guitest::writeTrace(guitest::syntheticRun(8, 4), guitest::dataPath("models_b.db"))));
     }
 
-    void findingsRankedByGain()
-    {
+    void findingsRankedByGain() {
         FindingsModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.rowCount(), 0);
@@ -40,7 +38,8 @@ private slots:
             const analysis::Finding* f = model.finding(row);
             QVERIFY(f);
             QCOMPARE(model.rowOf(f), row);
-            const int64_t gain = model.data(model.index(row, FindingsModel::Gain), FindingsModel::SortRole).toLongLong();
+            const int64_t gain
+                = model.data(model.index(row, FindingsModel::Gain), FindingsModel::SortRole).toLongLong();
             QVERIFY(gain <= previous);
             previous = gain;
             QCOMPARE(model.data(model.index(row, FindingsModel::Title)).toString(), QString::fromStdString(f->title));
@@ -53,8 +52,7 @@ private slots:
         QCOMPARE(model.rowCount(), 0);
     }
 
-    void gainText()
-    {
+    void gainText() {
         analysis::Finding f;
         QCOMPARE(tuneup::gui::gainText(f), QStringLiteral("—"));
         f.gain = analysis::Gain { 61'200'000, 0.4, "", "high" };
@@ -63,8 +61,7 @@ private slots:
         QCOMPARE(tuneup::gui::gainText(f), QStringLiteral("850 µs (1.2%)"));
     }
 
-    void kernelTableSortsAndFilters()
-    {
+    void kernelTableSortsAndFilters() {
         KernelTableModel model;
         QSortFilterProxyModel proxy;
         proxy.setSourceModel(&model);
@@ -80,7 +77,8 @@ private slots:
 
         // By total, largest first; by count, the 480 fills first.
         proxy.sort(KernelTableModel::Total, Qt::DescendingOrder);
-        QCOMPARE(proxy.data(proxy.index(0, KernelTableModel::Name)).toString(), QStringLiteral("ampere_sgemm_128x64_tn"));
+        QCOMPARE(
+            proxy.data(proxy.index(0, KernelTableModel::Name)).toString(), QStringLiteral("ampere_sgemm_128x64_tn"));
         QCOMPARE(proxy.data(proxy.index(0, KernelTableModel::Class)).toString(), QStringLiteral("gemm"));
         proxy.sort(KernelTableModel::Count, Qt::DescendingOrder);
         QCOMPARE(proxy.data(proxy.index(0, KernelTableModel::Count)).toString(), QStringLiteral("480"));
@@ -104,8 +102,7 @@ private slots:
         QCOMPARE(proxy.rowCount(), 0);
     }
 
-    void comparisonPerStep()
-    {
+    void comparisonPerStep() {
         const Comparison c = compareSessions(*m_a, *m_b);
         QVERIFY(c.perStep);
         QCOMPARE(c.a.count, size_t(12));
@@ -118,8 +115,7 @@ private slots:
         QCOMPARE(c.kernels.front().aCount, int64_t(40));
         QCOMPARE(c.kernels.front().bCount, int64_t(4));
         for (const KernelDelta& k : c.kernels)
-            if (k.name == "ampere_sgemm_128x64_tn")
-                QCOMPARE(k.deltaNs(), int64_t(0));
+            if (k.name == "ampere_sgemm_128x64_tn") QCOMPARE(k.deltaNs(), int64_t(0));
 
         CompareKernelModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -133,11 +129,11 @@ private slots:
         proxy.setSourceModel(&model);
         proxy.setSortRole(CompareKernelModel::SortRole);
         proxy.sort(CompareKernelModel::Delta, Qt::AscendingOrder);
-        QVERIFY(proxy.data(proxy.index(0, CompareKernelModel::Name)).toString().contains(QStringLiteral("FillFunctor")));
+        QVERIFY(
+            proxy.data(proxy.index(0, CompareKernelModel::Name)).toString().contains(QStringLiteral("FillFunctor")));
     }
 
-    void changeText()
-    {
+    void changeText() {
         QCOMPARE(tuneup::gui::changeText(100, 150), QStringLiteral("+50%"));
         QCOMPARE(tuneup::gui::changeText(100, 95), QStringLiteral("-5.0%"));
         QCOMPARE(tuneup::gui::changeText(0, 10), QStringLiteral("new"));

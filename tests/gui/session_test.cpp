@@ -2,19 +2,17 @@
 // worker's file, the timeline's tracks and lanes, where a finding's evidence takes the view, the
 // kernel rows, cancelling, and what a bad file says.
 
-#include "gui_test_support.h"
-
 #include "all_rules.h"
 #include "app/error_message.h"
 #include "app/rule_docs.h"
 #include "app/session.h"
+#include "gui_test_support.h"
 #include "import/import_error.h"
 #include "model/trace_builder.h"
 #include "timeline/event_info.h"
 #include "timeline/evidence_focus.h"
 
 #include <QtTest>
-
 #include <filesystem>
 #include <fstream>
 
@@ -25,11 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const analysis::Finding* findingOf(const Session& s, const std::string& rule)
-{
+const analysis::Finding* findingOf(const Session& s, const std::string& rule) {
     for (const analysis::Finding* f : s.report.ranked())
-        if (f->ruleId == rule)
-            return f;
+        if (f->ruleId == rule) return f;
     return nullptr;
 }
 
@@ -38,8 +34,7 @@ const analysis::Finding* findingOf(const Session& s, const std::string& rule)
 class SessionTest : public QObject {
     Q_OBJECT
 private slots:
-    void initTestCase()
-    {
+    void initTestCase() {
         const fs::path dir = fs::path(guitest::dataPath("session"));
         fs::remove_all(dir);
         fs::create_directories(dir);
@@ -62,16 +57,14 @@ private slots:
         std::ofstream((dir / "run.pid12.db.bak").string()) << "x";
     }
 
-    void findsTheOtherProcessesOfARun()
-    {
+    void findsTheOtherProcessesOfARun() {
         QCOMPARE(otherProcessFiles(m_run), std::vector<std::string> { m_worker });
         QVERIFY(otherProcessFiles(m_worker).empty());
         QVERIFY(otherProcessFiles("/nonexistent/run.db").empty());
         QVERIFY(otherProcessFiles("trace.json.gz").empty());
     }
 
-    void loadsTheRunWithItsWorker()
-    {
+    void loadsTheRunWithItsWorker() {
         const auto s = loadSession(request(m_run));
         QCOMPARE(s->job.size(), size_t(1));
         QCOMPARE(s->others.size(), size_t(1));
@@ -115,7 +108,8 @@ private slots:
         QCOMPARE(t.place(wait)->track, 3u);
         const EventInfo info = describeEvent(t, wait);
         QCOMPARE(info.name, std::string("waiting (read)"));
-        QVERIFY(std::find(info.fields.begin(), info.fields.end(), std::pair<std::string, std::string> { "system call", "read (0 on x86_64)" })
+        QVERIFY(std::find(info.fields.begin(), info.fields.end(),
+                    std::pair<std::string, std::string> { "system call", "read (0 on x86_64)" })
             != info.fields.end());
         QCOMPARE(info.span, (TimeRange { sampled.starts[1], sampled.ends[1] }));
         QCOMPARE(describeEvent(t, { 0, Source::ThreadState, sampled.rows.back() }).span.endNs, sampled.ends.back());
@@ -132,8 +126,7 @@ private slots:
         QCOMPARE(t.span.startNs, int64_t(1'000'000'000));
     }
 
-    void eventsAreFoundWhereTheyAreDrawn()
-    {
+    void eventsAreFoundWhereTheyAreDrawn() {
         const auto s = loadSession(request(m_run));
         const TimelineData& t = s->timeline;
         for (uint32_t track = 0; track < t.tracks.size(); ++track)
@@ -160,8 +153,7 @@ private slots:
         QVERIFY(launched);
     }
 
-    void startsFittedToAFewTypicalSteps()
-    {
+    void startsFittedToAFewTypicalSteps() {
         const auto s = loadSession(request(m_run));
         const TimeRange r = initialRange(s->timeline);
         const auto& steps = s->steps()->detection.steps;
@@ -171,8 +163,7 @@ private slots:
         QVERIFY(r.endNs < steps[10].endNs);
     }
 
-    void evidenceFocusOnTheFirstZeroGradAndItsFills()
-    {
+    void evidenceFocusOnTheFirstZeroGradAndItsFills() {
         const auto s = loadSession(request(m_run));
         const analysis::Finding* f = findingOf(*s, "zero-grad-fill");
         QVERIFY(f);
@@ -190,8 +181,7 @@ private slots:
         QVERIFY(s->timeline.name(0, s->timeline.tracks[1].lanes[0].names[0]).size() > 0);
     }
 
-    void evidenceFocusWithEventsOnly()
-    {
+    void evidenceFocusWithEventsOnly() {
         const auto s = loadSession(request(m_run));
         analysis::Evidence e;
         const Lane& gpu = s->timeline.tracks[1].lanes[0];
@@ -203,8 +193,7 @@ private slots:
         QVERIFY(!evidenceFocus(s->timeline, 0, analysis::Evidence {}, 0));
     }
 
-    void kernelRowsOverTheJob()
-    {
+    void kernelRowsOverTheJob() {
         const auto s = loadSession(request(m_run));
         QVERIFY(!s->kernels.empty());
         int64_t total = 0, count = 0;
@@ -221,8 +210,7 @@ private slots:
         QCOMPARE(s->kernels.front().totalNs, int64_t(12 * 6 * 900'000));
     }
 
-    void progressAndCancel()
-    {
+    void progressAndCancel() {
         std::vector<double> fractions;
         std::atomic<bool> cancel { false };
         LoadProgress progress;
@@ -238,8 +226,7 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(LoadCancelled, loadSession(request(m_run), progress));
     }
 
-    void cancelsInsideALongImport()
-    {
+    void cancelsInsideALongImport() {
         TUNEUP_REQUIRE_SHARED_TRACE(path, "param/et_replay/tests/inputs/resnet_kineto.json.gz");
         // Cancelled as the importer reports its first bytes: the exception comes back through its threads.
         std::atomic<bool> cancel { false };
@@ -247,8 +234,7 @@ private slots:
         progress.cancel = &cancel;
         int reports = 0;
         progress.report = [&](const std::string&, double f) {
-            if (f > 0 && ++reports == 1)
-                cancel = true;
+            if (f > 0 && ++reports == 1) cancel = true;
         };
         bool cancelled = false;
         try {
@@ -261,8 +247,7 @@ private slots:
         QVERIFY(cancelled);
     }
 
-    void everyBuiltinRuleHasItsDocEmbedded()
-    {
+    void everyBuiltinRuleHasItsDocEmbedded() {
         for (const auto& rule : rules::builtinRules()) {
             const QString id = QString::fromUtf8(rule->info().id.data(), qsizetype(rule->info().id.size()));
             QVERIFY2(builtinRuleDoc(id).startsWith(QStringLiteral("# ") + id), qPrintable(id));
@@ -270,8 +255,7 @@ private slots:
         QVERIFY(builtinRuleDoc(QStringLiteral("no-such-rule")).isEmpty());
     }
 
-    void badFilesSayWhatIsWrong()
-    {
+    void badFilesSayWhatIsWrong() {
         const std::string empty = guitest::dataPath("empty.json");
         std::ofstream(empty).close();
         const std::string cut = guitest::dataPath("cut.json");

@@ -6,7 +6,6 @@
 #include "timeline/time_mapping.h"
 
 #include <QtTest>
-
 #include <algorithm>
 #include <random>
 
@@ -17,16 +16,14 @@ namespace {
 // Lanes as lod.h wants them: sorted, not overlapping.
 struct TestLane {
     std::vector<int64_t> starts, ends;
-    void add(int64_t s, int64_t e)
-    {
+    void add(int64_t s, int64_t e) {
         starts.push_back(s);
         ends.push_back(e);
     }
 };
 
 // Every visible event is in exactly one box, boxes are in order and do not overlap.
-void checkCoverage(const TestLane& lane, TimeRange visible, const std::vector<LodBox>& boxes)
-{
+void checkCoverage(const TestLane& lane, TimeRange visible, const std::vector<LodBox>& boxes) {
     const IndexRange in = eventsIn(lane.starts, lane.ends, visible);
     size_t next = in.first;
     int64_t previousEnd = INT64_MIN;
@@ -48,8 +45,7 @@ void checkCoverage(const TestLane& lane, TimeRange visible, const std::vector<Lo
 class TimelineLayoutTest : public QObject {
     Q_OBJECT
 private slots:
-    void timeToXAndBack()
-    {
+    void timeToXAndBack() {
         const TimeMapping m({ 1'000, 2'000 }, 100); // 10 ns per pixel
         QCOMPARE(m.nsPerPx(), 10.0);
         QCOMPARE(m.toX(1'000), 0.0);
@@ -61,8 +57,7 @@ private slots:
         QCOMPARE(m.toTime(m.toX(1'777)), int64_t(1'777));
     }
 
-    void absoluteKinetoTimesKeepNanoseconds()
-    {
+    void absoluteKinetoTimesKeepNanoseconds() {
         // Kineto times are epoch nanoseconds (~1.7e18): offsets are exact, the absolute value is not in a double.
         const int64_t base = 1'700'000'000'123'456'789;
         const TimeMapping m({ base, base + 1'000 }, 1'000);
@@ -70,15 +65,13 @@ private slots:
         QCOMPARE(m.toTime(999), base + 999);
     }
 
-    void emptyRangeStillMaps()
-    {
+    void emptyRangeStillMaps() {
         const TimeMapping m({ 5, 5 }, 0);
         QVERIFY(m.nsPerPx() > 0);
         QCOMPARE(m.toX(5), 0.0);
     }
 
-    void zoomKeepsTheTimeUnderTheCursor()
-    {
+    void zoomKeepsTheTimeUnderTheCursor() {
         const TimeMapping m({ 0, 1'000'000 }, 1'000);
         const TimeRange in = zoomAround(m, 250, 0.5);
         QCOMPARE(in.duration(), int64_t(500'000));
@@ -90,15 +83,13 @@ private slots:
         QVERIFY(!zoomAround(m, 10, 0.0).empty());
     }
 
-    void panMovesByPixels()
-    {
+    void panMovesByPixels() {
         const TimeMapping m({ 0, 1'000 }, 100);
         QCOMPARE(panByPixels(m, 10), (TimeRange { 100, 1'100 }));
         QCOMPARE(panByPixels(m, -5), (TimeRange { -50, 950 }));
     }
 
-    void clampKeepsTheViewSensible_data()
-    {
+    void clampKeepsTheViewSensible_data() {
         QTest::addColumn<qint64>("start");
         QTest::addColumn<qint64>("end");
         QTest::addColumn<qint64>("wantStart");
@@ -110,8 +101,7 @@ private slots:
         QTest::newRow("after: moved, not shrunk") << 1'990LL << 2'190LL << 1'850LL << 2'050LL;
         QTest::newRow("too short: grown around its centre") << 1'500LL << 1'502LL << 1'451LL << 1'551LL;
     }
-    void clampKeepsTheViewSensible()
-    {
+    void clampKeepsTheViewSensible() {
         QFETCH(qint64, start);
         QFETCH(qint64, end);
         QFETCH(qint64, wantStart);
@@ -121,14 +111,12 @@ private slots:
         QCOMPARE(got.endNs, wantEnd);
     }
 
-    void clampEmptyTrace()
-    {
+    void clampEmptyTrace() {
         const TimeRange got = clampVisible({ 0, 10 }, { 5, 5 }, 100);
         QVERIFY(!got.empty());
     }
 
-    void tickStepIsOneTwoOrFive_data()
-    {
+    void tickStepIsOneTwoOrFive_data() {
         QTest::addColumn<double>("nsPerPx");
         QTest::addColumn<qint64>("step");
         QTest::newRow("1 ns/px, 80 px") << 1.0 << 100LL;
@@ -138,15 +126,13 @@ private slots:
         QTest::newRow("1 ms/px") << 1e6 << 100'000'000LL;
         QTest::newRow("20 ms/px") << 2e7 << 2'000'000'000LL;
     }
-    void tickStepIsOneTwoOrFive()
-    {
+    void tickStepIsOneTwoOrFive() {
         QFETCH(double, nsPerPx);
         QFETCH(qint64, step);
         QCOMPARE(tickStepNs(nsPerPx, 80), step);
     }
 
-    void ticksAreAlignedOnTheOrigin()
-    {
+    void ticksAreAlignedOnTheOrigin() {
         QCOMPARE(tickTimes({ 1'050, 1'400 }, 100, 1'000), (std::vector<int64_t> { 1'100, 1'200, 1'300 }));
         QCOMPARE(tickTimes({ 1'000, 1'201 }, 100, 1'000), (std::vector<int64_t> { 1'000, 1'100, 1'200 }));
         // Before the origin (the view's margin): negative offsets, still on the grid.
@@ -154,8 +140,7 @@ private slots:
         QVERIFY(tickTimes({ 0, 100 }, 0, 0).empty());
     }
 
-    void tickLabelsHaveUnits_data()
-    {
+    void tickLabelsHaveUnits_data() {
         QTest::addColumn<qint64>("offset");
         QTest::addColumn<qint64>("step");
         QTest::addColumn<QString>("label");
@@ -168,24 +153,21 @@ private slots:
         QTest::newRow("zero") << 0LL << 1'000'000LL << "0 ms";
         QTest::newRow("negative") << -2'000'000LL << 1'000'000LL << "-2 ms";
     }
-    void tickLabelsHaveUnits()
-    {
+    void tickLabelsHaveUnits() {
         QFETCH(qint64, offset);
         QFETCH(qint64, step);
         QFETCH(QString, label);
         QCOMPARE(QString::fromStdString(formatTickLabel(offset, step)), label);
     }
 
-    void durations()
-    {
+    void durations() {
         QCOMPARE(QString::fromStdString(formatDuration(12)), QStringLiteral("12 ns"));
         QCOMPARE(QString::fromStdString(formatDuration(850'000)), QStringLiteral("850 µs"));
         QCOMPARE(QString::fromStdString(formatDuration(61'234'000)), QStringLiteral("61.2 ms"));
         QCOMPARE(QString::fromStdString(formatDuration(1'250'000'000)), QStringLiteral("1.25 s"));
     }
 
-    void longEventsAreTheirOwnBoxes()
-    {
+    void longEventsAreTheirOwnBoxes() {
         TestLane lane;
         lane.add(0, 100);
         lane.add(100, 250);
@@ -199,8 +181,7 @@ private slots:
         }
     }
 
-    void shortEventsUnderAPixelAreFolded()
-    {
+    void shortEventsUnderAPixelAreFolded() {
         // 100 events of 2 ns every 5 ns, at 10 ns per pixel: one box; then a long one of its own.
         TestLane lane;
         for (int i = 0; i < 100; ++i)
@@ -217,8 +198,7 @@ private slots:
         checkCoverage(lane, { 0, 1'000 }, boxes);
     }
 
-    void gapsWiderThanAPixelSplitRuns()
-    {
+    void gapsWiderThanAPixelSplitRuns() {
         // Two runs of short events 50 ns apart: at 10 ns per pixel they stay two boxes...
         TestLane lane;
         for (int i = 0; i < 10; ++i)
@@ -236,8 +216,7 @@ private slots:
         QCOMPARE(boxes[0].count, 20u);
     }
 
-    void aLongEventEndsARun()
-    {
+    void aLongEventEndsARun() {
         // Short events, then a long one starting within a pixel of them: the run stops before it.
         TestLane lane;
         lane.add(0, 2);
@@ -251,8 +230,7 @@ private slots:
         QCOMPARE(boxes[1].first, 2u);
     }
 
-    void onlyTheVisiblePartIsVisited()
-    {
+    void onlyTheVisiblePartIsVisited() {
         TestLane lane;
         for (int i = 0; i < 1'000; ++i)
             lane.add(i * 100, i * 100 + 50);
@@ -266,8 +244,7 @@ private slots:
         QVERIFY(boxes.empty());
     }
 
-    void representativeIsTheLongestSampled()
-    {
+    void representativeIsTheLongestSampled() {
         TestLane lane;
         lane.add(0, 1);
         lane.add(2, 3);
@@ -280,8 +257,7 @@ private slots:
         QVERIFY(lane.ends[boxes[0].representative] - lane.starts[boxes[0].representative] >= 1);
     }
 
-    void aMillionEventsGiveAtMostAFewBoxesPerPixel()
-    {
+    void aMillionEventsGiveAtMostAFewBoxesPerPixel() {
         // A million kernels of random lengths and gaps over 10 s; at 1500 px every zoom level yields
         // boxes on the order of the pixels, covering every visible event.
         std::mt19937_64 random(7);
@@ -303,23 +279,20 @@ private slots:
         }
     }
 
-    void rowsFollowNesting()
-    {
+    void rowsFollowNesting() {
         // step [0,100) > op [10,50) > call [20,30); op [60,90) > call [60,70); a mark at 95.
         const std::vector<int64_t> starts { 0, 10, 20, 60, 60, 95 };
         const std::vector<int64_t> ends { 100, 50, 30, 90, 70, 95 };
         QCOMPARE(assignRows(starts, ends), (std::vector<uint16_t> { 0, 1, 2, 1, 2, 1 }));
     }
 
-    void touchingEventsShareARow()
-    {
+    void touchingEventsShareARow() {
         const std::vector<int64_t> starts { 0, 10, 20 };
         const std::vector<int64_t> ends { 10, 20, 30 };
         QCOMPARE(assignRows(starts, ends), (std::vector<uint16_t> { 0, 0, 0 }));
     }
 
-    void crossingRangesNeverOverlapInARow()
-    {
+    void crossingRangesNeverOverlapInARow() {
         // A range that outlives its parent: [0,10) then [5,15); [12,20) may not go to row 1.
         const std::vector<int64_t> starts { 0, 5, 12 };
         const std::vector<int64_t> ends { 10, 15, 20 };
@@ -329,8 +302,7 @@ private slots:
         QVERIFY(rows[2] != rows[1]);
     }
 
-    void randomIntervalsNeverOverlapInARow()
-    {
+    void randomIntervalsNeverOverlapInARow() {
         std::mt19937 random(3);
         std::vector<int64_t> s, e;
         for (int i = 0; i < 20'000; ++i) {
@@ -353,8 +325,7 @@ private slots:
         }
     }
 
-    void nestingOrderPutsParentsFirst()
-    {
+    void nestingOrderPutsParentsFirst() {
         // Same start: longer first; same span: lower rank (the outer kind) first.
         const std::vector<int64_t> starts { 10, 10, 0, 10 };
         const std::vector<int64_t> ends { 20, 50, 100, 20 };

@@ -1,7 +1,5 @@
 #include "injection.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -11,6 +9,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
@@ -20,26 +19,27 @@ extern char** environ;
 
 namespace tuneup::test {
 
-std::string agentPath() { return TUNEUP_TEST_AGENT_PATH; }
-std::string nvtxClientPath() { return TUNEUP_TEST_NVTX_CLIENT_PATH; }
+std::string agentPath() {
+    return TUNEUP_TEST_AGENT_PATH;
+}
+std::string nvtxClientPath() {
+    return TUNEUP_TEST_NVTX_CLIENT_PATH;
+}
 
-uint64_t monotonicNs()
-{
+uint64_t monotonicNs() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-std::string readFile(const std::string& path)
-{
+std::string readFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
 }
 
-TempDir::TempDir()
-{
+TempDir::TempDir() {
     const char* root = getenv("TMPDIR");
     std::string pattern = std::string(root && *root ? root : "/tmp") + "/tuneup-injection-XXXXXX";
     if (!mkdtemp(pattern.data())) {
@@ -50,10 +50,8 @@ TempDir::TempDir()
     std::filesystem::create_directory(out());
 }
 
-TempDir::~TempDir()
-{
-    if (m_path.empty())
-        return;
+TempDir::~TempDir() {
+    if (m_path.empty()) return;
     if (getenv("TUNEUP_KEEP_TEST_DIRS")) {
         fprintf(stderr, "kept %s\n", m_path.c_str());
         return;
@@ -62,8 +60,7 @@ TempDir::~TempDir()
     std::filesystem::remove_all(m_path, ignored);
 }
 
-std::vector<std::string> TempDir::outEntries() const
-{
+std::vector<std::string> TempDir::outEntries() const {
     std::vector<std::string> names;
     for (const auto& entry : std::filesystem::directory_iterator(out()))
         names.push_back(entry.path().filename().string());
@@ -71,34 +68,28 @@ std::vector<std::string> TempDir::outEntries() const
     return names;
 }
 
-std::vector<std::string> TempDir::traceFiles() const
-{
+std::vector<std::string> TempDir::traceFiles() const {
     std::vector<std::string> names;
     for (const std::string& name : outEntries())
-        if (name.ends_with(".db"))
-            names.push_back(name);
+        if (name.ends_with(".db")) names.push_back(name);
     return names;
 }
 
 namespace {
 
-bool inheritable(const std::string& entry)
-{
+bool inheritable(const std::string& entry) {
     const std::string name = entry.substr(0, entry.find('='));
-    if (name.starts_with("TUNEUP_"))
-        return false;
+    if (name.starts_with("TUNEUP_")) return false;
     for (const char* dropped : { "LD_PRELOAD", "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "RANK",
              "OMPI_COMM_WORLD_RANK", "PMI_RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE" })
-        if (name == dropped)
-            return false;
+        if (name == dropped) return false;
     return true;
 }
 
 } // namespace
 
-InjectedProcess::InjectedProcess(const TempDir& dir, const std::vector<std::string>& argv,
-    const InjectOptions& options, const std::string& label)
-{
+InjectedProcess::InjectedProcess(
+    const TempDir& dir, const std::vector<std::string>& argv, const InjectOptions& options, const std::string& label) {
     m_outPath = dir.path() + "/" + label + ".stdout";
     m_errPath = dir.path() + "/" + label + ".stderr";
 
@@ -107,8 +98,7 @@ InjectedProcess::InjectedProcess(const TempDir& dir, const std::vector<std::stri
     std::map<std::string, std::string> env;
     for (char** e = environ; *e; ++e) {
         const std::string entry = *e;
-        if (inheritable(entry))
-            env[entry.substr(0, entry.find('='))] = entry.substr(entry.find('=') + 1);
+        if (inheritable(entry)) env[entry.substr(0, entry.find('='))] = entry.substr(entry.find('=') + 1);
     }
     if (options.inject) {
         env["LD_PRELOAD"] = agentPath();
@@ -128,8 +118,7 @@ InjectedProcess::InjectedProcess(const TempDir& dir, const std::vector<std::stri
     for (std::string& entry : envStrings)
         envp.push_back(entry.data());
     char mainPid[64] = "TUNEUP_MAIN_PID=";
-    if (options.mainPid)
-        envp.push_back(mainPid);
+    if (options.mainPid) envp.push_back(mainPid);
     envp.push_back(nullptr);
     std::vector<std::string> args = argv;
     std::vector<char*> argp;
@@ -173,18 +162,15 @@ InjectedProcess::InjectedProcess(const TempDir& dir, const std::vector<std::stri
     }
 }
 
-InjectedProcess::~InjectedProcess()
-{
+InjectedProcess::~InjectedProcess() {
     if (m_pid > 0 && !m_exited) {
         ::kill(m_pid, SIGKILL);
         waitpid(m_pid, &m_status, 0);
     }
 }
 
-bool InjectedProcess::wait(std::chrono::milliseconds timeout)
-{
-    if (m_exited || m_pid <= 0)
-        return m_exited;
+bool InjectedProcess::wait(std::chrono::milliseconds timeout) {
+    if (m_exited || m_pid <= 0) return m_exited;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         const pid_t done = waitpid(m_pid, &m_status, WNOHANG);
@@ -196,24 +182,29 @@ bool InjectedProcess::wait(std::chrono::milliseconds timeout)
             ADD_FAILURE() << "waitpid failed: " << strerror(errno);
             return false;
         }
-        if (std::chrono::steady_clock::now() >= deadline)
-            return false;
+        if (std::chrono::steady_clock::now() >= deadline) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
 }
 
-int InjectedProcess::exitCode() const { return m_exited && WIFEXITED(m_status) ? WEXITSTATUS(m_status) : -1; }
-
-int InjectedProcess::termSignal() const { return m_exited && WIFSIGNALED(m_status) ? WTERMSIG(m_status) : 0; }
-
-void InjectedProcess::kill(int signal)
-{
-    if (m_pid > 0 && !m_exited)
-        ::kill(m_pid, signal);
+int InjectedProcess::exitCode() const {
+    return m_exited && WIFEXITED(m_status) ? WEXITSTATUS(m_status) : -1;
 }
 
-std::string InjectedProcess::out() const { return readFile(m_outPath); }
+int InjectedProcess::termSignal() const {
+    return m_exited && WIFSIGNALED(m_status) ? WTERMSIG(m_status) : 0;
+}
 
-std::string InjectedProcess::err() const { return readFile(m_errPath); }
+void InjectedProcess::kill(int signal) {
+    if (m_pid > 0 && !m_exited) ::kill(m_pid, signal);
+}
+
+std::string InjectedProcess::out() const {
+    return readFile(m_outPath);
+}
+
+std::string InjectedProcess::err() const {
+    return readFile(m_errPath);
+}
 
 } // namespace tuneup::test

@@ -44,7 +44,7 @@ private:
 };
 
 struct InjectOptions {
-    bool inject = true;  // LD_PRELOAD and NVTX_INJECTION64_PATH
+    bool inject = true; // LD_PRELOAD and NVTX_INJECTION64_PATH
     bool mainPid = true; // TUNEUP_MAIN_PID = the program's pid
     // Extra variables; nullopt removes one.
     std::map<std::string, std::optional<std::string>> env;

@@ -6,12 +6,11 @@
 #include "sqlite_query.h"
 #include "trace_schema.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <gtest/gtest.h>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -30,24 +29,20 @@ struct Emitted {
     long long ranges = -1, marks = -1;
 };
 
-Emitted parseEmitted(const std::string& out)
-{
+Emitted parseEmitted(const std::string& out) {
     Emitted e;
     const size_t at = out.rfind("emitted ");
-    if (at != std::string::npos)
-        sscanf(out.c_str() + at, "emitted %lld %lld", &e.ranges, &e.marks);
+    if (at != std::string::npos) sscanf(out.c_str() + at, "emitted %lld %lld", &e.ranges, &e.marks);
     return e;
 }
 
-InjectOptions notInjected()
-{
+InjectOptions notInjected() {
     InjectOptions options;
     options.inject = false;
     return options;
 }
 
-InjectOptions withEnv(std::map<std::string, std::optional<std::string>> env)
-{
+InjectOptions withEnv(std::map<std::string, std::optional<std::string>> env) {
     InjectOptions options;
     options.env = std::move(env);
     return options;
@@ -56,9 +51,8 @@ InjectOptions withEnv(std::map<std::string, std::optional<std::string>> env)
 class InjectionTest : public ::testing::Test {
 protected:
     // Runs the test client with `args` to completion; expects exit code 0.
-    std::unique_ptr<InjectedProcess> runClient(const std::vector<std::string>& args, const InjectOptions& options = {},
-        const std::string& label = "run")
-    {
+    std::unique_ptr<InjectedProcess> runClient(
+        const std::vector<std::string>& args, const InjectOptions& options = {}, const std::string& label = "run") {
         std::vector<std::string> argv { nvtxClientPath() };
         argv.insert(argv.end(), args.begin(), args.end());
         auto process = std::make_unique<InjectedProcess>(m_dir, argv, options, label);
@@ -67,18 +61,17 @@ protected:
         return process;
     }
 
-    std::unique_ptr<SqliteQuery> open(const std::string& name = "run.db")
-    {
+    std::unique_ptr<SqliteQuery> open(const std::string& name = "run.db") {
         const std::string path = m_dir.out() + "/" + name;
-        EXPECT_TRUE(std::filesystem::exists(path)) << path << "; out/ holds: " << ::testing::PrintToString(m_dir.outEntries());
+        EXPECT_TRUE(std::filesystem::exists(path))
+            << path << "; out/ holds: " << ::testing::PrintToString(m_dir.outEntries());
         auto query = std::make_unique<SqliteQuery>(path);
         EXPECT_TRUE(query->ok()) << path << ": " << query->error();
         return query;
     }
 
     // produced = written + dropped + unwritten_at_exit, exactly.
-    static void expectAccountingExact(SqliteQuery& q)
-    {
+    static void expectAccountingExact(SqliteQuery& q) {
         const int64_t produced = q.stat("events.produced");
         EXPECT_EQ(q.stat("events.written") + q.stat("events.dropped") + q.stat("events.unwritten_at_exit"), produced);
     }
@@ -88,8 +81,7 @@ protected:
 
 } // namespace
 
-TEST_F(InjectionTest, NvtxFromOneThread)
-{
+TEST_F(InjectionTest, NvtxFromOneThread) {
     auto run = runClient({ "ranges", "--threads", "1", "--ranges", "2000", "--depth", "3" });
     EXPECT_EQ(parseEmitted(run->out()).ranges, 6000);
     EXPECT_EQ(m_dir.traceFiles(), std::vector<std::string> { "run.db" });
@@ -111,8 +103,7 @@ TEST_F(InjectionTest, NvtxFromOneThread)
     expectAccountingExact(*q);
 }
 
-TEST_F(InjectionTest, NvtxFromSixteenThreads)
-{
+TEST_F(InjectionTest, NvtxFromSixteenThreads) {
     // 1000 ranges per thread fit in one 1 MiB ring: nothing can be dropped however slow the writer.
     auto run = runClient({ "ranges", "--threads", "16", "--ranges", "500", "--depth", "2" });
     EXPECT_EQ(parseEmitted(run->out()).ranges, 16000);
@@ -142,8 +133,7 @@ TEST_F(InjectionTest, NvtxFromSixteenThreads)
     expectAccountingExact(*q);
 }
 
-TEST_F(InjectionTest, NestedRangesFiveDeep)
-{
+TEST_F(InjectionTest, NestedRangesFiveDeep) {
     auto run = runClient({ "ranges", "--threads", "2", "--ranges", "200", "--depth", "5" });
     EXPECT_EQ(parseEmitted(run->out()).ranges, 2000);
     auto q = open();
@@ -160,8 +150,7 @@ TEST_F(InjectionTest, NestedRangesFiveDeep)
         0);
 }
 
-TEST_F(InjectionTest, DomainsRegisteredStringsCategoriesMarksAndPayloads)
-{
+TEST_F(InjectionTest, DomainsRegisteredStringsCategoriesMarksAndPayloads) {
     auto run = runClient({ "domains" });
     const Emitted emitted = parseEmitted(run->out());
     EXPECT_EQ(emitted.ranges, 13);
@@ -174,38 +163,46 @@ TEST_F(InjectionTest, DomainsRegisteredStringsCategoriesMarksAndPayloads)
     // Domains: the default one and the two named ones (train created twice: one row).
     EXPECT_EQ(q->rows("SELECT s.value FROM nvtx_domains d LEFT JOIN strings s ON s.id = d.name_id ORDER BY d.id"),
         (std::vector<Row> { { std::nullopt }, { "train" }, { "data" } }));
-    const std::string train = "(SELECT d.id FROM nvtx_domains d JOIN strings s ON s.id = d.name_id WHERE s.value = 'train')";
-    const std::string data = "(SELECT d.id FROM nvtx_domains d JOIN strings s ON s.id = d.name_id WHERE s.value = 'data')";
+    const std::string train
+        = "(SELECT d.id FROM nvtx_domains d JOIN strings s ON s.id = d.name_id WHERE s.value = 'train')";
+    const std::string data
+        = "(SELECT d.id FROM nvtx_domains d JOIN strings s ON s.id = d.name_id WHERE s.value = 'data')";
 
     // Categories, named per domain.
-    EXPECT_EQ(q->rows("SELECT c.domain_id = " + train + ", c.category, s.value FROM nvtx_categories c "
-                      "JOIN strings s ON s.id = c.name_id ORDER BY c.category"),
+    EXPECT_EQ(q->rows("SELECT c.domain_id = " + train
+                  + ", c.category, s.value FROM nvtx_categories c "
+                    "JOIN strings s ON s.id = c.name_id ORDER BY c.category"),
         (std::vector<Row> { { "0", "3", "default-category" }, { "1", "7", "optimizer" } }));
 
     // 5 steps (registered string, green, int64 payload i) each around a zero_grad of category 7.
     EXPECT_EQ(q->rows("SELECT r.depth, s.value, r.color, r.payload_type, r.payload, r.category FROM nvtx_ranges r "
-                      "JOIN strings s ON s.id = r.name_id WHERE r.domain_id = " + train + " AND r.depth = 0 "
-                      "ORDER BY r.start_ns"),
+                      "JOIN strings s ON s.id = r.name_id WHERE r.domain_id = "
+                  + train
+                  + " AND r.depth = 0 "
+                    "ORDER BY r.start_ns"),
         (std::vector<Row> { { "0", "step", "4278255360", "2", "0", "0" }, { "0", "step", "4278255360", "2", "1", "0" },
             { "0", "step", "4278255360", "2", "2", "0" }, { "0", "step", "4278255360", "2", "3", "0" },
             { "0", "step", "4278255360", "2", "4", "0" } }));
     EXPECT_EQ(q->scalar("SELECT count(*) FROM nvtx_ranges c JOIN nvtx_ranges p ON p.id = c.parent_id "
                         "JOIN strings cs ON cs.id = c.name_id JOIN strings ps ON ps.id = p.name_id "
                         "WHERE cs.value = 'zero_grad' AND ps.value = 'step' AND c.depth = 1 AND c.category = 7 "
-                        "AND c.color IS NULL AND c.payload_type IS NULL AND c.domain_id = " + train),
+                        "AND c.color IS NULL AND c.payload_type IS NULL AND c.domain_id = "
+                  + train),
         5);
 
     // A start/end range begun on the main thread and ended on another, with a double payload.
     EXPECT_EQ(q->rows("SELECT r.kind, r.tid != r.end_tid, r.payload_type, r.payload, r.depth FROM nvtx_ranges r "
-                      "JOIN strings s ON s.id = r.name_id WHERE s.value = 'batch' AND r.domain_id = " + data),
+                      "JOIN strings s ON s.id = r.name_id WHERE s.value = 'batch' AND r.domain_id = "
+                  + data),
         (std::vector<Row> { { "2", "1", "3", "2.5", std::nullopt } }));
     EXPECT_EQ(q->rows("SELECT r.kind, r.tid = r.end_tid, r.domain_id FROM nvtx_ranges r JOIN strings s "
                       "ON s.id = r.name_id WHERE s.value = 'plain-start-end'"),
         (std::vector<Row> { { "2", "1", "0" } }));
 
     // Marks: a plain one in the default domain, one in data with a uint32 payload.
-    EXPECT_EQ(q->rows("SELECT s.value, m.domain_id = " + data + ", m.payload_type, m.payload FROM nvtx_marks m "
-                      "JOIN strings s ON s.id = m.name_id ORDER BY m.ts_ns"),
+    EXPECT_EQ(q->rows("SELECT s.value, m.domain_id = " + data
+                  + ", m.payload_type, m.payload FROM nvtx_marks m "
+                    "JOIN strings s ON s.id = m.name_id ORDER BY m.ts_ns"),
         (std::vector<Row> { { "checkpoint", "0", std::nullopt, std::nullopt }, { "epoch", "1", "4", "3" } }));
 
     // The range never closed is kept, without an end.
@@ -217,8 +214,7 @@ TEST_F(InjectionTest, DomainsRegisteredStringsCategoriesMarksAndPayloads)
     expectAccountingExact(*q);
 }
 
-TEST_F(InjectionTest, ForkedChildrenWriteTheirOwnFiles)
-{
+TEST_F(InjectionTest, ForkedChildrenWriteTheirOwnFiles) {
     // Even children end with exit(), odd ones with _exit() like Python's DataLoader workers.
     auto run = runClient({ "fork", "--children", "4", "--ranges", "100" });
     EXPECT_EQ(parseEmitted(run->out()).ranges, 2);
@@ -241,8 +237,7 @@ TEST_F(InjectionTest, ForkedChildrenWriteTheirOwnFiles)
 
     std::set<std::string> childPids;
     for (const std::string& name : files) {
-        if (name == "run.db")
-            continue;
+        if (name == "run.db") continue;
         SCOPED_TRACE(name);
         ASSERT_TRUE(name.starts_with("run.pid") && name.ends_with(".db"));
         const std::string pid = name.substr(7, name.size() - 7 - 3);
@@ -253,7 +248,8 @@ TEST_F(InjectionTest, ForkedChildrenWriteTheirOwnFiles)
         EXPECT_EQ(child->meta("parent_pid"), mainPid);
         EXPECT_EQ(child->meta("role"), "forked-child");
         EXPECT_EQ(child->meta("capture.nvtx"), "on");
-        EXPECT_TRUE(child->meta("capture.cuda").value_or("").starts_with("off: forked child")) << *child->meta("capture.cuda");
+        EXPECT_TRUE(child->meta("capture.cuda").value_or("").starts_with("off: forked child"))
+            << *child->meta("capture.cuda");
         EXPECT_TRUE(child->meta("end_ns")) << "closed properly, _exit included";
         EXPECT_EQ(child->rows("SELECT s.value, count(*), sum(end_ns IS NULL) FROM nvtx_ranges r "
                               "JOIN strings s ON s.id = r.name_id GROUP BY s.value"),
@@ -266,8 +262,7 @@ TEST_F(InjectionTest, ForkedChildrenWriteTheirOwnFiles)
     EXPECT_EQ(childPids.size(), 4u);
 }
 
-TEST_F(InjectionTest, ForkWhileTheParentsWriterIsBusy)
-{
+TEST_F(InjectionTest, ForkWhileTheParentsWriterIsBusy) {
     // A parent thread emits all along, so the parent's writer is inside SQLite at most forks: a
     // child must never inherit a lock it then waits on forever.
     auto run = runClient({ "fork", "--children", "16", "--ranges", "50", "--busy" });
@@ -300,8 +295,7 @@ TEST_F(InjectionTest, ForkWhileTheParentsWriterIsBusy)
 namespace {
 
 // Starts the client's endless loop and waits until it has made 1000 ranges.
-std::unique_ptr<InjectedProcess> startForever(const TempDir& dir, const std::vector<std::string>& extra = {})
-{
+std::unique_ptr<InjectedProcess> startForever(const TempDir& dir, const std::vector<std::string>& extra = {}) {
     const std::string ready = dir.path() + "/ready";
     std::vector<std::string> argv { nvtxClientPath(), "forever", "--ready", ready };
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -317,8 +311,7 @@ std::unique_ptr<InjectedProcess> startForever(const TempDir& dir, const std::vec
 
 class SignalTest : public InjectionTest, public ::testing::WithParamInterface<int> { };
 
-TEST_P(SignalTest, FlushesThenDiesByTheSignal)
-{
+TEST_P(SignalTest, FlushesThenDiesByTheSignal) {
     const int sig = GetParam();
     auto process = startForever(m_dir);
     std::this_thread::sleep_for(300ms);
@@ -338,11 +331,12 @@ TEST_P(SignalTest, FlushesThenDiesByTheSignal)
     expectAccountingExact(*q);
 }
 
-INSTANTIATE_TEST_SUITE_P(Injection, SignalTest, ::testing::Values(SIGTERM, SIGINT),
-    [](const ::testing::TestParamInfo<int>& p) { return p.param == SIGTERM ? std::string("SIGTERM") : std::string("SIGINT"); });
+INSTANTIATE_TEST_SUITE_P(
+    Injection, SignalTest, ::testing::Values(SIGTERM, SIGINT), [](const ::testing::TestParamInfo<int>& p) {
+        return p.param == SIGTERM ? std::string("SIGTERM") : std::string("SIGINT");
+    });
 
-TEST_F(InjectionTest, SigkillLeavesAFileWithEveryEventOlderThanASecond)
-{
+TEST_F(InjectionTest, SigkillLeavesAFileWithEveryEventOlderThanASecond) {
     const std::string progressPath = m_dir.path() + "/progress";
     auto process = startForever(m_dir, { "--progress", progressPath });
     // Let it run for a while: the events older than a second at the kill must all be there.
@@ -374,8 +368,7 @@ TEST_F(InjectionTest, SigkillLeavesAFileWithEveryEventOlderThanASecond)
     EXPECT_EQ(q->meta("role"), "main");
 }
 
-TEST_F(InjectionTest, HarmlessInAShell)
-{
+TEST_F(InjectionTest, HarmlessInAShell) {
     InjectedProcess plain(m_dir, { "/bin/sh", "-c", "echo hi" }, notInjected(), "plain");
     InjectedProcess injected(m_dir, { "/bin/sh", "-c", "echo hi" }, {}, "injected");
     ASSERT_TRUE(plain.wait(kRunTimeout));
@@ -391,8 +384,7 @@ TEST_F(InjectionTest, HarmlessInAShell)
     EXPECT_EQ(q->stat("events.produced"), 0);
 }
 
-TEST_F(InjectionTest, MainThreadStatesAreSampled)
-{
+TEST_F(InjectionTest, MainThreadStatesAreSampled) {
     // The shell waits for `sleep` (blocked in wait4), counts (running), waits again.
     const std::string script = "sleep 0.3; i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 0.3";
     InjectedProcess run(m_dir, { "/bin/sh", "-c", script });
@@ -408,16 +400,14 @@ TEST_F(InjectionTest, MainThreadStatesAreSampled)
     EXPECT_NE(sequence.find("S:61 R:-1 S:61"), std::string::npos) << sequence;
 }
 
-TEST_F(InjectionTest, ThreadSamplingCanBeSwitchedOff)
-{
+TEST_F(InjectionTest, ThreadSamplingCanBeSwitchedOff) {
     InjectedProcess run(m_dir, { "/bin/sh", "-c", "sleep 0.2" }, withEnv({ { "TUNEUP_SAMPLE_MS", "0" } }));
     ASSERT_TRUE(run.wait(kRunTimeout));
     auto q = open();
     EXPECT_EQ(q->scalar("SELECT count(*) FROM thread_states"), 0);
 }
 
-TEST_F(InjectionTest, HarmlessInAShellThatRunsPrograms)
-{
+TEST_F(InjectionTest, HarmlessInAShellThatRunsPrograms) {
     // Child processes the shell starts record nothing and leave no file.
     const std::string script = "ls / >/dev/null && /bin/echo one && sh -c 'echo two' && exit 3";
     InjectedProcess injected(m_dir, { "/bin/sh", "-c", script });
@@ -429,8 +419,7 @@ TEST_F(InjectionTest, HarmlessInAShellThatRunsPrograms)
 }
 
 #ifdef TUNEUP_TEST_PYTHON
-TEST_F(InjectionTest, HarmlessInPython)
-{
+TEST_F(InjectionTest, HarmlessInPython) {
     // The host's own SQLite (Python's sqlite3 module) is untouched by the agent's private one.
     const std::string code = "import sqlite3, sys\n"
                              "db = sqlite3.connect(':memory:')\n"
@@ -455,15 +444,14 @@ TEST_F(InjectionTest, HarmlessInPython)
     EXPECT_EQ(other.traceFiles(), std::vector<std::string> { "run.db" });
 }
 
-TEST_F(InjectionTest, MainProcessesStartingTogetherKeepToTheirOwnFiles)
-{
+TEST_F(InjectionTest, MainProcessesStartingTogetherKeepToTheirOwnFiles) {
     // Six processes that each believe they own run.db (each is its own TUNEUP_MAIN_PID) create it
     // at the same moment: one gets it, the others write their pid-named files, quietly, and none
     // writes into another's file.
     std::vector<std::unique_ptr<InjectedProcess>> runs;
     for (int i = 0; i < 6; ++i)
-        runs.push_back(std::make_unique<InjectedProcess>(m_dir, std::vector<std::string> { "/bin/sh", "-c", "true" },
-            InjectOptions {}, "run" + std::to_string(i)));
+        runs.push_back(std::make_unique<InjectedProcess>(
+            m_dir, std::vector<std::string> { "/bin/sh", "-c", "true" }, InjectOptions {}, "run" + std::to_string(i)));
     std::set<std::string> pids;
     for (auto& run : runs) {
         ASSERT_TRUE(run->wait(kRunTimeout));
@@ -488,8 +476,7 @@ TEST_F(InjectionTest, MainProcessesStartingTogetherKeepToTheirOwnFiles)
 }
 #endif
 
-TEST_F(InjectionTest, NoGpuMetadata)
-{
+TEST_F(InjectionTest, NoGpuMetadata) {
     auto run = runClient({ "ranges", "--threads", "1", "--ranges", "10" });
     auto q = open();
     EXPECT_EQ(q->meta("format"), "tuneup-trace");
@@ -513,8 +500,8 @@ TEST_F(InjectionTest, NoGpuMetadata)
     const int64_t end = std::stoll(q->meta("end_ns").value_or("0"));
     EXPECT_GT(start, 0);
     EXPECT_GT(end, start);
-    EXPECT_EQ(q->scalar("SELECT count(*) FROM nvtx_ranges WHERE start_ns < " + std::to_string(start)
-                  + " OR end_ns > " + std::to_string(end)),
+    EXPECT_EQ(q->scalar("SELECT count(*) FROM nvtx_ranges WHERE start_ns < " + std::to_string(start) + " OR end_ns > "
+                  + std::to_string(end)),
         0);
     EXPECT_EQ(q->rows("SELECT pid, parent_pid, role, start_ns, end_ns FROM processes"),
         (std::vector<Row> { { std::to_string(run->pid()), std::to_string(getpid()), "main", std::to_string(start),
@@ -525,11 +512,10 @@ TEST_F(InjectionTest, NoGpuMetadata)
     EXPECT_EQ(q->scalar("SELECT count(*) FROM kernels") + q->scalar("SELECT count(*) FROM api_calls"), 0);
 }
 
-TEST_F(InjectionTest, OverflowIsAccountedExactly)
-{
+TEST_F(InjectionTest, OverflowIsAccountedExactly) {
     // A 16 KiB ring and a burst of 200000 ranges: most are dropped, and every one is counted.
-    auto run = runClient({ "ranges", "--threads", "1", "--ranges", "200000", "--unnamed" },
-        withEnv({ { "TUNEUP_BUFFER_KB", "16" } }));
+    auto run = runClient(
+        { "ranges", "--threads", "1", "--ranges", "200000", "--unnamed" }, withEnv({ { "TUNEUP_BUFFER_KB", "16" } }));
     const long long ranges = parseEmitted(run->out()).ranges;
     ASSERT_EQ(ranges, 200000);
     auto q = open();
@@ -547,18 +533,16 @@ TEST_F(InjectionTest, OverflowIsAccountedExactly)
     EXPECT_EQ(q->stat("nvtx.unmatched_end"), 0);
 }
 
-TEST_F(InjectionTest, DisabledWritesNothing)
-{
+TEST_F(InjectionTest, DisabledWritesNothing) {
     auto run = runClient({ "ranges", "--threads", "2", "--ranges", "100" }, withEnv({ { "TUNEUP_DISABLE", "1" } }));
     EXPECT_EQ(parseEmitted(run->out()).ranges, 200);
     EXPECT_EQ(run->err(), "");
     EXPECT_TRUE(m_dir.outEntries().empty()) << ::testing::PrintToString(m_dir.outEntries());
 }
 
-TEST_F(InjectionTest, RankNamesTheFile)
-{
-    auto run = runClient({ "ranges", "--threads", "1", "--ranges", "10" },
-        withEnv({ { "RANK", "3" }, { "WORLD_SIZE", "8" } }));
+TEST_F(InjectionTest, RankNamesTheFile) {
+    auto run = runClient(
+        { "ranges", "--threads", "1", "--ranges", "10" }, withEnv({ { "RANK", "3" }, { "WORLD_SIZE", "8" } }));
     EXPECT_EQ(m_dir.traceFiles(), std::vector<std::string> { "run.rank3.db" });
     auto q = open("run.rank3.db");
     EXPECT_EQ(q->meta("rank"), "3");
@@ -568,8 +552,7 @@ TEST_F(InjectionTest, RankNamesTheFile)
     EXPECT_EQ(q->scalar("SELECT count(*) FROM nvtx_ranges"), 10);
 }
 
-TEST_F(InjectionTest, AnotherRecordingsFileIsNotOverwritten)
-{
+TEST_F(InjectionTest, AnotherRecordingsFileIsNotOverwritten) {
     auto first = runClient({ "ranges", "--threads", "1", "--ranges", "10" }, {}, "first");
     const std::string before = readFile(m_dir.base());
     ASSERT_FALSE(before.empty());
@@ -588,8 +571,7 @@ TEST_F(InjectionTest, AnotherRecordingsFileIsNotOverwritten)
     EXPECT_EQ(r->scalar("SELECT count(*) FROM nvtx_ranges"), 20);
 }
 
-TEST_F(InjectionTest, AForeignFileIsNotOverwritten)
-{
+TEST_F(InjectionTest, AForeignFileIsNotOverwritten) {
     const std::string foreign = "not a trace, somebody's notes\n";
     FILE* f = fopen(m_dir.base().c_str(), "w");
     ASSERT_TRUE(f);

@@ -21,14 +21,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::optional<std::string> value(int64_t v)
-{
+std::optional<std::string> value(int64_t v) {
     return v == kNone ? std::nullopt : std::optional<std::string>(std::to_string(v));
 }
 
 // "word word ... N" lines of the client's output, by their leading words.
-std::map<std::string, std::vector<std::string>> outputLines(const std::string& out)
-{
+std::map<std::string, std::vector<std::string>> outputLines(const std::string& out) {
     std::map<std::string, std::vector<std::string>> lines;
     std::istringstream in(out);
     std::string line;
@@ -48,8 +46,7 @@ class InterposerTest : public ::testing::Test {
 protected:
     // Runs the client under the agent; expects exit code 0. Returns its stdout.
     std::string run(const std::string& mode, const std::vector<std::string>& scenarios, InjectOptions options = {},
-        const std::string& label = "run")
-    {
+        const std::string& label = "run") {
         std::vector<std::string> argv { TUNEUP_TEST_LIBRARY_CLIENT, TUNEUP_TEST_LIBRARY_CALLS, mode };
         argv.insert(argv.end(), scenarios.begin(), scenarios.end());
         m_before = monotonicNs();
@@ -62,16 +59,14 @@ protected:
         return process.out();
     }
 
-    std::unique_ptr<SqliteQuery> open()
-    {
+    std::unique_ptr<SqliteQuery> open() {
         auto q = std::make_unique<SqliteQuery>(m_dir.base());
         EXPECT_TRUE(q->ok()) << q->error();
         return q;
     }
 
     // Every GEMM row matches library_cases.h and the status the client saw.
-    void expectGemmRows(SqliteQuery& q, const std::string& out)
-    {
+    void expectGemmRows(SqliteQuery& q, const std::string& out) {
         const auto printed = outputLines(out);
         const auto rows = q.rows("SELECT s.value, g.api, transa, transb, m, n, k, batch, a_type, b_type, c_type, "
                                  "compute_type, lda, ldb, ldc, stride_a, stride_b, stride_c, epilogue, external_id, "
@@ -123,8 +118,7 @@ const char* kConvColumns = "SELECT s.value, c.api, call_kind, direction, n, c, d
                            "JOIN strings s ON s.id = c.name_id ";
 
 Row convRow(const std::string& function, int api, int kind, int direction, const ConvCase& c, int mathType, int layout,
-    std::optional<std::string> algo, int source, std::optional<std::string> plan, const std::string& status)
-{
+    std::optional<std::string> algo, int source, std::optional<std::string> plan, const std::string& status) {
     auto v = [](int64_t x) { return std::optional<std::string>(std::to_string(x)); };
     return Row { function, v(api), v(kind), v(direction), v(c.n), v(c.c), std::nullopt, v(c.h), v(c.w), v(c.k),
         v(c.c / c.groups), std::nullopt, v(c.r), v(c.s), v(c.padH), v(c.padW), v(c.strideH), v(c.strideW),
@@ -134,8 +128,7 @@ Row convRow(const std::string& function, int api, int kind, int direction, const
 
 } // namespace
 
-TEST_F(InterposerTest, GemmCallsAreRecordedWithEveryField)
-{
+TEST_F(InterposerTest, GemmCallsAreRecordedWithEveryField) {
     const std::string out = run("global", { "gemm", "lt" });
     auto q = open();
     expectGemmRows(*q, out);
@@ -144,8 +137,7 @@ TEST_F(InterposerTest, GemmCallsAreRecordedWithEveryField)
     EXPECT_EQ(q->scalar("SELECT count(*) FROM threads WHERE tid = " + std::to_string(m_pid)), 1);
 }
 
-TEST_F(InterposerTest, LibrariesLoadedRtldLocalAreRecordedToo)
-{
+TEST_F(InterposerTest, LibrariesLoadedRtldLocalAreRecordedToo) {
     // dlsym(RTLD_NEXT) cannot see them: the agent finds them among the loaded objects.
     const std::string out = run("local", { "gemm", "lt" }, { true, true, { { "TUNEUP_LOG", "debug" } } });
     EXPECT_NE(m_err.find("(not in the global scope: loaded RTLD_LOCAL)"), std::string::npos) << m_err;
@@ -153,8 +145,7 @@ TEST_F(InterposerTest, LibrariesLoadedRtldLocalAreRecordedToo)
     expectGemmRows(*q, out);
 }
 
-TEST_F(InterposerTest, LegacyConvolutionsWithHowTheirAlgorithmWasChosen)
-{
+TEST_F(InterposerTest, LegacyConvolutionsWithHowTheirAlgorithmWasChosen) {
     const std::string out = run("local", { "legacy" });
     const auto printed = outputLines(out);
     auto q = open();
@@ -190,8 +181,7 @@ TEST_F(InterposerTest, LegacyConvolutionsWithHowTheirAlgorithmWasChosen)
     EXPECT_EQ(q->scalar("SELECT count(*) FROM gemm_calls"), 0);
 }
 
-TEST_F(InterposerTest, BackendPlansAreRecordedWithTheirEngineAndPlan)
-{
+TEST_F(InterposerTest, BackendPlansAreRecordedWithTheirEngineAndPlan) {
     run("local", { "backend" });
     auto q = open();
     const auto rows = q->rows(std::string(kConvColumns) + "ORDER BY c.id");
@@ -204,8 +194,7 @@ TEST_F(InterposerTest, BackendPlansAreRecordedWithTheirEngineAndPlan)
     EXPECT_EQ(rows[3], convRow("cudnnBackendExecute", 2, 1, 1, c, -1, 1, e1, 3, "2", "2000"));
 }
 
-TEST_F(InterposerTest, OnlyTheOutermostCallOnAThreadIsRecorded)
-{
+TEST_F(InterposerTest, OnlyTheOutermostCallOnAThreadIsRecorded) {
     // cuBLAS's logger and cuDNN's callback run inside their library calls; library_calls makes calls from
     // there (a cuBLASLt matmul inside cublasSgemm; a cublasSgemm and a matmul inside cudnnConvolutionForward).
     const auto printed = outputLines(run("local", { "nested" }));
@@ -218,8 +207,7 @@ TEST_F(InterposerTest, OnlyTheOutermostCallOnAThreadIsRecorded)
         (std::vector<Row> { { "cudnnConvolutionForward", "7" } }));
 }
 
-TEST_F(InterposerTest, DisabledOrDeselectedAgentOnlyForwards)
-{
+TEST_F(InterposerTest, DisabledOrDeselectedAgentOnlyForwards) {
     const std::string plain = run("local", { "gemm", "lt", "legacy", "backend" }, { false, true, {} }, "plain");
     const std::string disabled
         = run("local", { "gemm", "lt", "legacy", "backend" }, { true, true, { { "TUNEUP_DISABLE", "1" } } }, "off");
@@ -233,8 +221,7 @@ TEST_F(InterposerTest, DisabledOrDeselectedAgentOnlyForwards)
     EXPECT_EQ(q->scalar("SELECT count(*) FROM conv_calls"), 0);
 }
 
-TEST_F(InterposerTest, RecordedFileReadsBackInTuneupInfo)
-{
+TEST_F(InterposerTest, RecordedFileReadsBackInTuneupInfo) {
     run("local", { "all" });
     FILE* pipe = popen((std::string(TUNEUP_TEST_CLI) + " info " + m_dir.base() + " 2>&1").c_str(), "r");
     ASSERT_NE(pipe, nullptr);
@@ -252,8 +239,7 @@ TEST_F(InterposerTest, RecordedFileReadsBackInTuneupInfo)
     EXPECT_EQ(countOf("conv_calls"), 19) << info; // legacy 14, backend 4, nested's outer call 1
 }
 
-TEST(AgentExports, OnlyEntryPointsAndInterposedFunctions)
-{
+TEST(AgentExports, OnlyEntryPointsAndInterposedFunctions) {
     FILE* pipe = popen(("nm -D --defined-only " + agentPath()).c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     std::set<std::string> exported;
@@ -261,8 +247,7 @@ TEST(AgentExports, OnlyEntryPointsAndInterposedFunctions)
     while (fgets(line, sizeof line, pipe)) {
         std::istringstream words(line);
         std::string address, type, name;
-        if (words >> address >> type >> name)
-            exported.insert(name.substr(0, name.find('@')));
+        if (words >> address >> type >> name) exported.insert(name.substr(0, name.find('@')));
     }
     ASSERT_EQ(pclose(pipe), 0);
     std::set<std::string> expected { "InitializeInjection", "InitializeInjectionNvtx2", "tuneup_agent_flush",

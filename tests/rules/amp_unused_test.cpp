@@ -10,26 +10,22 @@ using namespace tuneup::analysis;
 
 namespace {
 
-bool hasFact(const Finding& f, const std::string& label, const std::string& text)
-{
+bool hasFact(const Finding& f, const std::string& label, const std::string& text) {
     for (const auto& [l, v] : f.evidence.facts)
-        if (l == label && v.find(text) != std::string::npos)
-            return true;
+        if (l == label && v.find(text) != std::string::npos) return true;
     return false;
 }
 
-size_t stepsOf(const ruletest::RuleRun& run)
-{
+size_t stepsOf(const ruletest::RuleRun& run) {
     return std::max<size_t>(run.report.ranks[0].steps.detection.steps.size(), 1);
 }
 
 } // namespace
 
-TEST(AmpUnused, FiresOnFp32ResnetOnV100)
-{
+TEST(AmpUnused, FiresOnFp32ResnetOnV100) {
     // ResNet, fp32 on a Tesla V100 (compute 7.0): fp32 GEMM/conv kernels 299521.5 us in 5 steps.
-    TUNEUP_REQUIRE_SHARED_TRACE(path,
-        "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+    TUNEUP_REQUIRE_SHARED_TRACE(
+        path, "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
     const auto run = ruletest::runRule("amp-unused", { path });
     ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
     const Finding& f = run.outcome.findings.at(0);
@@ -38,7 +34,7 @@ TEST(AmpUnused, FiresOnFp32ResnetOnV100)
     ASSERT_EQ(stepsOf(run), 5u);
     ASSERT_TRUE(f.gain);
     EXPECT_NEAR(double(f.gain->perStepNs), 299'521'500.0 / 5 / 2, 2'000.0); // half of the fp32 time
-    EXPECT_EQ(f.severity, Severity::Error);                               // 31% of a 95.6 ms step
+    EXPECT_EQ(f.severity, Severity::Error); // 31% of a 95.6 ms step
     // Volta: fp16 with a GradScaler, not bf16.
     EXPECT_NE(f.fixPython.find("torch.float16"), std::string::npos);
     EXPECT_NE(f.fixPython.find("GradScaler"), std::string::npos);
@@ -47,8 +43,7 @@ TEST(AmpUnused, FiresOnFp32ResnetOnV100)
     EXPECT_LE(f.evidence.events.size(), 50u);
 }
 
-TEST(AmpUnused, FiresOnFp32TuringAndOnVoltaInferredFromKernelNames)
-{
+TEST(AmpUnused, FiresOnFp32TuringAndOnVoltaInferredFromKernelNames) {
     // RTX 2080 Ti (compute 7.5): fp32 GEMM/conv 2765950 us over 30 iterations.
     TUNEUP_REQUIRE_SHARED_TRACE(turing, "param/et_replay/tests/inputs/resnet_kineto.json.gz");
     const auto a = ruletest::runRule("amp-unused", { turing });
@@ -72,8 +67,7 @@ TEST(AmpUnused, FiresOnFp32TuringAndOnVoltaInferredFromKernelNames)
     EXPECT_NEAR(double(c.outcome.findings[0].gain->perStepNs), 211'459'000.0 / 6 / 2, 2'000.0);
 }
 
-TEST(AmpUnused, SofterMessageWhenTf32IsOn)
-{
+TEST(AmpUnused, SofterMessageWhenTf32IsOn) {
     // A100 ResNet DDP: TF32 kernels 38611.3 us, fp32 2600.3 us in 3 steps: a third and a half.
     TUNEUP_REQUIRE_SHARED_TRACE(nccl, "hta/tests/data/nccl_parser_config/nccl_data.json.gz");
     const auto a = ruletest::runRule("amp-unused", { nccl });
@@ -92,8 +86,7 @@ TEST(AmpUnused, SofterMessageWhenTf32IsOn)
     EXPECT_EQ(b.outcome.findings[0].title.rfind("TF32 is on", 0), 0u);
 }
 
-TEST(AmpUnused, QuietWhenMixedPrecisionIsUsed)
-{
+TEST(AmpUnused, QuietWhenMixedPrecisionIsUsed) {
     for (const char* relative : { "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
              "tracelens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz",
              "tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
@@ -109,8 +102,7 @@ TEST(AmpUnused, QuietWhenMixedPrecisionIsUsed)
     }
 }
 
-TEST(AmpUnused, NotApplicableOnPascalAndAmd)
-{
+TEST(AmpUnused, NotApplicableOnPascalAndAmd) {
     TUNEUP_REQUIRE_SHARED_TRACE(pascal, "hta/tests/data/with_gpu_user_annotation/step_based_trace_2543932.json.gz");
     const auto a = ruletest::runRule("amp-unused", { pascal });
     EXPECT_EQ(a.outcome.status, RuleStatus::NotApplicable);
@@ -123,8 +115,7 @@ TEST(AmpUnused, NotApplicableOnPascalAndAmd)
     EXPECT_NE(b.outcome.reason.find("AMD"), std::string::npos);
 }
 
-TEST(AmpUnused, NotEvaluatedWithoutKernelsOrArchitecture)
-{
+TEST(AmpUnused, NotEvaluatedWithoutKernelsOrArchitecture) {
     // CUPTI range-profiler trace: no kernel activity at all.
     TUNEUP_REQUIRE_SHARED_TRACE(path, "hta/tests/data/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz");
     const auto a = ruletest::runRule("amp-unused", { path });
@@ -147,8 +138,7 @@ TEST(AmpUnused, NotEvaluatedWithoutKernelsOrArchitecture)
     EXPECT_NE(b.outcome.reason.find("GPU properties"), std::string::npos) << b.outcome.reason;
 }
 
-TEST(AmpUnused, SyntheticAmpereFp32GetsBf16AndTf32Advice)
-{
+TEST(AmpUnused, SyntheticAmpereFp32GetsBf16AndTf32Advice) {
     // Synthetic: an A100 (compute 8.0) running ampere_sgemm, 4 ms of 10 ms per step: gain 2 ms.
     auto builder = ruletest::syntheticTrace(3, 10'000'000);
     DeviceInfo d;

@@ -11,24 +11,23 @@ using namespace tuneup::analysis;
 namespace {
 
 const std::string kTbData = "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/";
-const std::vector<std::string> kDlrm = { "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
-    "param/et_replay/tests/inputs/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json",
-    "param/et_replay/tests/inputs/dlrm_kineto/worker2_step_12.1694128201554.pt.trace.json",
-    "param/et_replay/tests/inputs/dlrm_kineto/worker3_step_12.1694128201557.pt.trace.json",
-    "param/et_replay/tests/inputs/dlrm_kineto/worker4_step_12.1694128201547.pt.trace.json",
-    "param/et_replay/tests/inputs/dlrm_kineto/worker5_step_12.1694128201549.pt.trace.json",
-    "param/et_replay/tests/inputs/dlrm_kineto/worker6_step_12.1694128201553.pt.trace.json",
-    "param/et_replay/tests/inputs/dlrm_kineto/worker7_step_12.1694128201553.pt.trace.json" };
+const std::vector<std::string> kDlrm
+    = { "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
+          "param/et_replay/tests/inputs/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json",
+          "param/et_replay/tests/inputs/dlrm_kineto/worker2_step_12.1694128201554.pt.trace.json",
+          "param/et_replay/tests/inputs/dlrm_kineto/worker3_step_12.1694128201557.pt.trace.json",
+          "param/et_replay/tests/inputs/dlrm_kineto/worker4_step_12.1694128201547.pt.trace.json",
+          "param/et_replay/tests/inputs/dlrm_kineto/worker5_step_12.1694128201549.pt.trace.json",
+          "param/et_replay/tests/inputs/dlrm_kineto/worker6_step_12.1694128201553.pt.trace.json",
+          "param/et_replay/tests/inputs/dlrm_kineto/worker7_step_12.1694128201553.pt.trace.json" };
 
-const RuleOutcome& outcomeOfRank(const ruletest::RuleRun& run, size_t index)
-{
+const RuleOutcome& outcomeOfRank(const ruletest::RuleRun& run, size_t index) {
     return run.report.outcomes.at(index);
 }
 
 } // namespace
 
-TEST(CommunicationBound, FiresOnBertDdpBothRanks)
-{
+TEST(CommunicationBound, FiresOnBertDdpBothRanks) {
     // BERT DDP on 2 GPUs: NCCL 1414.087 / 1412.758 ms per step (rank 0 / 1), exposed 1364.968 /
     // 1306.723 ms, median steps 2052.348 / 2048.269 ms. The 1.3 ms difference between the ranks is
     // noise (< 10% of their communication), not waiting: the whole exposed time counts.
@@ -53,8 +52,7 @@ TEST(CommunicationBound, FiresOnBertDdpBothRanks)
     EXPECT_NEAR(r.report.outcomes[0].findings[0].gain->stepShare, 1'364'968.0 / 2 / 2'052'348.0, 0.001);
 }
 
-TEST(CommunicationBound, DlrmSeparatesWaitingFromCommunication)
-{
+TEST(CommunicationBound, DlrmSeparatesWaitingFromCommunication) {
     // DLRM, 8 ranks, one step each. NCCL per rank (us): 5798 11336 3492 9774 6587 6251 3558 1746;
     // exposed: 5537 11056 3217 9450 6550 6211 3289 1580. Rank 7 waits least: its 1746 us is what the
     // communication costs; rank 1 waits 11336 - 1746 = 9590 us for others, so its own exposed time is
@@ -77,8 +75,7 @@ TEST(CommunicationBound, DlrmSeparatesWaitingFromCommunication)
     EXPECT_NEAR(double(rank7.gain->perStepNs), 1'580'000.0 / 2, 2'000.0);
 }
 
-TEST(CommunicationBound, FiresOnSingleRankRecommendationTrace)
-{
+TEST(CommunicationBound, FiresOnSingleRankRecommendationTrace) {
     // HTA rank 0 of 16 alone: exposed NCCL (SendRecv) per step 29.1 36.4 29.7 36.4 30.6 ms ->
     // median 30.578 ms of a 216.119 ms median step. One rank only: waiting cannot be separated.
     TUNEUP_REQUIRE_SHARED_TRACE(path, "hta/tests/data/negative_queue_length_values_check/rank0.json.gz");
@@ -93,8 +90,7 @@ TEST(CommunicationBound, FiresOnSingleRankRecommendationTrace)
     EXPECT_NE(f.detail.find("analyse all ranks' traces together"), std::string::npos);
 }
 
-TEST(CommunicationBound, NotApplicableOnSingleGpuTraces)
-{
+TEST(CommunicationBound, NotApplicableOnSingleGpuTraces) {
     for (const char* relative : { "param/et_replay/tests/inputs/resnet_kineto.json.gz",
              "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
              "hta/tests/data/with_gpu_user_annotation/step_based_trace_2543932.json.gz" }) {
@@ -104,16 +100,15 @@ TEST(CommunicationBound, NotApplicableOnSingleGpuTraces)
     }
 }
 
-TEST(CommunicationBound, CleanWhenCollectivesRunNoKernels)
-{
+TEST(CommunicationBound, CleanWhenCollectivesRunNoKernels) {
     // DDP with world size 1: record_param_comms ops (allreduce, broadcast), no NCCL kernels.
-    TUNEUP_REQUIRE_SHARED_TRACE(path, "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+    TUNEUP_REQUIRE_SHARED_TRACE(
+        path, "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
     const auto r = ruletest::runRule("communication-bound", { path });
     EXPECT_EQ(r.outcome.status, RuleStatus::Clean) << r.outcome.reason;
 }
 
-TEST(CommunicationBound, SyntheticOverlappedCommunicationIsQuiet)
-{
+TEST(CommunicationBound, SyntheticOverlappedCommunicationIsQuiet) {
     // 4 ms of all-reduce per 10 ms step, entirely under compute kernels on another stream.
     auto b = ruletest::syntheticTrace(3, 10'000'000);
     for (int s = 0; s < 3; ++s) {

@@ -17,8 +17,7 @@ struct OpSpec {
     int64_t seq = -1;
 };
 
-uint64_t addOp(TraceBuilder& b, const OpSpec& s, uint64_t& externalId)
-{
+uint64_t addOp(TraceBuilder& b, const OpSpec& s, uint64_t& externalId) {
     CpuOp op;
     op.startNs = s.start;
     op.endNs = s.end;
@@ -31,8 +30,7 @@ uint64_t addOp(TraceBuilder& b, const OpSpec& s, uint64_t& externalId)
     return externalId;
 }
 
-void addKernel(TraceBuilder& b, const char* name, int64_t start, int64_t durationNs, uint64_t externalId)
-{
+void addKernel(TraceBuilder& b, const char* name, int64_t start, int64_t durationNs, uint64_t externalId) {
     Kernel k;
     k.startNs = start;
     k.endNs = start + durationNs;
@@ -45,11 +43,10 @@ void addKernel(TraceBuilder& b, const char* name, int64_t start, int64_t duratio
 
 // One step of Conv2d(3, 16, 3, bias=True) -> `next` with its backward: a 20 us bias add in forward and a
 // 30 us bias-gradient reduction in backward.
-void addStep(TraceBuilder& b, int64_t t, int64_t seq, const char* next, const char* nextDims, uint64_t& id)
-{
+void addStep(TraceBuilder& b, int64_t t, int64_t seq, const char* next, const char* nextDims, uint64_t& id) {
     addOp(b, { "aten::conv2d", t, t + 100'000, "[[8,3,32,32],[16,3,3,3],[16],[],[],[],[]]" }, id);
-    addOp(b, { "aten::convolution", t + 1'000, t + 99'000, "[[8,3,32,32],[16,3,3,3],[16],[],[],[],[],[],[]]", seq },
-        id);
+    addOp(
+        b, { "aten::convolution", t + 1'000, t + 99'000, "[[8,3,32,32],[16,3,3,3],[16],[],[],[],[],[],[]]", seq }, id);
     addOp(b,
         { "aten::_convolution", t + 2'000, t + 98'000, "[[8,3,32,32],[16,3,3,3],[16],[],[],[],[],[],[],[],[],[],[]]" },
         id);
@@ -64,17 +61,18 @@ void addStep(TraceBuilder& b, int64_t t, int64_t seq, const char* next, const ch
     const int64_t bw = t + 1'000'000;
     addOp(b, { "autograd::engine::evaluate_function: ConvolutionBackward0", bw, bw + 100'000, "[]" }, id);
     addOp(b, { "ConvolutionBackward0", bw + 1'000, bw + 99'000, "[]", seq }, id);
-    const uint64_t cb = addOp(b, { "aten::convolution_backward", bw + 2'000, bw + 98'000,
-                                     "[[8,16,32,32],[8,3,32,32],[16,3,3,3],[],[],[],[],[],[],[],[]]" },
+    const uint64_t cb = addOp(b,
+        { "aten::convolution_backward", bw + 2'000, bw + 98'000,
+            "[[8,16,32,32],[8,3,32,32],[16,3,3,3],[],[],[],[],[],[],[],[]]" },
         id);
     addKernel(b, "void cudnn::cnn::wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>", bw + 200'000, 90'000, cb);
-    addKernel(b, "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, "
-                 "at::native::sum_functor<float, float, float>::operator()> > >",
+    addKernel(b,
+        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, "
+        "at::native::sum_functor<float, float, float>::operator()> > >",
         bw + 300'000, 30'000, cb);
 }
 
-ruletest::RuleRun runSynthetic(const char* next, const char* nextDims)
-{
+ruletest::RuleRun runSynthetic(const char* next, const char* nextDims) {
     auto b = ruletest::syntheticTrace(3, 5'000'000);
     uint64_t id = 0;
     for (int s = 0; s < 3; ++s)
@@ -86,8 +84,7 @@ ruletest::RuleRun runSynthetic(const char* next, const char* nextDims)
 
 } // namespace
 
-TEST(ConvBiasBeforeBatchnorm, SyntheticBiasedConvIntoBatchNormFires)
-{
+TEST(ConvBiasBeforeBatchnorm, SyntheticBiasedConvIntoBatchNormFires) {
     const auto run = runSynthetic("aten::batch_norm", "[[8,16,32,32],[16],[16],[16],[16],[],[],[],[]]");
     ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
     const Finding& f = run.outcome.findings[0];
@@ -100,8 +97,7 @@ TEST(ConvBiasBeforeBatchnorm, SyntheticBiasedConvIntoBatchNormFires)
     EXPECT_NE(f.fixCpp.find(".bias(false)"), std::string::npos);
 }
 
-TEST(ConvBiasBeforeBatchnorm, SyntheticOtherFollowersAreClean)
-{
+TEST(ConvBiasBeforeBatchnorm, SyntheticOtherFollowersAreClean) {
     // A ReLU after the biased convolution: the bias matters.
     const auto relu = runSynthetic("aten::relu", "[[8,16,32,32]]");
     EXPECT_EQ(relu.outcome.status, RuleStatus::Clean) << relu.outcome.reason;
@@ -111,8 +107,7 @@ TEST(ConvBiasBeforeBatchnorm, SyntheticOtherFollowersAreClean)
     EXPECT_EQ(other.outcome.status, RuleStatus::Clean) << other.outcome.reason;
 }
 
-TEST(ConvBiasBeforeBatchnorm, QuietOnResnetWithoutConvBias)
-{
+TEST(ConvBiasBeforeBatchnorm, QuietOnResnetWithoutConvBias) {
     TUNEUP_REQUIRE_SHARED_TRACE(path,
         "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz");
     const auto run = ruletest::runRule("conv-bias-before-batchnorm", { path });
@@ -120,19 +115,16 @@ TEST(ConvBiasBeforeBatchnorm, QuietOnResnetWithoutConvBias)
     EXPECT_NE(run.outcome.reason.find("212 convolutions, none with a bias"), std::string::npos) << run.outcome.reason;
 }
 
-TEST(ConvBiasBeforeBatchnorm, QuietOnVitPatchEmbeddingWithBias)
-{
-    TUNEUP_REQUIRE_SHARED_TRACE(path,
-        "tracelens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz");
+TEST(ConvBiasBeforeBatchnorm, QuietOnVitPatchEmbeddingWithBias) {
+    TUNEUP_REQUIRE_SHARED_TRACE(path, "tracelens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz");
     const auto run = ruletest::runRule("conv-bias-before-batchnorm", { path });
     EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << run.outcome.reason;
     EXPECT_NE(run.outcome.reason.find("1 convolutions, 1 with a bias"), std::string::npos) << run.outcome.reason;
 }
 
-TEST(ConvBiasBeforeBatchnorm, NotEvaluatedWithoutInputShapes)
-{
-    TUNEUP_REQUIRE_SHARED_TRACE(path,
-        "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+TEST(ConvBiasBeforeBatchnorm, NotEvaluatedWithoutInputShapes) {
+    TUNEUP_REQUIRE_SHARED_TRACE(
+        path, "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
     const auto run = ruletest::runRule("conv-bias-before-batchnorm", { path });
     EXPECT_EQ(run.outcome.status, RuleStatus::NotEvaluated);
     EXPECT_NE(run.outcome.reason.find("input shapes"), std::string::npos);
@@ -140,8 +132,7 @@ TEST(ConvBiasBeforeBatchnorm, NotEvaluatedWithoutInputShapes)
 
 // Synthetic: a trace without operators (a tuneup recording), whose model layers the Python bootstrap
 // recorded.
-TEST(ConvBiasBeforeBatchnorm, SyntheticRecordedLayersWithBiasBeforeNormFire)
-{
+TEST(ConvBiasBeforeBatchnorm, SyntheticRecordedLayersWithBiasBeforeNormFire) {
     std::vector<TraceModel> models;
     models.push_back(ruletest::syntheticTrace(4, 10'000'000).finish());
     ruletest::addProgramFact(models[0], "tuneup.model.convolutions", 53);
@@ -154,8 +145,7 @@ TEST(ConvBiasBeforeBatchnorm, SyntheticRecordedLayersWithBiasBeforeNormFire)
     EXPECT_EQ(ruletest::evidenceFact(f, "with a bias right before a norm"), "52");
 }
 
-TEST(ConvBiasBeforeBatchnorm, SyntheticRecordedLayersWithoutBiasAreClean)
-{
+TEST(ConvBiasBeforeBatchnorm, SyntheticRecordedLayersWithoutBiasAreClean) {
     std::vector<TraceModel> models;
     models.push_back(ruletest::syntheticTrace(4, 10'000'000).finish());
     ruletest::addProgramFact(models[0], "tuneup.model.convolutions", 53);
@@ -165,8 +155,7 @@ TEST(ConvBiasBeforeBatchnorm, SyntheticRecordedLayersWithoutBiasAreClean)
     EXPECT_EQ(run.outcome.status, RuleStatus::Clean);
 }
 
-TEST(ConvBiasBeforeBatchnorm, SyntheticTraceWithNeitherOperatorsNorLayersIsNotEvaluated)
-{
+TEST(ConvBiasBeforeBatchnorm, SyntheticTraceWithNeitherOperatorsNorLayersIsNotEvaluated) {
     std::vector<TraceModel> models;
     models.push_back(ruletest::syntheticTrace(4, 10'000'000).finish());
     const auto run = ruletest::runRuleOnModels("conv-bias-before-batchnorm", std::move(models));

@@ -11,8 +11,7 @@ using namespace tuneup::analysis;
 
 namespace {
 
-uint64_t addOp(TraceBuilder& b, const char* name, int64_t start, int64_t end, uint64_t& externalId)
-{
+uint64_t addOp(TraceBuilder& b, const char* name, int64_t start, int64_t end, uint64_t& externalId) {
     CpuOp op;
     op.startNs = start;
     op.endNs = end;
@@ -26,8 +25,7 @@ uint64_t addOp(TraceBuilder& b, const char* name, int64_t start, int64_t end, ui
 
 // x = torch.randn(...).to("cuda") at t: randn 100 us, then to > _to_copy > copy_ with a 20 us pageable
 // HtoD copy; the GPU is otherwise idle from t to the end of the to (250 us later): 230 us idle.
-void addRandnToCuda(TraceBuilder& b, int64_t t, uint64_t& id)
-{
+void addRandnToCuda(TraceBuilder& b, int64_t t, uint64_t& id) {
     addOp(b, "aten::randn", t, t + 100'000, id);
     addOp(b, "aten::to", t + 110'000, t + 250'000, id);
     addOp(b, "aten::_to_copy", t + 112'000, t + 248'000, id);
@@ -51,8 +49,7 @@ void addRandnToCuda(TraceBuilder& b, int64_t t, uint64_t& id)
     b.addKernel(k);
 }
 
-ruletest::RuleRun run(TraceBuilder& b)
-{
+ruletest::RuleRun run(TraceBuilder& b) {
     std::vector<TraceModel> models;
     models.push_back(b.finish());
     return ruletest::runRuleOnModels("cpu-tensor-then-copy", std::move(models));
@@ -60,8 +57,7 @@ ruletest::RuleRun run(TraceBuilder& b)
 
 } // namespace
 
-TEST(CpuTensorThenCopy, FiresOnToyTrainingThatDrawsItsBatchOnTheCpu)
-{
+TEST(CpuTensorThenCopy, FiresOnToyTrainingThatDrawsItsBatchOnTheCpu) {
     // MI250 toy training: x and y = torch.randn(5, 128).to(device) in the step: 2 factories, 447.3 us of
     // GPU idle meanwhile, over the trace's 2 ProfilerSteps (the second is a 49 us stub).
     TUNEUP_REQUIRE_SHARED_TRACE(path, "hta/tests/data/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
@@ -76,12 +72,11 @@ TEST(CpuTensorThenCopy, FiresOnToyTrainingThatDrawsItsBatchOnTheCpu)
     EXPECT_NE(f.fixPython.find("torch.randn(shape, device=device)"), std::string::npos) << f.fixPython;
 }
 
-TEST(CpuTensorThenCopy, FiresOnTorchTensorFromPythonDataEachStep)
-{
+TEST(CpuTensorThenCopy, FiresOnTorchTensorFromPythonDataEachStep) {
     // DLRM rank 0: four torch.tensor(list, device=...) per step (aten::empty, aten::to with a pageable
     // HtoD copy and cudaStreamSynchronize, aten::lift_fresh); the GPU idles 156.0 us meanwhile.
-    TUNEUP_REQUIRE_SHARED_TRACE(path,
-        "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json");
+    TUNEUP_REQUIRE_SHARED_TRACE(
+        path, "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json");
     const auto r = ruletest::runRule("cpu-tensor-then-copy", { path });
     ASSERT_EQ(r.outcome.status, RuleStatus::Raised) << r.outcome.reason;
     const Finding& f = r.outcome.findings[0];
@@ -92,8 +87,7 @@ TEST(CpuTensorThenCopy, FiresOnTorchTensorFromPythonDataEachStep)
     EXPECT_NE(f.fixPython.find("pin_memory().to(device, non_blocking=True)"), std::string::npos);
 }
 
-TEST(CpuTensorThenCopy, QuietOnRealTrainingLoops)
-{
+TEST(CpuTensorThenCopy, QuietOnRealTrainingLoops) {
     // ResNet-50: the batches come from the DataLoader; the 1359 factory calls are device-side or not copied.
     TUNEUP_REQUIRE_SHARED_TRACE(resnet,
         "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz");
@@ -107,16 +101,14 @@ TEST(CpuTensorThenCopy, QuietOnRealTrainingLoops)
     EXPECT_NE(b.outcome.reason.find("DataLoader"), std::string::npos) << b.outcome.reason;
 }
 
-TEST(CpuTensorThenCopy, NotEvaluatedWithoutCopies)
-{
+TEST(CpuTensorThenCopy, NotEvaluatedWithoutCopies) {
     TUNEUP_REQUIRE_SHARED_TRACE(path, "tracelens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz");
     const auto r = ruletest::runRule("cpu-tensor-then-copy", { path });
     EXPECT_EQ(r.outcome.status, RuleStatus::NotEvaluated);
     EXPECT_NE(r.outcome.reason.find("memory copy"), std::string::npos);
 }
 
-TEST(CpuTensorThenCopy, SyntheticRandnThenCudaEachStepFires)
-{
+TEST(CpuTensorThenCopy, SyntheticRandnThenCudaEachStepFires) {
     // Synthetic: torch.randn(...).to("cuda") once per 5 ms step, 230 us of GPU idle each.
     auto b = ruletest::syntheticTrace(4, 5'000'000);
     uint64_t id = 0;
@@ -132,8 +124,7 @@ TEST(CpuTensorThenCopy, SyntheticRandnThenCudaEachStepFires)
     EXPECT_NE(f.fixCpp.find("torch::randn(shape, torch::TensorOptions().device(torch::kCUDA))"), std::string::npos);
 }
 
-TEST(CpuTensorThenCopy, SyntheticDataLoaderBatchAndOneOffAreClean)
-{
+TEST(CpuTensorThenCopy, SyntheticDataLoaderBatchAndOneOffAreClean) {
     // Synthetic: the same pattern inside a DataLoader __next__ range (the batch) is not counted.
     auto b = ruletest::syntheticTrace(4, 5'000'000);
     uint64_t id = 0;

@@ -12,8 +12,7 @@ constexpr int kSteps = 4;
 constexpr int64_t kStepNs = 10'000'000;
 
 // Per step: a 3 ms convolution kernel and a 1 ms GEMM on GPU 0.
-TraceBuilder convTrace()
-{
+TraceBuilder convTrace() {
     auto b = ruletest::syntheticTrace(kSteps, kStepNs);
     for (int s = 0; s < kSteps; ++s) {
         Kernel conv;
@@ -32,8 +31,7 @@ TraceBuilder convTrace()
     return b;
 }
 
-void addFlag(TraceBuilder& b, std::string_view name, int64_t value, int64_t timeNs)
-{
+void addFlag(TraceBuilder& b, std::string_view name, int64_t value, int64_t timeNs) {
     FrameworkFlag f;
     f.timeNs = timeNs;
     f.name = b.intern(name);
@@ -41,8 +39,7 @@ void addFlag(TraceBuilder& b, std::string_view name, int64_t value, int64_t time
     b.addFrameworkFlag(f);
 }
 
-ruletest::RuleRun run(TraceBuilder& b)
-{
+ruletest::RuleRun run(TraceBuilder& b) {
     std::vector<TraceModel> models;
     models.push_back(b.finish());
     return ruletest::runRuleOnModels("cudnn-autotuner-off", std::move(models));
@@ -50,12 +47,11 @@ ruletest::RuleRun run(TraceBuilder& b)
 
 } // namespace
 
-TEST(CudnnAutotunerOff, NotEvaluatedOnRealKinetoTraces)
-{
+TEST(CudnnAutotunerOff, NotEvaluatedOnRealKinetoTraces) {
     // Kineto traces hold no torch settings: nothing can prove cudnn.benchmark is off.
     TUNEUP_REQUIRE_SHARED_TRACE(resnet, "param/et_replay/tests/inputs/resnet_kineto.json.gz");
-    TUNEUP_REQUIRE_SHARED_TRACE(ddp,
-        "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz");
+    TUNEUP_REQUIRE_SHARED_TRACE(
+        ddp, "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz");
     for (const auto& path : { resnet, ddp }) {
         const auto r = ruletest::runRule("cudnn-autotuner-off", { path });
         EXPECT_EQ(r.outcome.status, RuleStatus::NotEvaluated) << path << ": " << r.outcome.reason;
@@ -63,17 +59,16 @@ TEST(CudnnAutotunerOff, NotEvaluatedOnRealKinetoTraces)
     }
 }
 
-TEST(CudnnAutotunerOff, NotApplicableWithoutConvolutions)
-{
+TEST(CudnnAutotunerOff, NotApplicableWithoutConvolutions) {
     // BERT (transformer) has no convolution kernels: the setting would not matter.
     TUNEUP_REQUIRE_SHARED_TRACE(bert,
-        "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/worker0_round1.pt.trace.json.gz");
+        "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/"
+        "worker0_round1.pt.trace.json.gz");
     const auto r = ruletest::runRule("cudnn-autotuner-off", { bert });
     EXPECT_EQ(r.outcome.status, RuleStatus::NotApplicable) << r.outcome.reason;
 }
 
-TEST(CudnnAutotunerOff, SyntheticFiresWhenBenchmarkProvenOff)
-{
+TEST(CudnnAutotunerOff, SyntheticFiresWhenBenchmarkProvenOff) {
     auto b = convTrace();
     addFlag(b, "cudnn.benchmark", 0, 500'000);
     addFlag(b, "cudnn.benchmark", 0, 30'000'000);
@@ -94,8 +89,7 @@ TEST(CudnnAutotunerOff, SyntheticFiresWhenBenchmarkProvenOff)
     EXPECT_NE(f.fixCpp.find("setBenchmarkCuDNN(true)"), std::string::npos);
 }
 
-TEST(CudnnAutotunerOff, SyntheticQuietWhenBenchmarkOn)
-{
+TEST(CudnnAutotunerOff, SyntheticQuietWhenBenchmarkOn) {
     auto b = convTrace();
     addFlag(b, "cudnn.benchmark", 1, 500'000);
     EXPECT_EQ(run(b).outcome.status, RuleStatus::Clean);
@@ -107,8 +101,7 @@ TEST(CudnnAutotunerOff, SyntheticQuietWhenBenchmarkOn)
     EXPECT_NE(r.outcome.reason.find("switched on"), std::string::npos) << r.outcome.reason;
 }
 
-TEST(CudnnAutotunerOff, SyntheticNotProvenWhenProbeCouldNotRead)
-{
+TEST(CudnnAutotunerOff, SyntheticNotProvenWhenProbeCouldNotRead) {
     // Only unreadable values: not evaluated. One unreadable among offs: not proven, no finding.
     auto unknown = convTrace();
     addFlag(unknown, "cudnn.benchmark", -1, 500'000);
@@ -125,8 +118,7 @@ TEST(CudnnAutotunerOff, SyntheticNotProvenWhenProbeCouldNotRead)
     EXPECT_NE(r.outcome.reason.find("cudnn.benchmark"), std::string::npos);
 }
 
-TEST(CudnnAutotunerOff, SyntheticQuietWithoutConvolutionsOrWithNegligibleOnes)
-{
+TEST(CudnnAutotunerOff, SyntheticQuietWithoutConvolutionsOrWithNegligibleOnes) {
     auto none = ruletest::syntheticTrace(kSteps, kStepNs);
     Kernel gemm;
     gemm.startNs = 2'000'000;
@@ -153,8 +145,7 @@ TEST(CudnnAutotunerOff, SyntheticQuietWithoutConvolutionsOrWithNegligibleOnes)
     EXPECT_NE(t.outcome.reason.find("would save little"), std::string::npos) << t.outcome.reason;
 }
 
-TEST(CudnnAutotunerOff, SyntheticAutotunerSearchMeansBenchmarkOn)
-{
+TEST(CudnnAutotunerOff, SyntheticAutotunerSearchMeansBenchmarkOn) {
     // No settings recorded, but the first call of a convolution shape launches 6 different
     // convolution kernels (cudnnFind timing algorithms) and the 3 later calls one each.
     auto b = ruletest::syntheticTrace(kSteps, kStepNs);
@@ -189,9 +180,8 @@ TEST(CudnnAutotunerOff, SyntheticAutotunerSearchMeansBenchmarkOn)
 namespace {
 
 // The shape of every recorded call below: a 3x3 convolution of 32x64x56x56 in fp16.
-ConvCall convCall(TraceBuilder& b, const char* function, ConvApi api, ConvCallKind kind, int64_t start,
-    int64_t algo, AlgoSource source, uint64_t plan = 0, int32_t batch = 32)
-{
+ConvCall convCall(TraceBuilder& b, const char* function, ConvApi api, ConvCallKind kind, int64_t start, int64_t algo,
+    AlgoSource source, uint64_t plan = 0, int32_t batch = 32) {
     ConvCall c;
     c.startNs = start;
     c.endNs = start + 50'000;
@@ -211,8 +201,7 @@ ConvCall convCall(TraceBuilder& b, const char* function, ConvApi api, ConvCallKi
 
 // convTrace() with the legacy API's calls: one heuristics query for the shape, then one run per step with
 // the heuristics' algorithm (as PyTorch's v7 path with benchmark off).
-TraceBuilder legacyHeuristicTrace(bool searched)
-{
+TraceBuilder legacyHeuristicTrace(bool searched) {
     auto b = convTrace();
     b.addConvCall(convCall(b, "cudnnGetConvolutionForwardAlgorithm_v7", ConvApi::Legacy, ConvCallKind::Heuristic,
         1'500'000, 1, AlgoSource::Heuristic));
@@ -227,14 +216,14 @@ TraceBuilder legacyHeuristicTrace(bool searched)
 
 } // namespace
 
-TEST(CudnnAutotunerOff, SyntheticRecordedHeuristicCallsFireWithoutTorchSettings)
-{
+TEST(CudnnAutotunerOff, SyntheticRecordedHeuristicCallsFireWithoutTorchSettings) {
     // A program that is not PyTorch (no torch probes), or one whose probe could not run: the calls show it.
     auto b = legacyHeuristicTrace(false);
     const auto r = run(b);
     ASSERT_EQ(r.outcome.status, RuleStatus::Raised) << r.outcome.reason;
     const Finding& f = r.outcome.findings.at(0);
-    EXPECT_EQ(ruletest::evidenceFact(f, "cudnn.benchmark"), "off (the recorded cuDNN calls: heuristic algorithms, no search)");
+    EXPECT_EQ(ruletest::evidenceFact(f, "cudnn.benchmark"),
+        "off (the recorded cuDNN calls: heuristic algorithms, no search)");
     EXPECT_EQ(ruletest::evidenceFact(f, "recorded cuDNN convolutions"),
         "4 runs, 4 with a heuristic algorithm, 1 heuristic queries, 0 cudnnFind searches");
     EXPECT_NE(f.detail.find("4 of 4 recorded convolutions ran the algorithm cuDNN's heuristics chose, on 1 shapes"),
@@ -246,8 +235,7 @@ TEST(CudnnAutotunerOff, SyntheticRecordedHeuristicCallsFireWithoutTorchSettings)
     EXPECT_EQ(f.gain->perStepNs, 300'000);
 }
 
-TEST(CudnnAutotunerOff, SyntheticRecordedCallsAgreeWithTheProbe)
-{
+TEST(CudnnAutotunerOff, SyntheticRecordedCallsAgreeWithTheProbe) {
     auto b = legacyHeuristicTrace(false);
     addFlag(b, "cudnn.benchmark", 0, 500'000);
     const auto r = run(b);
@@ -256,8 +244,7 @@ TEST(CudnnAutotunerOff, SyntheticRecordedCallsAgreeWithTheProbe)
     EXPECT_EQ(ruletest::evidenceFact(r.outcome.findings.at(0), "cudnn.benchmark"), "off (read 1 times)");
 }
 
-TEST(CudnnAutotunerOff, SyntheticRecordedFindMeansBenchmarkOn)
-{
+TEST(CudnnAutotunerOff, SyntheticRecordedFindMeansBenchmarkOn) {
     auto b = legacyHeuristicTrace(true);
     const auto r = run(b);
     EXPECT_EQ(r.outcome.status, RuleStatus::Clean) << r.outcome.reason;
@@ -272,14 +259,13 @@ TEST(CudnnAutotunerOff, SyntheticRecordedFindMeansBenchmarkOn)
     EXPECT_NE(c.outcome.reason.find("not reported"), std::string::npos) << c.outcome.reason;
 }
 
-TEST(CudnnAutotunerOff, SyntheticRecordedBackendPlans)
-{
+TEST(CudnnAutotunerOff, SyntheticRecordedBackendPlans) {
     // cudnn-frontend with benchmark on: several plans tried for the new shape, then the fastest.
     auto on = convTrace();
-    on.addConvCall(convCall(on, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run, 1'200'000, 11,
-        AlgoSource::Heuristic, 1));
-    on.addConvCall(convCall(on, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run, 1'300'000, 12,
-        AlgoSource::Heuristic, 2));
+    on.addConvCall(convCall(
+        on, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run, 1'200'000, 11, AlgoSource::Heuristic, 1));
+    on.addConvCall(convCall(
+        on, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run, 1'300'000, 12, AlgoSource::Heuristic, 2));
     for (int s = 0; s < kSteps; ++s)
         on.addConvCall(convCall(on, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run,
             1'000'000 + s * kStepNs + 900'000, 12, AlgoSource::Heuristic, 2));
@@ -290,8 +276,8 @@ TEST(CudnnAutotunerOff, SyntheticRecordedBackendPlans)
 
     // Benchmark off: heuristics' first plan, the same one every step.
     auto off = convTrace();
-    off.addConvCall(convCall(off, "cudnnBackendFinalize", ConvApi::Backend, ConvCallKind::Heuristic, 1'100'000, -1,
-        AlgoSource::Heuristic));
+    off.addConvCall(convCall(
+        off, "cudnnBackendFinalize", ConvApi::Backend, ConvCallKind::Heuristic, 1'100'000, -1, AlgoSource::Heuristic));
     for (int s = 0; s < kSteps; ++s)
         off.addConvCall(convCall(off, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run,
             1'000'000 + s * kStepNs + 900'000, 11, AlgoSource::Heuristic, 1));
@@ -299,8 +285,7 @@ TEST(CudnnAutotunerOff, SyntheticRecordedBackendPlans)
     EXPECT_EQ(b.outcome.status, RuleStatus::Raised) << b.outcome.reason;
 }
 
-TEST(CudnnAutotunerOff, SyntheticRecordedShapesThatChangeEveryStep)
-{
+TEST(CudnnAutotunerOff, SyntheticRecordedShapesThatChangeEveryStep) {
     // Every step a new batch size: the autotuner would search every step. With the probe off, quiet.
     auto b = convTrace();
     addFlag(b, "cudnn.benchmark", 0, 500'000);
@@ -309,8 +294,8 @@ TEST(CudnnAutotunerOff, SyntheticRecordedShapesThatChangeEveryStep)
         b.addConvCall(convCall(b, "cudnnBackendFinalize", ConvApi::Backend, ConvCallKind::Heuristic, t, -1,
             AlgoSource::Heuristic, 0, 32 + s));
         for (int j = 0; j < 3; ++j)
-            b.addConvCall(convCall(b, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run, t + 100'000 + j,
-                11, AlgoSource::Heuristic, uint64_t(10 + s * 3 + j), 32 + s * 4 + j));
+            b.addConvCall(convCall(b, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run, t + 100'000 + j, 11,
+                AlgoSource::Heuristic, uint64_t(10 + s * 3 + j), 32 + s * 4 + j));
     }
     const auto r = run(b);
     EXPECT_EQ(r.outcome.status, RuleStatus::Clean) << r.outcome.reason;

@@ -13,8 +13,7 @@ constexpr int64_t kStepNs = 20'000'000;
 const char* const kForwardKernels[] = { "volta_sgemm_128x64_nn", "vectorized_elementwise_kernel<relu>",
     "volta_sgemm_64x64_nt", "reduce_kernel<sum>", "vectorized_elementwise_kernel<add>" };
 
-void addKernel(TraceBuilder& b, int32_t device, int64_t start, int64_t duration, std::string_view name)
-{
+void addKernel(TraceBuilder& b, int32_t device, int64_t start, int64_t duration, std::string_view name) {
     Kernel k;
     k.startNs = start;
     k.endNs = start + duration;
@@ -27,8 +26,7 @@ void addKernel(TraceBuilder& b, int32_t device, int64_t start, int64_t duration,
 // `devices` GPUs; each step every GPU runs the same 5 forward/backward kernels 4 times (a replica),
 // GPU 0 also the loss and the optimizer (2 ms). With `markers`, the step has a DataParallel.forward
 // range, BroadcastBackward / ReduceAddCoalescedBackward nodes, an NCCL broadcast and peer copies on GPU 0.
-TraceModel dataParallelTrace(int devices, bool markers, bool sameKernels = true)
-{
+TraceModel dataParallelTrace(int devices, bool markers, bool sameKernels = true) {
     auto b = ruletest::syntheticTrace(kSteps, kStepNs);
     const ThreadIndex thread = b.thread(1, 1);
     for (int s = 0; s < kSteps; ++s) {
@@ -40,7 +38,8 @@ TraceModel dataParallelTrace(int devices, bool markers, bool sameKernels = true)
             fwd.thread = thread;
             fwd.name = b.intern("DataParallel.forward");
             b.addAnnotation(fwd);
-            for (const char* node : { "BroadcastBackward", "autograd::engine::evaluate_function: ReduceAddCoalescedBackward" }) {
+            for (const char* node :
+                { "BroadcastBackward", "autograd::engine::evaluate_function: ReduceAddCoalescedBackward" }) {
                 CpuOp op;
                 op.startNs = t0 + 12'000'000;
                 op.endNs = op.startNs + 300'000;
@@ -63,19 +62,18 @@ TraceModel dataParallelTrace(int devices, bool markers, bool sameKernels = true)
             int64_t t = t0 + 1'000'000;
             for (int rep = 0; rep < 4; ++rep)
                 for (const char* name : kForwardKernels) {
-                    const std::string n = sameKernels ? std::string(name) : std::string(name) + "_stage" + std::to_string(d);
+                    const std::string n
+                        = sameKernels ? std::string(name) : std::string(name) + "_stage" + std::to_string(d);
                     addKernel(b, d, t, 500'000, n);
                     t += 550'000;
                 }
-            if (d == 0)
-                addKernel(b, 0, t, 2'000'000, "multi_tensor_apply_kernel<SGD>");
+            if (d == 0) addKernel(b, 0, t, 2'000'000, "multi_tensor_apply_kernel<SGD>");
         }
     }
     return b.finish();
 }
 
-ruletest::RuleRun run(TraceModel model)
-{
+ruletest::RuleRun run(TraceModel model) {
     std::vector<TraceModel> models;
     models.push_back(std::move(model));
     return ruletest::runRuleOnModels("data-parallel", std::move(models));
@@ -83,16 +81,17 @@ ruletest::RuleRun run(TraceModel model)
 
 } // namespace
 
-TEST(DataParallel, QuietOnEveryRealDdpTrace)
-{
+TEST(DataParallel, QuietOnEveryRealDdpTrace) {
     // MANIFEST.md: every DDP trace must stay silent (one process per GPU, DistributedDataParallel).
     const std::vector<std::vector<std::string>> jobs = {
         { "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz" },
         { "hta/tests/data/nccl_parser_config/nccl_data.json.gz" },
         { "hta/tests/data/trace_diff/control/control.json.gz" },
         { "hta/tests/data/trace_diff/test/test.json.gz" },
-        { "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/worker0_round1.pt.trace.json.gz",
-            "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/worker1_round1.pt.trace.json.gz" },
+        { "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/"
+          "worker0_round1.pt.trace.json.gz",
+            "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/"
+            "worker1_round1.pt.trace.json.gz" },
         { "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz",
             "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker1_span1.pt.trace.json.gz" },
         { "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
@@ -117,8 +116,7 @@ TEST(DataParallel, QuietOnEveryRealDdpTrace)
     }
 }
 
-TEST(DataParallel, SyntheticFiresOnOneProcessDrivingFourGpus)
-{
+TEST(DataParallel, SyntheticFiresOnOneProcessDrivingFourGpus) {
     const auto r = run(dataParallelTrace(4, true));
     ASSERT_EQ(r.outcome.status, RuleStatus::Raised) << r.outcome.reason;
     ASSERT_EQ(r.findings(), 1u);
@@ -137,8 +135,7 @@ TEST(DataParallel, SyntheticFiresOnOneProcessDrivingFourGpus)
     EXPECT_EQ(f.gain->confidence, "low");
 }
 
-TEST(DataParallel, SyntheticRecordedWrappingIsEvidence)
-{
+TEST(DataParallel, SyntheticRecordedWrappingIsEvidence) {
     const std::string label = "model wrapped in torch.nn.DataParallel (recorded)";
     EXPECT_EQ(ruletest::evidenceFact(run(dataParallelTrace(4, true)).outcome.findings.at(0), label), "");
     TraceModel model = dataParallelTrace(4, true);
@@ -148,32 +145,28 @@ TEST(DataParallel, SyntheticRecordedWrappingIsEvidence)
     EXPECT_EQ(ruletest::evidenceFact(r.outcome.findings[0], label), "yes");
 }
 
-TEST(DataParallel, SyntheticReplicasWithoutMarkersFire)
-{
+TEST(DataParallel, SyntheticReplicasWithoutMarkersFire) {
     // A kernel-only recording: no ranges, but GPU 1 runs a replica of GPU 0's kernels.
     const auto r = run(dataParallelTrace(2, false));
     ASSERT_EQ(r.outcome.status, RuleStatus::Raised) << r.outcome.reason;
     EXPECT_NE(r.outcome.findings[0].fixPython.find("torchrun --nproc-per-node 2 train.py"), std::string::npos);
 }
 
-TEST(DataParallel, SyntheticModelParallelIsQuiet)
-{
+TEST(DataParallel, SyntheticModelParallelIsQuiet) {
     // Two GPUs with different kernels and no DataParallel markers: model parallelism.
     const auto r = run(dataParallelTrace(2, false, false));
     EXPECT_EQ(r.outcome.status, RuleStatus::Clean);
     EXPECT_NE(r.outcome.reason.find("model parallelism"), std::string::npos) << r.outcome.reason;
 }
 
-TEST(DataParallel, SyntheticSingleGpuWrapperIsQuiet)
-{
+TEST(DataParallel, SyntheticSingleGpuWrapperIsQuiet) {
     // nn.DataParallel around a model on one GPU costs little: no finding, but the reason says so.
     const auto r = run(dataParallelTrace(1, true));
     EXPECT_EQ(r.outcome.status, RuleStatus::Clean);
     EXPECT_NE(r.outcome.reason.find("only one GPU"), std::string::npos) << r.outcome.reason;
 }
 
-TEST(DataParallel, NotEvaluatedWithoutKernels)
-{
+TEST(DataParallel, NotEvaluatedWithoutKernels) {
     auto b = ruletest::syntheticTrace(2, kStepNs);
     const auto r = run(b.finish());
     EXPECT_EQ(r.outcome.status, RuleStatus::NotEvaluated);

@@ -11,15 +11,13 @@ namespace {
 constexpr int kSteps = 2;
 constexpr int64_t kStepNs = 20'000'000;
 
-ruletest::RuleRun run(TraceBuilder& b)
-{
+ruletest::RuleRun run(TraceBuilder& b) {
     std::vector<TraceModel> models;
     models.push_back(b.finish());
     return ruletest::runRuleOnModels("debug-api-enabled", std::move(models));
 }
 
-CpuOp op(TraceBuilder& b, ThreadIndex thread, std::string_view name, int64_t start, int64_t duration)
-{
+CpuOp op(TraceBuilder& b, ThreadIndex thread, std::string_view name, int64_t start, int64_t duration) {
     CpuOp o;
     o.startNs = start;
     o.endNs = start + duration;
@@ -31,16 +29,14 @@ CpuOp op(TraceBuilder& b, ThreadIndex thread, std::string_view name, int64_t sta
 // Backward passes on the autograd thread: `nodes` nodes per step, each in an evaluate_function range
 // (or, `legacy`, a top-level node as in traces before PyTorch 1.10), the first `checked` of them
 // followed by anomaly mode's NaN check: isnan (20 us), _is_any_true (10 us), item (50 us).
-TraceBuilder backwardTrace(int nodes, int checked, bool legacy = false)
-{
+TraceBuilder backwardTrace(int nodes, int checked, bool legacy = false) {
     auto b = ruletest::syntheticTrace(kSteps, kStepNs);
     const ThreadIndex autograd = b.thread(1, 2);
     for (int s = 0; s < kSteps; ++s) {
         int64_t t = 1'000'000 + s * kStepNs + 5'000'000;
         for (int n = 0; n < nodes; ++n) {
             const int64_t rangeStart = t;
-            if (!legacy)
-                t += 5'000;
+            if (!legacy) t += 5'000;
             b.addCpuOp(op(b, autograd, "MulBackward0", t, 100'000));
             t += 110'000;
             if (n < checked) {
@@ -59,8 +55,7 @@ TraceBuilder backwardTrace(int nodes, int checked, bool legacy = false)
     return b;
 }
 
-void addFlag(TraceBuilder& b, std::string_view name, int64_t value)
-{
+void addFlag(TraceBuilder& b, std::string_view name, int64_t value) {
     FrameworkFlag f;
     f.timeNs = 1'500'000;
     f.name = b.intern(name);
@@ -68,8 +63,7 @@ void addFlag(TraceBuilder& b, std::string_view name, int64_t value)
     b.addFrameworkFlag(f);
 }
 
-void addFrames(TraceBuilder& b, std::string_view name, int count, int64_t start, int64_t duration)
-{
+void addFrames(TraceBuilder& b, std::string_view name, int count, int64_t start, int64_t duration) {
     const ThreadIndex thread = b.thread(1, 1);
     for (int i = 0; i < count; ++i) {
         PythonFunction f;
@@ -83,8 +77,7 @@ void addFrames(TraceBuilder& b, std::string_view name, int count, int64_t start,
 
 } // namespace
 
-TEST(DebugApiEnabled, QuietOnRealTraces)
-{
+TEST(DebugApiEnabled, QuietOnRealTraces) {
     // resnet_kineto: 4020 "autograd::engine::evaluate_function: ..." ranges, no aten::isnan, 90
     // user_annotation ranges (counted with a JSON script over the file).
     TUNEUP_REQUIRE_SHARED_TRACE(resnet, "param/et_replay/tests/inputs/resnet_kineto.json.gz");
@@ -112,8 +105,7 @@ TEST(DebugApiEnabled, QuietOnRealTraces)
     }
 }
 
-TEST(DebugApiEnabled, SyntheticAnomalyNanChecksFire)
-{
+TEST(DebugApiEnabled, SyntheticAnomalyNanChecksFire) {
     auto b = backwardTrace(50, 50);
     const auto r = run(b);
     ASSERT_EQ(r.outcome.status, RuleStatus::Raised) << r.outcome.reason;
@@ -129,8 +121,7 @@ TEST(DebugApiEnabled, SyntheticAnomalyNanChecksFire)
     EXPECT_NE(f.fixCpp.find("AnomalyMode::set_enabled(false)"), std::string::npos);
 }
 
-TEST(DebugApiEnabled, SyntheticLegacyAnomalyNanChecksFire)
-{
+TEST(DebugApiEnabled, SyntheticLegacyAnomalyNanChecksFire) {
     // A 2020-style trace: no evaluate_function ranges, the checks follow top-level backward nodes.
     auto b = backwardTrace(40, 40, true);
     const auto r = run(b);
@@ -138,16 +129,14 @@ TEST(DebugApiEnabled, SyntheticLegacyAnomalyNanChecksFire)
     EXPECT_EQ(r.outcome.findings[0].evidence.eventsTotal, 80u);
 }
 
-TEST(DebugApiEnabled, SyntheticIsnanInOneCustomBackwardIsQuiet)
-{
+TEST(DebugApiEnabled, SyntheticIsnanInOneCustomBackwardIsQuiet) {
     // 2 of 50 nodes call isnan (a custom backward, not the engine checking every node).
     auto b = backwardTrace(50, 2);
     const auto r = run(b);
     EXPECT_EQ(r.outcome.status, RuleStatus::Clean) << r.outcome.reason;
 }
 
-TEST(DebugApiEnabled, SyntheticFlagsFire)
-{
+TEST(DebugApiEnabled, SyntheticFlagsFire) {
     // Torch settings from a tuneup recording: anomaly on and the profiler on.
     auto b = ruletest::syntheticTrace(kSteps, kStepNs);
     b.info().format = SourceFormat::TuneupDb;
@@ -170,16 +159,14 @@ TEST(DebugApiEnabled, SyntheticFlagsFire)
     EXPECT_NE(c.outcome.reason.find("profiler.enabled off"), std::string::npos) << c.outcome.reason;
 }
 
-TEST(DebugApiEnabled, SyntheticProfilerFlagInKinetoTraceIsNotAFinding)
-{
+TEST(DebugApiEnabled, SyntheticProfilerFlagInKinetoTraceIsNotAFinding) {
     // A Kineto trace exists because the profiler ran: that is no finding about the script.
     auto b = ruletest::syntheticTrace(kSteps, kStepNs);
     addFlag(b, "profiler.enabled", 1);
     EXPECT_EQ(run(b).outcome.status, RuleStatus::Clean);
 }
 
-TEST(DebugApiEnabled, SyntheticEmitNvtxRangesFire)
-{
+TEST(DebugApiEnabled, SyntheticEmitNvtxRangesFire) {
     auto b = ruletest::syntheticTrace(kSteps, kStepNs);
     const ThreadIndex thread = b.thread(1, 1);
     for (int i = 0; i < 300; ++i) {
@@ -200,8 +187,7 @@ TEST(DebugApiEnabled, SyntheticEmitNvtxRangesFire)
     EXPECT_NE(f.title.find("emit_nvtx"), std::string::npos);
 }
 
-TEST(DebugApiEnabled, SyntheticPythonStacks)
-{
+TEST(DebugApiEnabled, SyntheticPythonStacks) {
     // gradcheck frames: the time inside them is the gain.
     auto g = ruletest::syntheticTrace(kSteps, kStepNs);
     addFrames(g, "torch/autograd/gradcheck.py(1890): gradcheck", 2, 2'000'000, 3'000'000);
@@ -225,8 +211,7 @@ TEST(DebugApiEnabled, SyntheticPythonStacks)
     EXPECT_NE(c.outcome.findings[0].title.find("anomaly detection is on"), std::string::npos);
 }
 
-TEST(DebugApiEnabled, NotEvaluatedWithoutAnyEvidenceSource)
-{
+TEST(DebugApiEnabled, NotEvaluatedWithoutAnyEvidenceSource) {
     // Kernels only: no settings, operators, ranges or Python stacks to look at.
     TraceBuilder b(SourceFormat::KinetoJson, "synthetic");
     Kernel k;

@@ -11,18 +11,15 @@ using namespace tuneup::analysis;
 
 namespace {
 
-bool hasFact(const Finding& f, const std::string& text)
-{
+bool hasFact(const Finding& f, const std::string& text) {
     for (const auto& [label, value] : f.evidence.facts)
-        if (label.find(text) != std::string::npos || value.find(text) != std::string::npos)
-            return true;
+        if (label.find(text) != std::string::npos || value.find(text) != std::string::npos) return true;
     return false;
 }
 
 // A CPU op on thread 1; returns its external id.
 uint64_t addOp(TraceBuilder& b, const std::string& name, int64_t start, int64_t end, const std::string& dims,
-    const std::string& types, uint64_t externalId)
-{
+    const std::string& types, uint64_t externalId) {
     CpuOp op;
     op.startNs = start;
     op.endNs = end;
@@ -35,8 +32,7 @@ uint64_t addOp(TraceBuilder& b, const std::string& name, int64_t start, int64_t 
     return externalId;
 }
 
-void addKernel(TraceBuilder& b, const std::string& name, int64_t start, int64_t durationNs, uint64_t externalId)
-{
+void addKernel(TraceBuilder& b, const std::string& name, int64_t start, int64_t durationNs, uint64_t externalId) {
     Kernel k;
     k.startNs = start;
     k.endNs = start + durationNs;
@@ -47,8 +43,7 @@ void addKernel(TraceBuilder& b, const std::string& name, int64_t start, int64_t 
     b.addKernel(k);
 }
 
-ruletest::RuleRun runSynthetic(TraceBuilder& b)
-{
+ruletest::RuleRun runSynthetic(TraceBuilder& b) {
     std::vector<TraceModel> models;
     models.push_back(b.finish());
     return ruletest::runRuleOnModels("gemm-dims-not-aligned", std::move(models));
@@ -56,13 +51,12 @@ ruletest::RuleRun runSynthetic(TraceBuilder& b)
 
 } // namespace
 
-TEST(GemmDimsNotAligned, FiresOnTimesformerAttentionGemms)
-{
+TEST(GemmDimsNotAligned, FiresOnTimesformerAttentionGemms) {
     // TimeSformer (bf16, H100): the spatial attention bmm's [96,3137,64]x[96,64,3137] (N = 3137) and
     // [96,3137,3137]x[96,3137,64] (K = 3137), 12 each, launch cutlass ..._align1 kernels: 24 unaligned GEMMs
     // with 43.2 ms of kernels (script: 43207.6 us).
-    TUNEUP_REQUIRE_SHARED_TRACE(path,
-        "tracelens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz");
+    TUNEUP_REQUIRE_SHARED_TRACE(
+        path, "tracelens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz");
     const auto run = ruletest::runRule("gemm-dims-not-aligned", { path });
     ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
     const Finding& f = run.outcome.findings.at(0);
@@ -79,8 +73,7 @@ TEST(GemmDimsNotAligned, FiresOnTimesformerAttentionGemms)
     EXPECT_TRUE(hasFact(f, "only M"));
 }
 
-TEST(GemmDimsNotAligned, FiresOnTraceFilterRecommendationModel)
-{
+TEST(GemmDimsNotAligned, FiresOnTraceFilterRecommendationModel) {
     // Sampled rank 0 of a 128-rank recommender (fp32/TF32, A100): 191 unaligned GEMM calls with kernels,
     // 53.0 ms in 2 steps (script: 52991 us), among them mm [2048,110]x[110,18030] (N and K), mm
     // [2048,125]x[125,320] (K = 125), addmm [2048,512]x[512,3906] (N = 3906).
@@ -95,8 +88,7 @@ TEST(GemmDimsNotAligned, FiresOnTraceFilterRecommendationModel)
     EXPECT_GT(f.gain->perStepNs, 0);
 }
 
-TEST(GemmDimsNotAligned, QuietOnDecodeVocabGemmWithAlignedN)
-{
+TEST(GemmDimsNotAligned, QuietOnDecodeVocabGemmWithAlignedN) {
     // vLLM decode on B200: every GEMM is aligned (M = 888 = 8*111; vocab [1,2880]x[2880,25136], M = 1).
     TUNEUP_REQUIRE_SHARED_TRACE(path, "tracelens/tests/traces/b200/eager_trace.json.gz");
     const auto run = ruletest::runRule("gemm-dims-not-aligned", { path });
@@ -104,20 +96,17 @@ TEST(GemmDimsNotAligned, QuietOnDecodeVocabGemmWithAlignedN)
     EXPECT_NE(run.outcome.reason.find("all dimensions aligned"), std::string::npos) << run.outcome.reason;
 }
 
-TEST(GemmDimsNotAligned, QuietWhenOnlyTheTokenCountIsUnaligned)
-{
+TEST(GemmDimsNotAligned, QuietWhenOnlyTheTokenCountIsUnaligned) {
     // ViT on H100: 73 addmm with M = 788 (4 x 197 tokens) and N, K in {768, 3072}; M is not a leading
     // dimension of a forward linear, so nothing is weighed.
-    TUNEUP_REQUIRE_SHARED_TRACE(path,
-        "tracelens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz");
+    TUNEUP_REQUIRE_SHARED_TRACE(path, "tracelens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz");
     const auto run = ruletest::runRule("gemm-dims-not-aligned", { path });
     EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << run.outcome.reason;
     EXPECT_NE(run.outcome.reason.find("73 have only an unaligned token count M (788"), std::string::npos)
         << run.outcome.reason;
 }
 
-TEST(GemmDimsNotAligned, QuietWhenTheUnalignedGemmsAreNegligible)
-{
+TEST(GemmDimsNotAligned, QuietWhenTheUnalignedGemmsAreNegligible) {
     // The K = 2798 linear (fp32: 4-element alignment; K = 100 is aligned) runs eagerly: 15 calls with
     // 1646 us of kernels in 5 steps of ~216 ms; the big GEMMs run inside CUDA graphs.
     TUNEUP_REQUIRE_SHARED_TRACE(path, "hta/tests/data/negative_queue_length_values_check/rank0.json.gz");
@@ -133,18 +122,16 @@ TEST(GemmDimsNotAligned, QuietWhenTheUnalignedGemmsAreNegligible)
     EXPECT_NE(b.outcome.reason.find("30522"), std::string::npos) << b.outcome.reason;
 }
 
-TEST(GemmDimsNotAligned, NotEvaluatedWithoutInputShapes)
-{
+TEST(GemmDimsNotAligned, NotEvaluatedWithoutInputShapes) {
     // ResNet on V100 recorded without record_shapes.
-    TUNEUP_REQUIRE_SHARED_TRACE(path,
-        "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+    TUNEUP_REQUIRE_SHARED_TRACE(
+        path, "hta/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
     const auto run = ruletest::runRule("gemm-dims-not-aligned", { path });
     EXPECT_EQ(run.outcome.status, RuleStatus::NotEvaluated);
     EXPECT_NE(run.outcome.reason.find("input shapes"), std::string::npos) << run.outcome.reason;
 }
 
-TEST(GemmDimsNotAligned, SyntheticLinear1001x30InHalfFires)
-{
+TEST(GemmDimsNotAligned, SyntheticLinear1001x30InHalfFires) {
     // Synthetic: nn.Linear(1001, 30) in fp16, batch 64: linear > addmm [64,1001]x[1001,30], one 1 ms
     // ..._align1 GEMM kernel per 10 ms step. N = 30 and K = 1001 are not multiples of 8: 20% of 1 ms.
     auto b = ruletest::syntheticTrace(4, 10'000'000);
@@ -169,8 +156,7 @@ TEST(GemmDimsNotAligned, SyntheticLinear1001x30InHalfFires)
     EXPECT_NE(f.fixPython.find("nn.Linear(1008, 32)"), std::string::npos);
 }
 
-TEST(GemmDimsNotAligned, SyntheticPaddedTwinIsClean)
-{
+TEST(GemmDimsNotAligned, SyntheticPaddedTwinIsClean) {
     // Synthetic: the same layer padded to Linear(1008, 32).
     auto b = ruletest::syntheticTrace(4, 10'000'000);
     uint64_t id = 100;
@@ -186,8 +172,7 @@ TEST(GemmDimsNotAligned, SyntheticPaddedTwinIsClean)
     EXPECT_NE(run.outcome.reason.find("all dimensions aligned"), std::string::npos) << run.outcome.reason;
 }
 
-TEST(GemmDimsNotAligned, SyntheticWeightGradientWithOddTokenCountIsWeighed)
-{
+TEST(GemmDimsNotAligned, SyntheticWeightGradientWithOddTokenCountIsWeighed) {
     // Synthetic: a backward weight-gradient mm [125,2048]x[2048,320] in fp32 (grad_out^T: M = 125 is a
     // leading dimension there) on CUDA cores (ampere_sgemm): 10% of its 2 ms kernel.
     auto b = ruletest::syntheticTrace(2, 20'000'000);
@@ -223,8 +208,7 @@ struct RecordedGemm {
 
 // Synthetic: one recorded call per 10 ms step on thread 1, its kernel tied to it either by the launch
 // (cudaLaunchKernel inside the call's window, by correlation) or by CUPTI's external correlation.
-TraceBuilder recordedTrace(const std::vector<RecordedGemm>& calls, bool byExternalId)
-{
+TraceBuilder recordedTrace(const std::vector<RecordedGemm>& calls, bool byExternalId) {
     auto b = ruletest::syntheticTrace(4, 10'000'000);
     const ThreadIndex thread = b.thread(1, 1);
     uint64_t correlation = 1000, externalId = 0;
@@ -272,13 +256,12 @@ TraceBuilder recordedTrace(const std::vector<RecordedGemm>& calls, bool byExtern
 
 } // namespace
 
-TEST(GemmDimsNotAligned, SyntheticRecordedUnalignedCallsFire)
-{
+TEST(GemmDimsNotAligned, SyntheticRecordedUnalignedCallsFire) {
     // M=30, N=1001, K=30 in fp32 (sgemm on CUDA cores: 10%) and in fp16 (tensor cores: 20%), 1 ms each.
-    auto b = recordedTrace({ { "cublasSgemm_v2", 0, 0, 30, 1001, 30, 30, 30, 30, 0, 68, "ampere_sgemm_32x32_sliced1x4_nn",
-                               1'000'000 },
-                               { "cublasGemmEx", 0, 0, 30, 1001, 30, 30, 30, 30, 2, 68,
-                                   "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_nn_align2", 1'000'000 } },
+    auto b = recordedTrace(
+        { { "cublasSgemm_v2", 0, 0, 30, 1001, 30, 30, 30, 30, 0, 68, "ampere_sgemm_32x32_sliced1x4_nn", 1'000'000 },
+            { "cublasGemmEx", 0, 0, 30, 1001, 30, 30, 30, 30, 2, 68,
+                "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_nn_align2", 1'000'000 } },
         false);
     const auto run = runSynthetic(b);
     ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
@@ -299,12 +282,11 @@ TEST(GemmDimsNotAligned, SyntheticRecordedUnalignedCallsFire)
     EXPECT_NE(f.fixPython.find("30 -> 32 (16-bit: multiples of 8), 1001 -> 1008"), std::string::npos) << f.fixPython;
 }
 
-TEST(GemmDimsNotAligned, SyntheticRecordedPaddedCallsAreClean)
-{
-    auto b = recordedTrace({ { "cublasSgemm_v2", 0, 0, 32, 1008, 32, 32, 32, 32, 0, 68, "ampere_sgemm_32x32_nn",
-                               1'000'000 },
-                               { "cublasGemmEx", 0, 0, 32, 1008, 32, 32, 32, 32, 2, 68,
-                                   "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_nn_align8", 1'000'000 } },
+TEST(GemmDimsNotAligned, SyntheticRecordedPaddedCallsAreClean) {
+    auto b = recordedTrace(
+        { { "cublasSgemm_v2", 0, 0, 32, 1008, 32, 32, 32, 32, 0, 68, "ampere_sgemm_32x32_nn", 1'000'000 },
+            { "cublasGemmEx", 0, 0, 32, 1008, 32, 32, 32, 32, 2, 68,
+                "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_nn_align8", 1'000'000 } },
         false);
     const auto run = runSynthetic(b);
     EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << run.outcome.reason;
@@ -312,32 +294,29 @@ TEST(GemmDimsNotAligned, SyntheticRecordedPaddedCallsAreClean)
     EXPECT_NE(run.outcome.reason.find("all dimensions and leading dimensions aligned"), std::string::npos);
 }
 
-TEST(GemmDimsNotAligned, SyntheticRecordedCallsTiedByExternalCorrelation)
-{
+TEST(GemmDimsNotAligned, SyntheticRecordedCallsTiedByExternalCorrelation) {
     // GPU capture with launches not recorded (--trace kernel): CUPTI's external correlation ties them.
     auto b = recordedTrace({ { "cublasGemmEx", 1, 0, 30, 64, 1001, 1001, 1001, 30, 2, 68,
-        "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_tn_align1", 1'000'000 } },
+                               "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_tn_align1", 1'000'000 } },
         true);
     const auto run = runSynthetic(b);
     ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
     EXPECT_TRUE(hasFact(run.outcome.findings.at(0), "K=1001, lda=1001, ldb=1001, ldc=30"));
 }
 
-TEST(GemmDimsNotAligned, SyntheticRecordedTokenCountAloneIsNotWeighed)
-{
+TEST(GemmDimsNotAligned, SyntheticRecordedTokenCountAloneIsNotWeighed) {
     // A forward Linear(1008, 1008) on 30 tokens: M = out, N = tokens (no leading dimension), K = in.
     auto b = recordedTrace({ { "cublasGemmEx", 1, 0, 1008, 30, 1008, 1008, 1008, 1008, 2, 68,
-        "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_tn_align8", 1'000'000 } },
+                               "cutlass_80_tensorop_f16_s16816gemm_f16_64x64_32x6_tn_align8", 1'000'000 } },
         false);
     const auto run = runSynthetic(b);
     EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << run.outcome.reason;
-    EXPECT_NE(run.outcome.reason.find("4 have only an unaligned M or N that is no leading dimension"),
-        std::string::npos)
+    EXPECT_NE(
+        run.outcome.reason.find("4 have only an unaligned M or N that is no leading dimension"), std::string::npos)
         << run.outcome.reason;
 }
 
-TEST(GemmDimsNotAligned, SyntheticRecordedCallsWithoutKernelsAreNotEvaluated)
-{
+TEST(GemmDimsNotAligned, SyntheticRecordedCallsWithoutKernelsAreNotEvaluated) {
     // Calls recorded without GPU capture: nothing ties them to kernels, and no framework ops to fall back on.
     auto b = ruletest::syntheticTrace(2, 10'000'000);
     GemmCall g;

@@ -167,8 +167,8 @@ TEST(GpuIdle, SyntheticSampledThreadStatesSayWhatTheMainThreadDid) {
     const Finding& f = run.outcome.findings[0];
     EXPECT_EQ(fact(f, "main thread in these gaps (sampled)"), "67% sleeping, 33% running");
     EXPECT_NE(f.detail.find("The main thread was mostly sleeping"), std::string::npos) << f.detail;
-    EXPECT_NE(fact(f, "gap 1").find("training thread in aten::_unique2; main thread sleeping (nanosleep)"),
-        std::string::npos)
+    EXPECT_NE(
+        fact(f, "gap 1").find("training thread in aten::_unique2; main thread sleeping (nanosleep)"), std::string::npos)
         << fact(f, "gap 1");
 }
 

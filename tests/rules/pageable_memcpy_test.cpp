@@ -5,8 +5,7 @@
 using namespace tuneup;
 using namespace tuneup::analysis;
 
-TEST(PageableMemcpy, FiresOnResnetWithPageableInputCopies)
-{
+TEST(PageableMemcpy, FiresOnResnetWithPageableInputCopies) {
     TUNEUP_REQUIRE_SHARED_TRACE(path, "param/et_replay/tests/inputs/resnet_kineto.json.gz");
     const auto run = ruletest::runRule("pageable-memcpy", { path });
     ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
@@ -16,11 +15,10 @@ TEST(PageableMemcpy, FiresOnResnetWithPageableInputCopies)
     EXPECT_GT(run.outcome.findings[0].gain->perStepNs, 0);
 }
 
-TEST(PageableMemcpy, FiresOnStepBasedTraceAndAlexnet)
-{
+TEST(PageableMemcpy, FiresOnStepBasedTraceAndAlexnet) {
     TUNEUP_REQUIRE_SHARED_TRACE(steps, "hta/tests/data/with_gpu_user_annotation/step_based_trace_2543932.json.gz");
-    TUNEUP_REQUIRE_SHARED_TRACE(alexnet,
-        "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz");
+    TUNEUP_REQUIRE_SHARED_TRACE(
+        alexnet, "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz");
     const auto a = ruletest::runRule("pageable-memcpy", { steps });
     ASSERT_EQ(a.findings(), 1u);
     EXPECT_EQ(a.outcome.findings[0].evidence.eventsTotal, 10u);
@@ -29,8 +27,7 @@ TEST(PageableMemcpy, FiresOnStepBasedTraceAndAlexnet)
     EXPECT_EQ(b.outcome.findings[0].evidence.eventsTotal, 16u);
 }
 
-TEST(PageableMemcpy, QuietOnPinnedInputCopies)
-{
+TEST(PageableMemcpy, QuietOnPinnedInputCopies) {
     // ResNet-50 DDP: 8 pinned HtoD copies; its 3 pageable DtoH reads are scalars.
     TUNEUP_REQUIRE_SHARED_TRACE(path,
         "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz");
@@ -38,8 +35,7 @@ TEST(PageableMemcpy, QuietOnPinnedInputCopies)
     EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << run.outcome.reason;
 }
 
-TEST(PageableMemcpy, NotEvaluatedWithoutCopyActivity)
-{
+TEST(PageableMemcpy, NotEvaluatedWithoutCopyActivity) {
     // Synthetic: steps and no memory copies at all.
     auto builder = ruletest::syntheticTrace(3, 10'000'000);
     std::vector<TraceModel> models;
@@ -49,8 +45,7 @@ TEST(PageableMemcpy, NotEvaluatedWithoutCopyActivity)
     EXPECT_NE(run.outcome.reason.find("memory copy"), std::string::npos);
 }
 
-TEST(PageableMemcpy, SyntheticLargePageableReadBackFires)
-{
+TEST(PageableMemcpy, SyntheticLargePageableReadBackFires) {
     // Synthetic: a 4 MB device-to-pageable read each step fires; a 4-byte one (loss.item()) does not.
     auto builder = ruletest::syntheticTrace(4, 10'000'000);
     for (int s = 0; s < 4; ++s) {

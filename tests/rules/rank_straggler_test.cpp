@@ -14,8 +14,7 @@ const std::string kTbData = "kineto-tbplugin-testdata/tb_plugin/test/data/tracin
 
 } // namespace
 
-TEST(RankStraggler, ResnetDdpRankOneWaitsForItsDataLoader)
-{
+TEST(RankStraggler, ResnetDdpRankOneWaitsForItsDataLoader) {
     // NCCL per step: rank 0 489.661 1051.603 1142.809 750.558 ms -> 1051.603; rank 1 229.286 205.639
     // 204.278 211.744 -> 211.744. Rank 0 waits 839.859 ms per step for rank 1, whose DataLoader waits
     // are longer (MANIFEST: both load in the main process). Median step: 1925.746 ms.
@@ -36,20 +35,20 @@ TEST(RankStraggler, ResnetDdpRankOneWaitsForItsDataLoader)
     EXPECT_NE(f.fixPython.find("num_workers"), std::string::npos);
 }
 
-TEST(RankStraggler, DlrmEightRanksRankSevenArrivesLast)
-{
+TEST(RankStraggler, DlrmEightRanksRankSevenArrivesLast) {
     // NCCL per rank (us), one step each: 5798 11336 3492 9774 6587 6251 3558 1746 (rank 7, from
     // distributedInfo). The others' waits: 4052 9590 1746 8028 4841 4505 1812 -> median 4505 us; median
     // step over the ranks 17797 us. One step per rank: low confidence.
     std::vector<std::string> paths;
-    for (const char* relative : { "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
-             "param/et_replay/tests/inputs/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json",
-             "param/et_replay/tests/inputs/dlrm_kineto/worker2_step_12.1694128201554.pt.trace.json",
-             "param/et_replay/tests/inputs/dlrm_kineto/worker3_step_12.1694128201557.pt.trace.json",
-             "param/et_replay/tests/inputs/dlrm_kineto/worker4_step_12.1694128201547.pt.trace.json",
-             "param/et_replay/tests/inputs/dlrm_kineto/worker5_step_12.1694128201549.pt.trace.json",
-             "param/et_replay/tests/inputs/dlrm_kineto/worker6_step_12.1694128201553.pt.trace.json",
-             "param/et_replay/tests/inputs/dlrm_kineto/worker7_step_12.1694128201553.pt.trace.json" }) {
+    for (const char* relative :
+        { "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
+            "param/et_replay/tests/inputs/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json",
+            "param/et_replay/tests/inputs/dlrm_kineto/worker2_step_12.1694128201554.pt.trace.json",
+            "param/et_replay/tests/inputs/dlrm_kineto/worker3_step_12.1694128201557.pt.trace.json",
+            "param/et_replay/tests/inputs/dlrm_kineto/worker4_step_12.1694128201547.pt.trace.json",
+            "param/et_replay/tests/inputs/dlrm_kineto/worker5_step_12.1694128201549.pt.trace.json",
+            "param/et_replay/tests/inputs/dlrm_kineto/worker6_step_12.1694128201553.pt.trace.json",
+            "param/et_replay/tests/inputs/dlrm_kineto/worker7_step_12.1694128201553.pt.trace.json" }) {
         TUNEUP_REQUIRE_SHARED_TRACE(path, relative);
         paths.push_back(path);
     }
@@ -65,8 +64,7 @@ TEST(RankStraggler, DlrmEightRanksRankSevenArrivesLast)
     EXPECT_NE(f.detail.find("record more steps"), std::string::npos);
 }
 
-TEST(RankStraggler, QuietWhenRanksAreBalanced)
-{
+TEST(RankStraggler, QuietWhenRanksAreBalanced) {
     // BERT DDP: NCCL 1414.087 vs 1412.758 ms per step (0.1% apart). HTA trace_filter ranks 0 and 1
     // of 128: 200.9 vs 211.0 ms (the sampled traces differ by 2% of a 620 ms step).
     TUNEUP_REQUIRE_SHARED_TRACE(b0, kTbData + "bert_newAPI_fp16_ddp_4dataloader/worker0_round1.pt.trace.json.gz");
@@ -79,8 +77,7 @@ TEST(RankStraggler, QuietWhenRanksAreBalanced)
     EXPECT_EQ(sampled.outcome.status, RuleStatus::Clean) << sampled.outcome.reason;
 }
 
-TEST(RankStraggler, NotEvaluatedWithOneRank)
-{
+TEST(RankStraggler, NotEvaluatedWithOneRank) {
     TUNEUP_REQUIRE_SHARED_TRACE(path, kTbData + "resnet50_newAPI_ddp/worker0_span1.pt.trace.json.gz");
     const auto r = ruletest::runRule("rank-straggler", { path });
     EXPECT_EQ(r.outcome.status, RuleStatus::NotEvaluated);
@@ -91,8 +88,7 @@ namespace {
 
 // A synthetic rank: 4 steps of 20 ms; `computeNs` of compute, then an all-reduce that ends at 18 ms
 // into the step (collectives finish together), starting when this rank arrives.
-TraceModel syntheticRank(int rank, int64_t computeNs, bool withCollective = true)
-{
+TraceModel syntheticRank(int rank, int64_t computeNs, bool withCollective = true) {
     auto b = ruletest::syntheticTrace(4, 20'000'000);
     b.info().rank = rank;
     for (int s = 0; s < 4; ++s) {
@@ -104,8 +100,7 @@ TraceModel syntheticRank(int rank, int64_t computeNs, bool withCollective = true
         k.stream = 7;
         k.name = b.intern("volta_sgemm_128x64_nn");
         b.addKernel(k);
-        if (!withCollective)
-            continue;
+        if (!withCollective) continue;
         Kernel c = k;
         c.startNs = k.endNs;
         c.endNs = t0 + 18'000'000;
@@ -118,8 +113,7 @@ TraceModel syntheticRank(int rank, int64_t computeNs, bool withCollective = true
 
 } // namespace
 
-TEST(RankStraggler, SyntheticComputeStraggler)
-{
+TEST(RankStraggler, SyntheticComputeStraggler) {
     // Ranks 0, 1, 3 compute 8 ms; rank 2 computes 14 ms: the others wait 6 ms per step for it.
     std::vector<TraceModel> models;
     for (int rank = 0; rank < 4; ++rank)
@@ -133,8 +127,7 @@ TEST(RankStraggler, SyntheticComputeStraggler)
     EXPECT_EQ(f.gain->confidence, "medium");
 }
 
-TEST(RankStraggler, SyntheticNotApplicableWithoutCollectives)
-{
+TEST(RankStraggler, SyntheticNotApplicableWithoutCollectives) {
     std::vector<TraceModel> models;
     models.push_back(syntheticRank(0, 8'000'000, false));
     models.push_back(syntheticRank(1, 12'000'000, false));

@@ -7,54 +7,44 @@
 
 namespace tuneup::ruletest {
 
-std::string sharedTrace(const std::string& relative)
-{
+std::string sharedTrace(const std::string& relative) {
     const std::filesystem::path root(TUNEUP_SHARED_TRACES);
-    if (!std::filesystem::is_directory(root))
-        return {};
+    if (!std::filesystem::is_directory(root)) return {};
     const auto path = root / relative;
     EXPECT_TRUE(std::filesystem::exists(path)) << path << " is missing from ../shared/traces";
     return path.string();
 }
 
-RuleRun runRuleOnModels(const std::string& ruleId, std::vector<analysis::TraceModel> models)
-{
+RuleRun runRuleOnModels(const std::string& ruleId, std::vector<analysis::TraceModel> models) {
     RuleRun run;
     run.models = std::move(models);
     std::vector<std::unique_ptr<analysis::Rule>> rules;
     for (auto& rule : rules::builtinRules())
-        if (rule->info().id == ruleId)
-            rules.push_back(std::move(rule));
+        if (rule->info().id == ruleId) rules.push_back(std::move(rule));
     EXPECT_EQ(rules.size(), 1u) << "no built-in rule " << ruleId;
     run.report = analysis::advise(run.models, rules, {});
-    if (!run.report.outcomes.empty())
-        run.outcome = run.report.outcomes.front();
+    if (!run.report.outcomes.empty()) run.outcome = run.report.outcomes.front();
     return run;
 }
 
-RuleRun runRule(const std::string& ruleId, const std::vector<std::string>& paths, const std::string& stepRange)
-{
+RuleRun runRule(const std::string& ruleId, const std::vector<std::string>& paths, const std::string& stepRange) {
     std::vector<analysis::TraceModel> models;
     for (const auto& path : paths)
         models.push_back(analysis::importTrace(path));
-    if (stepRange.empty())
-        return runRuleOnModels(ruleId, std::move(models));
+    if (stepRange.empty()) return runRuleOnModels(ruleId, std::move(models));
     RuleRun run;
     run.models = std::move(models);
     std::vector<std::unique_ptr<analysis::Rule>> rules;
     for (auto& rule : rules::builtinRules())
-        if (rule->info().id == ruleId)
-            rules.push_back(std::move(rule));
+        if (rule->info().id == ruleId) rules.push_back(std::move(rule));
     analysis::AdviseOptions options;
     options.stepRange = stepRange;
     run.report = analysis::advise(run.models, rules, options);
-    if (!run.report.outcomes.empty())
-        run.outcome = run.report.outcomes.front();
+    if (!run.report.outcomes.empty()) run.outcome = run.report.outcomes.front();
     return run;
 }
 
-analysis::TraceBuilder syntheticTrace(int steps, int64_t stepNs)
-{
+analysis::TraceBuilder syntheticTrace(int steps, int64_t stepNs) {
     analysis::TraceBuilder builder(analysis::SourceFormat::KinetoJson, "synthetic");
     const analysis::ThreadIndex thread = builder.thread(1, 1);
     for (int s = 0; s < steps; ++s) {
@@ -68,8 +58,7 @@ analysis::TraceBuilder syntheticTrace(int steps, int64_t stepNs)
     return builder;
 }
 
-void addProgramFact(analysis::TraceModel& model, std::string_view name, int64_t value)
-{
+void addProgramFact(analysis::TraceModel& model, std::string_view name, int64_t value) {
     analysis::ProgramFact fact;
     fact.timeNs = 0;
     fact.name = model.strings.intern(name);
@@ -77,11 +66,9 @@ void addProgramFact(analysis::TraceModel& model, std::string_view name, int64_t 
     model.programFacts.append(fact);
 }
 
-std::string evidenceFact(const analysis::Finding& finding, const std::string& label)
-{
+std::string evidenceFact(const analysis::Finding& finding, const std::string& label) {
     for (const auto& [key, value] : finding.evidence.facts)
-        if (key == label)
-            return value;
+        if (key == label) return value;
     return {};
 }
 

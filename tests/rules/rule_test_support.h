@@ -16,8 +16,7 @@ std::string sharedTrace(const std::string& relative);
 // Skips the test with a clear message when ../shared/traces is absent.
 #define TUNEUP_REQUIRE_SHARED_TRACE(var, relative)                                                                     \
     const std::string var = ::tuneup::ruletest::sharedTrace(relative);                                                 \
-    if (var.empty())                                                                                                   \
-        GTEST_SKIP() << "../shared/traces is absent (a fresh clone): the real-trace tests run in CI";
+    if (var.empty()) GTEST_SKIP() << "../shared/traces is absent (a fresh clone): the real-trace tests run in CI";
 
 // The outcome of the built-in rule `ruleId` on these traces (one per rank), and the report it came from.
 struct RuleRun {

@@ -15,8 +15,7 @@ const char* kAdd = "void at::native::vectorized_elementwise_kernel<4, at::native
                    "at::detail::Array<char*, 3> >(int, at::native::AddFunctor<float>, at::detail::Array<char*, 3>)";
 
 // `count` elementwise kernels of 3 us, 5 us apart, launched from thread 1 at `t`, then a GEMM.
-void addChain(TraceBuilder& b, int64_t t, int count, uint64_t& correlation)
-{
+void addChain(TraceBuilder& b, int64_t t, int count, uint64_t& correlation) {
     for (int i = 0; i < count + 1; ++i) {
         ApiCall call;
         call.startNs = t - 50'000 + i * 4'000;
@@ -38,8 +37,7 @@ void addChain(TraceBuilder& b, int64_t t, int count, uint64_t& correlation)
 
 } // namespace
 
-TEST(UnfusedPointwise, FiresOnQwenEagerInference)
-{
+TEST(UnfusedPointwise, FiresOnQwenEagerInference) {
     // Qwen1.5-0.5B generation in eager bf16 (RMSNorm, rotary embedding, SiLU as separate kernels):
     // 139 runs, 941 kernels, saving 12107 us over the trace.
     TUNEUP_REQUIRE_SHARED_TRACE(path, "tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
@@ -58,8 +56,7 @@ TEST(UnfusedPointwise, FiresOnQwenEagerInference)
     EXPECT_GE(f.severity, Severity::Warning);
 }
 
-TEST(UnfusedPointwise, QuietOnTracesWithoutElementwiseChains)
-{
+TEST(UnfusedPointwise, QuietOnTracesWithoutElementwiseChains) {
     // ResNet DDP with a foreach SGD (multi_tensor_apply), and ViT inference: no run of 4.
     for (const char* relative : { "hta/tests/data/nccl_parser_config/nccl_data.json.gz",
              "tracelens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz" }) {
@@ -76,15 +73,13 @@ TEST(UnfusedPointwise, QuietOnTracesWithoutElementwiseChains)
     EXPECT_NE(run.outcome.reason.find("negligible"), std::string::npos) << run.outcome.reason;
 }
 
-TEST(UnfusedPointwise, NotEvaluatedWithoutKernels)
-{
+TEST(UnfusedPointwise, NotEvaluatedWithoutKernels) {
     TUNEUP_REQUIRE_SHARED_TRACE(path, "hta/tests/data/rank_non_gpu/rank_non_gpu.json.gz");
     const auto run = ruletest::runRule("unfused-pointwise", { path });
     EXPECT_EQ(run.outcome.status, RuleStatus::NotEvaluated);
 }
 
-TEST(UnfusedPointwise, SyntheticOptimizerChainAdvisesFusedOptimizer)
-{
+TEST(UnfusedPointwise, SyntheticOptimizerChainAdvisesFusedOptimizer) {
     // Synthetic: per 1 ms step, 5 elementwise kernels of 3 us, 5 us apart, launched inside Optimizer.step.
     // Saving per run: (15 - 2 x 3) us of kernels + 4 gaps of 5 us = 29 us.
     auto b = ruletest::syntheticTrace(3, 1'000'000);
@@ -112,8 +107,7 @@ TEST(UnfusedPointwise, SyntheticOptimizerChainAdvisesFusedOptimizer)
     EXPECT_NE(f.fixCpp.find("_foreach_add_"), std::string::npos);
 }
 
-TEST(UnfusedPointwise, SyntheticShortChainIsClean)
-{
+TEST(UnfusedPointwise, SyntheticShortChainIsClean) {
     // Synthetic: chains of 3 elementwise kernels only.
     auto b = ruletest::syntheticTrace(3, 1'000'000);
     uint64_t correlation = 0;

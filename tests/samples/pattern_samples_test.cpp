@@ -7,13 +7,12 @@
 #include "sqlite_query.h"
 #include "temp_dir.h"
 
-#include <rapidjson/document.h>
-
 #include <cstdlib>
 #include <filesystem>
-#include <ostream>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <ostream>
+#include <rapidjson/document.h>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -31,37 +30,36 @@ struct Setting {
 struct SampleCase {
     std::string name;
     bool python;
-    std::string args;              // small sizes: the CPU here is slow
+    std::string args; // small sizes: the CPU here is slow
     std::vector<Setting> settings; // recorded by the torch probes or the sample's facts
-    std::string rule;              // fires on the sample and not on --fixed; "" when only a GPU shows it
+    std::string rule; // fires on the sample and not on --fixed; "" when only a GPU shows it
 };
 
 // gtest prints a parameter in a failing test's name: the sample, not its bytes.
-void PrintTo(const SampleCase& c, std::ostream* out) { *out << (c.python ? "python " : "C++ ") << c.name; }
+void PrintTo(const SampleCase& c, std::ostream* out) {
+    *out << (c.python ? "python " : "C++ ") << c.name;
+}
 
 using tuneup::test::readFile;
 
 class PatternSampleTest : public ::testing::TestWithParam<SampleCase> {
 protected:
-
     // Records the sample (broken or fixed) and returns its file; the run must succeed.
-    std::string record(bool fixed)
-    {
+    std::string record(bool fixed) {
         const SampleCase& c = GetParam();
         const std::string db = m_dir + (fixed ? "/fixed.db" : "/broken.db");
-        const std::string program = c.python ? std::string(TUNEUP_PYTHON) + " " + TUNEUP_SAMPLES_DIR + "/python/"
-                + c.name + ".py"
-                                             : std::string(TUNEUP_SAMPLES_BIN) + "/" + c.name;
-        const std::string command = std::string(TUNEUP_BINARY) + " record -o " + db + " -- " + program + " "
-            + c.args + (fixed ? " --fixed" : "") + " > " + m_dir + "/out.txt 2>&1";
+        const std::string program = c.python
+            ? std::string(TUNEUP_PYTHON) + " " + TUNEUP_SAMPLES_DIR + "/python/" + c.name + ".py"
+            : std::string(TUNEUP_SAMPLES_BIN) + "/" + c.name;
+        const std::string command = std::string(TUNEUP_BINARY) + " record -o " + db + " -- " + program + " " + c.args
+            + (fixed ? " --fixed" : "") + " > " + m_dir + "/out.txt 2>&1";
         const int status = std::system(command.c_str());
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command << "\n" << readFile(m_dir + "/out.txt");
         return db;
     }
 
     // `tuneup advise FILE --format json`, parsed.
-    rapidjson::Document advise(const std::string& db)
-    {
+    rapidjson::Document advise(const std::string& db) {
         const std::string out = db + ".json";
         const std::string command = std::string(TUNEUP_BINARY) + " advise " + db + " --format json -o " + out;
         EXPECT_EQ(std::system(command.c_str()), 0) << command;
@@ -71,23 +69,19 @@ protected:
         return json;
     }
 
-    static std::string setting(const rapidjson::Document& advice, const std::string& name)
-    {
+    static std::string setting(const rapidjson::Document& advice, const std::string& name) {
         const auto& settings = advice["inputs"][0]["recorded_settings"];
         const auto it = settings.FindMember(name.c_str());
         return it == settings.MemberEnd() ? "(not recorded)" : it->value.GetString();
     }
-    static bool raised(const rapidjson::Document& advice, const std::string& rule)
-    {
+    static bool raised(const rapidjson::Document& advice, const std::string& rule) {
         for (const auto& f : advice["findings"].GetArray())
-            if (f["rule"].GetString() == rule)
-                return true;
+            if (f["rule"].GetString() == rule) return true;
         return false;
     }
 
     // What every run must show: steps, the settings it made, its main thread's states.
-    void checkRun(const std::string& db, const rapidjson::Document& advice, bool fixed)
-    {
+    void checkRun(const std::string& db, const rapidjson::Document& advice, bool fixed) {
         const SampleCase& c = GetParam();
         const auto& input = advice["inputs"][0];
         EXPECT_GE(input["steps"]["count"].GetInt(), 3) << db;
@@ -102,8 +96,7 @@ protected:
     std::string m_dir = m_tmp.path();
 };
 
-TEST_P(PatternSampleTest, RecordsTheSampleAndItsFixedTwin)
-{
+TEST_P(PatternSampleTest, RecordsTheSampleAndItsFixedTwin) {
     const SampleCase& c = GetParam();
     const std::string broken = record(false);
     const std::string fixed = record(true);
@@ -120,8 +113,7 @@ TEST_P(PatternSampleTest, RecordsTheSampleAndItsFixedTwin)
 
 // The signals a CPU recording holds. DataLoader waits are made long enough to matter on the CPU
 // (--load-ms), where computing a step takes far longer than on a GPU.
-std::vector<SampleCase> cases(bool python)
-{
+std::vector<SampleCase> cases(bool python) {
     const Setting benchmark { "cudnn.benchmark", "off", "on" };
     const Setting anomaly { "autograd.anomaly", "on", "off" };
     const Setting setToNone { "zero_grad.set_to_none", "0", "1" };
@@ -139,13 +131,12 @@ std::vector<SampleCase> cases(bool python)
         { "amp", python, "--steps 4 --hidden 128", {}, "" },
     };
     if (python)
-        list.push_back({ "data_parallel", true, "--steps 4 --batch 8",
-            { { "wrap.data_parallel", "1", "(not recorded)" } }, "" });
+        list.push_back(
+            { "data_parallel", true, "--steps 4 --batch 8", { { "wrap.data_parallel", "1", "(not recorded)" } }, "" });
     return list;
 }
 
-std::string caseName(const ::testing::TestParamInfo<SampleCase>& info)
-{
+std::string caseName(const ::testing::TestParamInfo<SampleCase>& info) {
     return (info.param.python ? "python_" : "cpp_") + info.param.name;
 }
 

@@ -9,10 +9,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <set>
-#include <sstream>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <set>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 
@@ -24,44 +24,37 @@ using tuneup::test::readFile;
 
 class PythonBootstrapTest : public ::testing::Test {
 protected:
-
     // Runs `tuneup record -o DIR/NAME.db -- python3 ARGS` with `env` before it; returns the exit code.
-    int record(const std::string& name, const std::string& args, const std::string& env = "")
-    {
-        const std::string command = env + " " + TUNEUP_BINARY + " record -o " + db(name) + " -- " + TUNEUP_PYTHON
-            + " " + args + " > " + m_dir + "/out.txt 2> " + m_dir + "/err.txt";
+    int record(const std::string& name, const std::string& args, const std::string& env = "") {
+        const std::string command = env + " " + TUNEUP_BINARY + " record -o " + db(name) + " -- " + TUNEUP_PYTHON + " "
+            + args + " > " + m_dir + "/out.txt 2> " + m_dir + "/err.txt";
         const int status = std::system(command.c_str());
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     }
-    int train(const std::string& name, const std::string& options, const std::string& env = "")
-    {
-        return record(name, std::string(TUNEUP_SAMPLES_DIR) + "/python/train_mlp.py --steps 6 --load-ms 0 " + options,
-            env);
+    int train(const std::string& name, const std::string& options, const std::string& env = "") {
+        return record(
+            name, std::string(TUNEUP_SAMPLES_DIR) + "/python/train_mlp.py --steps 6 --load-ms 0 " + options, env);
     }
     std::string db(const std::string& name) const { return m_dir + "/" + name + ".db"; }
-    std::string err() const
-    {
+    std::string err() const {
         std::ifstream file(m_dir + "/err.txt");
         std::stringstream text;
         text << file.rdbuf();
         return text.str();
     }
 
-    static int64_t ranges(tuneup::test::SqliteQuery& q, const std::string& name)
-    {
-        return q.scalar("SELECT count(*) FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id WHERE s.value = '"
-            + name + "'");
+    static int64_t ranges(tuneup::test::SqliteQuery& q, const std::string& name) {
+        return q.scalar(
+            "SELECT count(*) FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id WHERE s.value = '" + name + "'");
     }
     // The payload of the mark `name` ("" when there is none).
-    static std::string fact(tuneup::test::SqliteQuery& q, const std::string& name)
-    {
+    static std::string fact(tuneup::test::SqliteQuery& q, const std::string& name) {
         const auto rows = q.rows("SELECT m.payload FROM nvtx_marks m JOIN strings s ON s.id = m.name_id WHERE "
                                  "s.value = '"
             + name + "' ORDER BY m.ts_ns DESC LIMIT 1");
         return rows.empty() || !rows[0][0] ? "" : *rows[0][0];
     }
-    static std::string flag(tuneup::test::SqliteQuery& q, const std::string& name)
-    {
+    static std::string flag(tuneup::test::SqliteQuery& q, const std::string& name) {
         const auto rows = q.rows("SELECT coalesce(f.value, 'NULL') FROM framework_flags f JOIN strings s ON s.id = "
                                  "f.name_id WHERE s.value = '"
             + name + "' ORDER BY f.ts_ns DESC LIMIT 1");
@@ -72,8 +65,7 @@ protected:
     std::string m_dir = m_tmp.path();
 };
 
-TEST_F(PythonBootstrapTest, MarksTheTrainingLoopAsTorchProfilerNamesIt)
-{
+TEST_F(PythonBootstrapTest, MarksTheTrainingLoopAsTorchProfilerNamesIt) {
     ASSERT_EQ(train("loop", "--set-to-none 0"), 0) << err();
     tuneup::test::SqliteQuery q(db("loop"));
     ASSERT_TRUE(q.ok()) << q.error();
@@ -99,8 +91,7 @@ TEST_F(PythonBootstrapTest, MarksTheTrainingLoopAsTorchProfilerNamesIt)
     EXPECT_EQ(flag(q, "autograd.anomaly"), "0");
 }
 
-TEST_F(PythonBootstrapTest, FactsFollowTheProgram)
-{
+TEST_F(PythonBootstrapTest, FactsFollowTheProgram) {
     ASSERT_EQ(train("facts", "--workers 2 --set-to-none 1 --anomaly --cudnn-benchmark --data-parallel"), 0) << err();
     tuneup::test::SqliteQuery q(db("facts"));
     ASSERT_TRUE(q.ok()) << q.error();
@@ -112,14 +103,12 @@ TEST_F(PythonBootstrapTest, FactsFollowTheProgram)
     EXPECT_EQ(flag(q, "autograd.anomaly"), "1");
 }
 
-TEST_F(PythonBootstrapTest, DataLoaderWorkersWriteTheirOwnFilesWithTheBatchesTheyMade)
-{
+TEST_F(PythonBootstrapTest, DataLoaderWorkersWriteTheirOwnFilesWithTheBatchesTheyMade) {
     ASSERT_EQ(train("workers", "--workers 2 --load-ms 5"), 0) << err();
     std::vector<std::string> workerFiles;
     for (const auto& entry : fs::directory_iterator(m_dir)) {
         const std::string name = entry.path().filename().string();
-        if (name.starts_with("workers.pid") && name.ends_with(".db"))
-            workerFiles.push_back(entry.path().string());
+        if (name.starts_with("workers.pid") && name.ends_with(".db")) workerFiles.push_back(entry.path().string());
         // Workers end with os._exit, or the parent's SIGTERM: their files are closed all the same.
         EXPECT_FALSE(name.ends_with("-wal") || name.ends_with("-shm")) << name;
     }
@@ -155,8 +144,7 @@ TEST_F(PythonBootstrapTest, DataLoaderWorkersWriteTheirOwnFilesWithTheBatchesThe
     EXPECT_NE(readFile(notes).find(workerFiles[0] + " (DataLoader worker)"), std::string::npos) << readFile(notes);
 }
 
-TEST_F(PythonBootstrapTest, DataLoaderStallSaysWhatTheMainThreadDidWhileItWaited)
-{
+TEST_F(PythonBootstrapTest, DataLoaderStallSaysWhatTheMainThreadDidWhileItWaited) {
     // The agent samples the main thread: with workers it waits on their pipe; without, it makes each
     // batch itself, here sleeping (the sample's dataset sleeps --load-ms per sample, like slow storage).
     for (const auto& [workers, expected] :
@@ -182,8 +170,7 @@ TEST_F(PythonBootstrapTest, DataLoaderStallSaysWhatTheMainThreadDidWhileItWaited
     }
 }
 
-TEST_F(PythonBootstrapTest, AdviseFindsStepsAndAnomalyDetection)
-{
+TEST_F(PythonBootstrapTest, AdviseFindsStepsAndAnomalyDetection) {
     ASSERT_EQ(train("advise", "--anomaly"), 0) << err();
     const std::string out = m_dir + "/advice.json";
     const std::string command = std::string(TUNEUP_BINARY) + " advise " + db("advise") + " --format json -o " + out;
@@ -196,8 +183,7 @@ TEST_F(PythonBootstrapTest, AdviseFindsStepsAndAnomalyDetection)
     EXPECT_NE(json.find("optimizer ranges"), std::string::npos) << json.substr(0, 3000);
 }
 
-TEST_F(PythonBootstrapTest, SwitchedOffLeavesNoTuneupRanges)
-{
+TEST_F(PythonBootstrapTest, SwitchedOffLeavesNoTuneupRanges) {
     ASSERT_EQ(train("off", "", "TUNEUP_PYTHON_BOOTSTRAP=0"), 0) << err();
     tuneup::test::SqliteQuery q(db("off"));
     ASSERT_TRUE(q.ok()) << q.error();
@@ -205,8 +191,7 @@ TEST_F(PythonBootstrapTest, SwitchedOffLeavesNoTuneupRanges)
     EXPECT_EQ(q.scalar("SELECT count(*) FROM nvtx_marks"), 0);
 }
 
-TEST_F(PythonBootstrapTest, ChainsTheUsersSitecustomize)
-{
+TEST_F(PythonBootstrapTest, ChainsTheUsersSitecustomize) {
     fs::create_directory(m_dir + "/user");
     std::ofstream(m_dir + "/user/sitecustomize.py")
         << "open(" << '"' << m_dir << "/user/ran" << '"' << ", 'w').write('yes')\n";
@@ -214,8 +199,7 @@ TEST_F(PythonBootstrapTest, ChainsTheUsersSitecustomize)
     EXPECT_TRUE(fs::exists(m_dir + "/user/ran")) << err();
 }
 
-TEST_F(PythonBootstrapTest, TheProgramsOwnOutcomeIsKept)
-{
+TEST_F(PythonBootstrapTest, TheProgramsOwnOutcomeIsKept) {
     // Its exit code, its exceptions (raised inside a wrapped call) and its stderr are its own.
     EXPECT_EQ(record("exit", "-c 'import torch; raise SystemExit(3)'"), 3) << err();
     const std::string failing

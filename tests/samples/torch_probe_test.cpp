@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <gtest/gtest.h>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 
@@ -19,22 +19,19 @@ namespace {
 
 class TorchProbeTest : public ::testing::Test {
 protected:
-
     // Records the sample with `options`; returns the file.
-    std::string record(const std::string& name, const std::string& options, const std::string& trace = "")
-    {
+    std::string record(const std::string& name, const std::string& options, const std::string& trace = "") {
         const std::string db = m_dir + "/" + name + ".db";
         const std::string command = std::string(TUNEUP_BINARY) + " record -o " + db
-            + (trace.empty() ? "" : " --trace " + trace) + " -- " + TUNEUP_SAMPLE + " --steps 4 " + options
-            + " > " + m_dir + "/out.txt 2>&1";
+            + (trace.empty() ? "" : " --trace " + trace) + " -- " + TUNEUP_SAMPLE + " --steps 4 " + options + " > "
+            + m_dir + "/out.txt 2>&1";
         const int status = std::system(command.c_str());
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
         return db;
     }
 
     // The first value recorded for a flag, as text ("1", "0", "NULL"), or "" when never recorded.
-    static std::string firstValue(tuneup::test::SqliteQuery& q, const std::string& flag)
-    {
+    static std::string firstValue(tuneup::test::SqliteQuery& q, const std::string& flag) {
         const auto rows = q.rows("SELECT coalesce(f.value, 'NULL') FROM framework_flags f JOIN strings s ON s.id = "
                                  "f.name_id WHERE s.value = '"
             + flag + "' ORDER BY f.ts_ns LIMIT 1");
@@ -45,8 +42,7 @@ protected:
     std::string m_dir = m_tmp.path();
 };
 
-TEST_F(TorchProbeTest, DefaultsAreReadOnTheTrainingThread)
-{
+TEST_F(TorchProbeTest, DefaultsAreReadOnTheTrainingThread) {
     const std::string db = record("defaults", "");
     tuneup::test::SqliteQuery q(db);
     ASSERT_TRUE(q.ok()) << q.error();
@@ -66,8 +62,7 @@ TEST_F(TorchProbeTest, DefaultsAreReadOnTheTrainingThread)
     EXPECT_EQ(q.rows("SELECT name_id FROM framework_flags GROUP BY name_id HAVING count(*) > 1").size(), 0u);
 }
 
-TEST_F(TorchProbeTest, SettingsTheProgramTurnedOnAreRecorded)
-{
+TEST_F(TorchProbeTest, SettingsTheProgramTurnedOnAreRecorded) {
     const std::string db = record("on", "--cudnn-benchmark --anomaly");
     tuneup::test::SqliteQuery q(db);
     ASSERT_TRUE(q.ok()) << q.error();
@@ -76,8 +71,7 @@ TEST_F(TorchProbeTest, SettingsTheProgramTurnedOnAreRecorded)
     EXPECT_EQ(firstValue(q, "cudnn.deterministic"), "0");
 }
 
-TEST_F(TorchProbeTest, TraceWithoutTorchRecordsNoFlags)
-{
+TEST_F(TorchProbeTest, TraceWithoutTorchRecordsNoFlags) {
     const std::string db = record("off", "--cudnn-benchmark", "nvtx,cuda");
     tuneup::test::SqliteQuery q(db);
     ASSERT_TRUE(q.ok()) << q.error();
@@ -85,8 +79,7 @@ TEST_F(TorchProbeTest, TraceWithoutTorchRecordsNoFlags)
     EXPECT_GT(q.rows("SELECT * FROM nvtx_ranges").size(), 0u);
 }
 
-TEST_F(TorchProbeTest, AdviseReadsTheFlags)
-{
+TEST_F(TorchProbeTest, AdviseReadsTheFlags) {
     // debug-api-enabled fires on anomaly detection recorded on.
     const std::string db = record("anomaly", "--anomaly");
     const std::string out = m_dir + "/advice.json";

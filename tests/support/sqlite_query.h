@@ -3,9 +3,8 @@
 // rows of nullable texts. Header-only: the agent's unit tests link the agent's static SQLite, the
 // integration tests the system one.
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
+#include <gtest/gtest.h>
 #include <optional>
 #include <sqlite3.h>
 #include <string>
@@ -17,16 +16,14 @@ using Row = std::vector<std::optional<std::string>>;
 
 class SqliteQuery {
 public:
-    explicit SqliteQuery(const std::string& path)
-    {
+    explicit SqliteQuery(const std::string& path) {
         // Read-write so a WAL left by a killed process is recovered; the tests never write.
         if (sqlite3_open_v2(path.c_str(), &m_db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
             m_error = m_db ? sqlite3_errmsg(m_db) : "out of memory";
             sqlite3_close(m_db);
             m_db = nullptr;
         }
-        if (m_db)
-            sqlite3_busy_timeout(m_db, 5000);
+        if (m_db) sqlite3_busy_timeout(m_db, 5000);
     }
     ~SqliteQuery() { sqlite3_close(m_db); }
     SqliteQuery(const SqliteQuery&) = delete;
@@ -36,8 +33,7 @@ public:
     const std::string& error() const { return m_error; }
 
     // All rows, each column as text (NULL as nullopt). A failed query is a test failure.
-    std::vector<Row> rows(const std::string& sql)
-    {
+    std::vector<Row> rows(const std::string& sql) {
         std::vector<Row> result;
         if (!m_db) {
             ADD_FAILURE() << "no database: " << m_error;
@@ -57,22 +53,19 @@ public:
             }
             result.push_back(std::move(row));
         }
-        if (rc != SQLITE_DONE)
-            ADD_FAILURE() << sql << ": " << sqlite3_errmsg(m_db);
+        if (rc != SQLITE_DONE) ADD_FAILURE() << sql << ": " << sqlite3_errmsg(m_db);
         sqlite3_finalize(s);
         return result;
     }
 
     // The first column of the first row, as text; nullopt for no row or NULL.
-    std::optional<std::string> text(const std::string& sql)
-    {
+    std::optional<std::string> text(const std::string& sql) {
         auto result = rows(sql);
         return result.empty() || result[0].empty() ? std::nullopt : result[0][0];
     }
 
     // The first column of the first row as an integer; -1 (and a failure) when missing.
-    int64_t scalar(const std::string& sql)
-    {
+    int64_t scalar(const std::string& sql) {
         auto value = text(sql);
         if (!value) {
             ADD_FAILURE() << "no value for: " << sql;
@@ -81,16 +74,14 @@ public:
         return std::stoll(*value);
     }
 
-    std::optional<std::string> meta(const std::string& key)
-    {
+    std::optional<std::string> meta(const std::string& key) {
         return text("SELECT value FROM meta WHERE key = '" + key + "'");
     }
 
     // A stats row's value; -1 (and a failure) when absent.
     int64_t stat(const std::string& name) { return scalar("SELECT value FROM stats WHERE name = '" + name + "'"); }
 
-    bool hasStat(const std::string& name)
-    {
+    bool hasStat(const std::string& name) {
         return text("SELECT count(*) FROM stats WHERE name = '" + name + "'").value_or("0") != "0";
     }
 

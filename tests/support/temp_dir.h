@@ -13,15 +13,12 @@ namespace tuneup::test {
 
 class TempDir {
 public:
-    explicit TempDir(const std::string& prefix)
-    {
+    explicit TempDir(const std::string& prefix) {
         std::string pattern = (std::filesystem::temp_directory_path() / (prefix + ".XXXXXX")).string();
-        if (!mkdtemp(pattern.data()))
-            throw std::runtime_error("cannot make a temporary folder like " + pattern);
+        if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot make a temporary folder like " + pattern);
         m_path = pattern;
     }
-    ~TempDir()
-    {
+    ~TempDir() {
         namespace fs = std::filesystem;
         std::error_code ec;
         fs::permissions(m_path, fs::perms::owner_all, fs::perm_options::add, ec);
@@ -37,8 +34,7 @@ private:
 };
 
 // A whole file's content; "" when it cannot be read.
-inline std::string readFile(const std::string& path)
-{
+inline std::string readFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();

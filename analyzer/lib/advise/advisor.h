@@ -17,10 +17,10 @@ struct AdviseOptions {
 };
 
 struct AdviceReport {
-    std::vector<RankAnalysis> ranks;   // one per trace, in the order given
+    std::vector<RankAnalysis> ranks; // one per trace, in the order given
     std::vector<RuleOutcome> outcomes; // per rule (per rank for per-rank rules), in rule order
     std::vector<const Finding*> ranked() const; // raised findings, largest gain first
-    int64_t medianStepNs() const;      // over ranks: the median of their medians
+    int64_t medianStepNs() const; // over ranks: the median of their medians
 };
 
 // Runs `rules` (the built-in ones from rules/all_rules.h, then user rules) in order.

@@ -26,22 +26,22 @@ struct EventRef {
 
 struct Evidence {
     std::vector<std::pair<std::string, std::string>> facts; // label -> value, in the order to show them
-    std::vector<EventRef> events;                            // the events that show it (capped per rule)
-    std::vector<TimeSpan> spans;                             // time ranges to look at
-    size_t eventsTotal = 0;                                  // before capping `events`
+    std::vector<EventRef> events; // the events that show it (capped per rule)
+    std::vector<TimeSpan> spans; // time ranges to look at
+    size_t eventsTotal = 0; // before capping `events`
 };
 
 struct Gain {
-    int64_t perStepNs = 0;     // estimated time saved per step
-    double stepShare = 0;      // perStepNs / median step time, 0..1 (0 when steps are unknown)
-    std::string model;         // how it was estimated, in one sentence
-    std::string confidence;    // "high", "medium" or "low"
+    int64_t perStepNs = 0; // estimated time saved per step
+    double stepShare = 0; // perStepNs / median step time, 0..1 (0 when steps are unknown)
+    std::string model; // how it was estimated, in one sentence
+    std::string confidence; // "high", "medium" or "low"
 };
 
 struct Finding {
     std::string ruleId;
     Severity severity = Severity::Warning;
-    std::string title;  // one line: what is wrong, with the numbers
+    std::string title; // one line: what is wrong, with the numbers
     std::string detail; // a few sentences: how it was measured, what it means
     Evidence evidence;
     std::optional<Gain> gain;
@@ -52,9 +52,9 @@ struct Finding {
 };
 
 enum class RuleStatus {
-    Raised,        // at least one finding
-    Clean,         // evaluated, nothing found
-    NotEvaluated,  // the trace lacks an input the rule needs
+    Raised, // at least one finding
+    Clean, // evaluated, nothing found
+    NotEvaluated, // the trace lacks an input the rule needs
     NotApplicable, // the rule does not apply to this trace (e.g. no tensor cores, not NVIDIA)
 };
 std::string_view ruleStatusName(RuleStatus s); // "not evaluated"

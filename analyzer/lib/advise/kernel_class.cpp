@@ -9,11 +9,12 @@ namespace tuneup::analysis {
 
 namespace {
 
-bool has(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
+bool has(std::string_view name, std::string_view part) {
+    return name.find(part) != std::string_view::npos;
+}
 
 // Case-insensitive search, for names that mix conventions (NCCL vs nccl).
-bool hasNoCase(std::string_view name, std::string_view part)
-{
+bool hasNoCase(std::string_view name, std::string_view part) {
     return std::search(name.begin(), name.end(), part.begin(), part.end(), [](char a, char b) {
         return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
     }) != name.end();
@@ -21,18 +22,15 @@ bool hasNoCase(std::string_view name, std::string_view part)
 
 } // namespace
 
-KernelClass classifyKernel(std::string_view name)
-{
+KernelClass classifyKernel(std::string_view name) {
     if (hasNoCase(name, "nccl") || hasNoCase(name, "rccl") || has(name, "cross_device_reduce")
         || has(name, "all_reduce") || has(name, "allreduce"))
         return KernelClass::Communication;
-    if (has(name, "FillFunctor") || has(name, "fill_kernel") || has(name, "zero_kernel"))
-        return KernelClass::Fill;
+    if (has(name, "FillFunctor") || has(name, "fill_kernel") || has(name, "zero_kernel")) return KernelClass::Fill;
     if (has(name, "multi_tensor_apply") || has(name, "Adam") || has(name, "adam_") || has(name, "sgd_kernel"))
         return KernelClass::Optimizer;
     // cuDNN batch-norm kernels (cudnn::bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new) are not convolutions.
-    if (has(name, "bn_fw") || has(name, "bn_bw"))
-        return KernelClass::Reduction;
+    if (has(name, "bn_fw") || has(name, "bn_bw")) return KernelClass::Reduction;
     if (has(name, "cudnn") || has(name, "conv") || has(name, "Conv") || has(name, "winograd")
         || has(name, "implicit_convolve") || has(name, "fft2d") || has(name, "fft_") || has(name, "dgrad")
         || has(name, "wgrad") || has(name, "fprop"))
@@ -52,26 +50,22 @@ KernelClass classifyKernel(std::string_view name)
     return KernelClass::Other;
 }
 
-std::vector<KernelClass> classifyKernels(const TraceModel& model)
-{
+std::vector<KernelClass> classifyKernels(const TraceModel& model) {
     std::vector<KernelClass> classes(model.kernels.size());
     std::unordered_map<StringId, KernelClass> byName;
     for (size_t i = 0; i < model.kernels.size(); ++i) {
         auto [it, added] = byName.try_emplace(model.kernels.name[i], KernelClass::Other);
-        if (added)
-            it->second = classifyKernel(model.str(model.kernels.name[i]));
+        if (added) it->second = classifyKernel(model.str(model.kernels.name[i]));
         classes[i] = it->second;
     }
     return classes;
 }
 
-Precision kernelPrecision(std::string_view name)
-{
+Precision kernelPrecision(std::string_view name) {
     // Order matters: the most specific markers first.
     if (has(name, "e4m3") || has(name, "E4m3") || has(name, "e5m2") || has(name, "fp8") || has(name, "Fp8"))
         return Precision::Fp8;
-    if (has(name, "e2m1") || has(name, "E2m1") || has(name, "fp4"))
-        return Precision::Fp4;
+    if (has(name, "e2m1") || has(name, "E2m1") || has(name, "fp4")) return Precision::Fp4;
     // cuBLASLt's nvjet kernels spell their types: nvjet_tst runs bf16 GEMMs (aten::addmm on BFloat16 launches it
     // on B200; the bf16 nvFuser benchmark on H200 too), nvjet_hsh fp16 ones.
     if (has(name, "bf16") || has(name, "bfloat16") || has(name, "BFloat16") || has(name, "nvjet_tst"))
@@ -81,50 +75,63 @@ Precision kernelPrecision(std::string_view name)
         return Precision::Fp16;
     if (has(name, "tf32") || has(name, "tfloat32") || has(name, "s1688") || has(name, "s16816") || has(name, "xf32"))
         return Precision::Tf32;
-    if (has(name, "i8") || has(name, "int8") || has(name, "imma"))
-        return Precision::Int8;
-    if (has(name, "dgemm") || has(name, "d884") || has(name, "double"))
-        return Precision::Fp64;
+    if (has(name, "i8") || has(name, "int8") || has(name, "imma")) return Precision::Int8;
+    if (has(name, "dgemm") || has(name, "d884") || has(name, "double")) return Precision::Fp64;
     if (has(name, "sgemm") || has(name, "scudnn") || has(name, "nvjet_sss") || has(name, "<float")
         || has(name, "float,") || has(name, "fp32"))
         return Precision::Fp32;
     return Precision::Unknown;
 }
 
-std::string_view kernelClassName(KernelClass c)
-{
+std::string_view kernelClassName(KernelClass c) {
     switch (c) {
-    case KernelClass::Gemm: return "gemm";
-    case KernelClass::Convolution: return "convolution";
-    case KernelClass::Communication: return "communication";
-    case KernelClass::Fill: return "fill";
-    case KernelClass::Pointwise: return "pointwise";
-    case KernelClass::Reduction: return "reduction";
-    case KernelClass::Copy: return "copy";
-    case KernelClass::Optimizer: return "optimizer";
-    case KernelClass::Other: return "other";
+    case KernelClass::Gemm:
+        return "gemm";
+    case KernelClass::Convolution:
+        return "convolution";
+    case KernelClass::Communication:
+        return "communication";
+    case KernelClass::Fill:
+        return "fill";
+    case KernelClass::Pointwise:
+        return "pointwise";
+    case KernelClass::Reduction:
+        return "reduction";
+    case KernelClass::Copy:
+        return "copy";
+    case KernelClass::Optimizer:
+        return "optimizer";
+    case KernelClass::Other:
+        return "other";
     }
     return "other";
 }
 
-std::string_view precisionName(Precision p)
-{
+std::string_view precisionName(Precision p) {
     switch (p) {
-    case Precision::Unknown: return "unknown";
-    case Precision::Fp64: return "fp64";
-    case Precision::Fp32: return "fp32";
-    case Precision::Tf32: return "tf32";
-    case Precision::Fp16: return "fp16";
-    case Precision::Bf16: return "bf16";
-    case Precision::Int8: return "int8";
-    case Precision::Fp8: return "fp8";
-    case Precision::Fp4: return "fp4";
+    case Precision::Unknown:
+        return "unknown";
+    case Precision::Fp64:
+        return "fp64";
+    case Precision::Fp32:
+        return "fp32";
+    case Precision::Tf32:
+        return "tf32";
+    case Precision::Fp16:
+        return "fp16";
+    case Precision::Bf16:
+        return "bf16";
+    case Precision::Int8:
+        return "int8";
+    case Precision::Fp8:
+        return "fp8";
+    case Precision::Fp4:
+        return "fp4";
     }
     return "unknown";
 }
 
-bool usesTensorCores(Precision p)
-{
+bool usesTensorCores(Precision p) {
     return p == Precision::Tf32 || p == Precision::Fp16 || p == Precision::Bf16 || p == Precision::Int8
         || p == Precision::Fp8 || p == Precision::Fp4;
 }

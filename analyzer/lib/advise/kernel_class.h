@@ -11,14 +11,14 @@
 namespace tuneup::analysis {
 
 enum class KernelClass {
-    Gemm,          // cuBLAS/cuBLASLt/CUTLASS matrix multiplies (sgemm, nvjet, cutlass ... gemm)
-    Convolution,   // cuDNN and implicit-GEMM convolutions, winograd, FFT
+    Gemm, // cuBLAS/cuBLASLt/CUTLASS matrix multiplies (sgemm, nvjet, cutlass ... gemm)
+    Convolution, // cuDNN and implicit-GEMM convolutions, winograd, FFT
     Communication, // NCCL/RCCL collectives and point-to-point
-    Fill,          // zeroing/filling kernels (FillFunctor): what zero_grad() launches
-    Pointwise,     // elementwise kernels (vectorized/unrolled_elementwise_kernel)
-    Reduction,     // reduce_kernel, softmax, norms
-    Copy,          // device copies and layout transforms (direct_copy, nchwToNhwc)
-    Optimizer,     // fused/multi-tensor optimizer kernels
+    Fill, // zeroing/filling kernels (FillFunctor): what zero_grad() launches
+    Pointwise, // elementwise kernels (vectorized/unrolled_elementwise_kernel)
+    Reduction, // reduce_kernel, softmax, norms
+    Copy, // device copies and layout transforms (direct_copy, nchwToNhwc)
+    Optimizer, // fused/multi-tensor optimizer kernels
     Other,
 };
 
@@ -40,7 +40,7 @@ std::vector<KernelClass> classifyKernels(const TraceModel& model);
 // The precision a GEMM or convolution kernel computes in, when its name says so.
 Precision kernelPrecision(std::string_view name);
 std::string_view kernelClassName(KernelClass c); // "gemm"
-std::string_view precisionName(Precision p);     // "fp32"
+std::string_view precisionName(Precision p); // "fp32"
 // True for precisions that use tensor cores (TF32 and below).
 bool usesTensorCores(Precision p);
 

@@ -7,21 +7,18 @@ namespace tuneup::analysis {
 
 namespace {
 
-template <class Table> CallKernels link(const TraceModel& m, const Table& calls)
-{
+template <class Table> CallKernels link(const TraceModel& m, const Table& calls) {
     std::vector<std::vector<RowIndex>> perCall(calls.size());
     // 1. External correlation: the ids the agent pushed to CUPTI around each call.
     std::unordered_map<uint64_t, size_t> callOfId;
     for (size_t i = 0; i < calls.size(); ++i)
-        if (calls.externalId[i] != 0)
-            callOfId.emplace(calls.externalId[i], i);
+        if (calls.externalId[i] != 0) callOfId.emplace(calls.externalId[i], i);
     const ExternalCorrelationTable& e = m.externalCorrelations;
     if (!callOfId.empty())
         for (size_t i = 0; i < e.size(); ++i) {
             auto call = callOfId.find(e.externalId[i]);
             const auto kernel = m.kernelByCorrelation(e.correlation[i]);
-            if (call != callOfId.end() && kernel)
-                perCall[call->second].push_back(*kernel);
+            if (call != callOfId.end() && kernel) perCall[call->second].push_back(*kernel);
         }
     CallKernels out;
     for (const auto& k : perCall)
@@ -33,8 +30,7 @@ template <class Table> CallKernels link(const TraceModel& m, const Table& calls)
         if (m.apiCalls.thread[i] < apisByThread.size() && m.apiCalls.correlation[i] != 0)
             apisByThread[m.apiCalls.thread[i]].push_back(RowIndex(i));
     for (size_t c = 0; c < calls.size(); ++c) {
-        if (!perCall[c].empty() || calls.thread[c] >= apisByThread.size())
-            continue;
+        if (!perCall[c].empty() || calls.thread[c] >= apisByThread.size()) continue;
         const auto& apis = apisByThread[calls.thread[c]];
         auto it = std::lower_bound(apis.begin(), apis.end(), calls.startNs[c],
             [&m](RowIndex api, int64_t t) { return m.apiCalls.startNs[size_t(api)] < t; });
@@ -57,12 +53,10 @@ template <class Table> CallKernels link(const TraceModel& m, const Table& calls)
 
 } // namespace
 
-CallKernels gemmCallKernels(const TraceModel& model)
-{
+CallKernels gemmCallKernels(const TraceModel& model) {
     return link(model, model.gemmCalls);
 }
-CallKernels convCallKernels(const TraceModel& model)
-{
+CallKernels convCallKernels(const TraceModel& model) {
     return link(model, model.convCalls);
 }
 

@@ -18,8 +18,7 @@ struct CallKernels {
     size_t byExternalId = 0; // calls linked through CUPTI's external correlation
     size_t byTimeWindow = 0; // calls linked through launches in their window
 
-    std::span<const RowIndex> of(size_t call) const
-    {
+    std::span<const RowIndex> of(size_t call) const {
         return { kernels.data() + offsets[call], kernels.data() + offsets[call + 1] };
     }
 };

@@ -13,17 +13,17 @@ namespace tuneup::analysis {
 
 // Facts a trace may or may not hold.
 enum class Input {
-    GpuKernels,     // kernel activity
-    Memcpys,        // memory copy activity with host memory kinds
-    CpuOps,         // framework operators (Kineto cpu_op)
-    InputShapes,    // operator input dims (record_shapes) or recorded GEMM shapes
-    Steps,          // training steps were found
+    GpuKernels, // kernel activity
+    Memcpys, // memory copy activity with host memory kinds
+    CpuOps, // framework operators (Kineto cpu_op)
+    InputShapes, // operator input dims (record_shapes) or recorded GEMM shapes
+    Steps, // training steps were found
     OptimizerRanges, // Optimizer.zero_grad / Optimizer.step ranges
     DataLoaderRanges, // enumerate(DataLoader)... ranges
     DeviceProperties, // GPU model / compute capability
-    TorchFlags,     // torch settings read from the process (cudnn.benchmark, anomaly mode...)
-    Collectives,    // communication kernels or ops
-    MultipleRanks,  // more than one rank's trace in the job
+    TorchFlags, // torch settings read from the process (cudnn.benchmark, anomaly mode...)
+    Collectives, // communication kernels or ops
+    MultipleRanks, // more than one rank's trace in the job
 };
 std::string_view inputName(Input input); // "GPU kernel activity"
 
@@ -31,10 +31,10 @@ class RuleContext;
 
 struct RuleInfo {
     std::string_view id;
-    std::string_view title;   // short, for listings
+    std::string_view title; // short, for listings
     std::string_view summary; // one sentence: what it detects
     std::vector<Input> needs;
-    bool jobWide = false;     // evaluated once over all ranks (rank-straggler) instead of per rank
+    bool jobWide = false; // evaluated once over all ranks (rank-straggler) instead of per rank
 };
 
 class Rule {

@@ -4,26 +4,35 @@
 
 namespace tuneup::analysis {
 
-std::string_view inputName(Input input)
-{
+std::string_view inputName(Input input) {
     switch (input) {
-    case Input::GpuKernels: return "GPU kernel activity";
-    case Input::Memcpys: return "memory copy activity";
-    case Input::CpuOps: return "framework operators (torch.profiler cpu_op events)";
-    case Input::InputShapes: return "operator input shapes (record_shapes=True) or GEMM/convolution shapes recorded by tuneup record";
-    case Input::Steps: return "training steps (ProfilerStep#N, step ranges, optimizer ranges or a repeating kernel pattern)";
-    case Input::OptimizerRanges: return "optimizer ranges (Optimizer.zero_grad / Optimizer.step)";
-    case Input::DataLoaderRanges: return "DataLoader ranges (enumerate(DataLoader)...__next__, or DataLoader.next)";
-    case Input::DeviceProperties: return "GPU properties (model, compute capability)";
-    case Input::TorchFlags: return "torch settings read from the process (tuneup record with the torch probes)";
-    case Input::Collectives: return "collective communication (NCCL kernels or record_param_comms)";
-    case Input::MultipleRanks: return "traces of two or more ranks";
+    case Input::GpuKernels:
+        return "GPU kernel activity";
+    case Input::Memcpys:
+        return "memory copy activity";
+    case Input::CpuOps:
+        return "framework operators (torch.profiler cpu_op events)";
+    case Input::InputShapes:
+        return "operator input shapes (record_shapes=True) or GEMM/convolution shapes recorded by tuneup record";
+    case Input::Steps:
+        return "training steps (ProfilerStep#N, step ranges, optimizer ranges or a repeating kernel pattern)";
+    case Input::OptimizerRanges:
+        return "optimizer ranges (Optimizer.zero_grad / Optimizer.step)";
+    case Input::DataLoaderRanges:
+        return "DataLoader ranges (enumerate(DataLoader)...__next__, or DataLoader.next)";
+    case Input::DeviceProperties:
+        return "GPU properties (model, compute capability)";
+    case Input::TorchFlags:
+        return "torch settings read from the process (tuneup record with the torch probes)";
+    case Input::Collectives:
+        return "collective communication (NCCL kernels or record_param_comms)";
+    case Input::MultipleRanks:
+        return "traces of two or more ranks";
     }
     return "?";
 }
 
-Gain RuleContext::gain(int64_t perStepNs, std::string model, std::string confidence) const
-{
+Gain RuleContext::gain(int64_t perStepNs, std::string model, std::string confidence) const {
     Gain g;
     g.perStepNs = perStepNs;
     g.stepShare = stepNs() > 0 ? double(perStepNs) / double(stepNs()) : 0.0;
@@ -32,16 +41,14 @@ Gain RuleContext::gain(int64_t perStepNs, std::string model, std::string confide
     return g;
 }
 
-int64_t RuleContext::totalStepNs() const
-{
+int64_t RuleContext::totalStepNs() const {
     int64_t total = 0;
     for (const Step& step : steps().detection.steps)
         total += step.durationNs();
     return total;
 }
 
-Gain RuleContext::gainOverSteps(int64_t totalNs, std::string model, std::string confidence) const
-{
+Gain RuleContext::gainOverSteps(int64_t totalNs, std::string model, std::string confidence) const {
     Gain g = gain(perStep(totalNs), std::move(model), std::move(confidence));
     const int64_t total = totalStepNs();
     g.stepShare = total > 0 ? double(totalNs) / double(total) : 0.0;
@@ -49,17 +56,14 @@ Gain RuleContext::gainOverSteps(int64_t totalNs, std::string model, std::string 
 }
 
 namespace {
-template <class Predicate> bool anyAnnotation(const TraceModel& model, Predicate matches)
-{
+template <class Predicate> bool anyAnnotation(const TraceModel& model, Predicate matches) {
     for (size_t i = 0; i < model.annotations.size(); ++i)
-        if (matches(model.str(model.annotations.name[i])))
-            return true;
+        if (matches(model.str(model.annotations.name[i]))) return true;
     return false;
 }
 } // namespace
 
-bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input input)
-{
+bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input input) {
     const TraceModel& m = *rank.model;
     switch (input) {
     case Input::GpuKernels:
@@ -70,22 +74,20 @@ bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input
         return !m.cpuOps.empty();
     case Input::InputShapes:
         // The agent's interposers record GEMM and convolution shapes as the libraries saw them.
-        if (!m.gemmCalls.empty() || !m.convCalls.empty())
-            return true;
+        if (!m.gemmCalls.empty() || !m.convCalls.empty()) return true;
         for (size_t i = 0; i < m.cpuOps.size(); ++i)
-            if (m.cpuOps.inputDims[i] != kEmptyString)
-                return true;
+            if (m.cpuOps.inputDims[i] != kEmptyString) return true;
         return false;
     case Input::Steps:
         return !rank.steps.detection.steps.empty();
     case Input::OptimizerRanges:
-        return anyAnnotation(m, [](std::string_view name) { return name.find("Optimizer.") != std::string_view::npos; });
+        return anyAnnotation(
+            m, [](std::string_view name) { return name.find("Optimizer.") != std::string_view::npos; });
     case Input::DataLoaderRanges:
         return anyAnnotation(m, isDataLoaderWait);
     case Input::DeviceProperties:
         for (const auto& d : m.devices)
-            if (d.computeMajor > 0)
-                return true;
+            if (d.computeMajor > 0) return true;
         return false;
     case Input::TorchFlags:
         // Recorded by the agent's torch probes (FrameworkFlagTable); Kineto and nsys traces have none.
@@ -98,24 +100,19 @@ bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input
     return false;
 }
 
-std::optional<int64_t> programFact(const TraceModel& model, std::string_view name)
-{
+std::optional<int64_t> programFact(const TraceModel& model, std::string_view name) {
     const auto& f = model.programFacts;
     for (size_t i = f.size(); i-- > 0;)
-        if (model.str(f.name[i]) == name)
-            return f.value[i];
+        if (model.str(f.name[i]) == name) return f.value[i];
     return std::nullopt;
 }
 
-FlagSummary frameworkFlag(const TraceModel& model, std::string_view name)
-{
+FlagSummary frameworkFlag(const TraceModel& model, std::string_view name) {
     FlagSummary summary;
     const auto& f = model.frameworkFlags;
     for (size_t i = 0; i < f.size(); ++i) {
-        if (model.str(f.name[i]) != name)
-            continue;
-        if (summary.observations++ == 0)
-            summary.firstRow = RowIndex(i);
+        if (model.str(f.name[i]) != name) continue;
+        if (summary.observations++ == 0) summary.firstRow = RowIndex(i);
         const int64_t v = f.value[i];
         (v > 0 ? summary.everOn : v == 0 ? summary.everOff : summary.everUnknown) = true;
         summary.lastValue = v;
@@ -123,8 +120,7 @@ FlagSummary frameworkFlag(const TraceModel& model, std::string_view name)
     return summary;
 }
 
-std::string formatDuration(int64_t ns)
-{
+std::string formatDuration(int64_t ns) {
     char text[32];
     const double v = double(ns);
     if (ns >= 1'000'000'000)
@@ -138,8 +134,7 @@ std::string formatDuration(int64_t ns)
     return text;
 }
 
-std::string formatBytes(int64_t bytes)
-{
+std::string formatBytes(int64_t bytes) {
     char text[32];
     const double v = double(bytes);
     if (bytes >= 1'000'000'000)
@@ -153,8 +148,7 @@ std::string formatBytes(int64_t bytes)
     return text;
 }
 
-std::string formatPercent(double share)
-{
+std::string formatPercent(double share) {
     char text[16];
     snprintf(text, sizeof text, share < 0.01 && share > 0 ? "%.1f%%" : "%.0f%%", share * 100);
     return text;

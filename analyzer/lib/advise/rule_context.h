@@ -16,16 +16,14 @@ struct RankAnalysis {
     const TraceModel* model = nullptr;
     StepAnalysis steps;
     std::vector<KernelClass> kernelClasses; // parallel to model->kernels
-    int rank = -1;                          // from the trace, else the file's position in the job
+    int rank = -1; // from the trace, else the file's position in the job
 };
 
 class RuleContext {
 public:
     RuleContext(const RankAnalysis& rank, std::span<const RankAnalysis> job)
         : m_rank(rank)
-        , m_job(job)
-    {
-    }
+        , m_job(job) { }
 
     const TraceModel& model() const { return *m_rank.model; }
     const StepAnalysis& steps() const { return m_rank.steps; }
@@ -57,11 +55,11 @@ bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input
 
 // What the torch probes recorded for one framework flag ("cudnn.benchmark"; see FrameworkFlagTable).
 struct FlagSummary {
-    size_t observations = 0;  // rows with this name
-    bool everOn = false;      // a value > 0 was seen
-    bool everOff = false;     // a value of 0 was seen
+    size_t observations = 0; // rows with this name
+    bool everOn = false; // a value > 0 was seen
+    bool everOff = false; // a value of 0 was seen
     bool everUnknown = false; // a -1 (the probe could not read it) was seen
-    int64_t lastValue = -1;   // the value of the last observation
+    int64_t lastValue = -1; // the value of the last observation
     RowIndex firstRow = kNoRow; // the first observation, for evidence
     bool recorded() const { return observations > 0; }
     // Proven off for the whole recording: every observation read, and all of them 0.

@@ -1,11 +1,10 @@
 #include "export/chrome_trace_writer.h"
 
-#include <rapidjson/ostreamwrapper.h>
-#include <rapidjson/writer.h>
-
 #include <array>
 #include <cstdio>
 #include <map>
+#include <rapidjson/ostreamwrapper.h>
+#include <rapidjson/writer.h>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -16,22 +15,20 @@ namespace {
 
 using JsonWriter = rapidjson::Writer<rapidjson::OStreamWrapper>;
 
-constexpr std::array<const char*, 11> kCopyKindNames = { "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD",
-    "DtoA", "DtoD", "HtoH", "PtoP" };
-constexpr std::array<const char*, 8> kMemoryKindNames = { "Unknown", "Pageable", "Pinned", "Device", "Array",
-    "Managed", "Device Static", "Managed Static" };
-constexpr std::array<const char*, 5> kSyncNames = { "Unknown", "Event Sync", "Stream Wait Event", "Stream Sync",
-    "Context Sync" };
+constexpr std::array<const char*, 11> kCopyKindNames
+    = { "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+constexpr std::array<const char*, 8> kMemoryKindNames
+    = { "Unknown", "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static" };
+constexpr std::array<const char*, 5> kSyncNames
+    = { "Unknown", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync" };
 
-template <size_t N, class E> const char* nameOf(const std::array<const char*, N>& names, E value)
-{
+template <size_t N, class E> const char* nameOf(const std::array<const char*, N>& names, E value) {
     const auto i = static_cast<size_t>(value);
     return i < N ? names[i] : names[0];
 }
 
 // Nanoseconds as microseconds with three decimals: exact, where a double would round.
-std::string micros(int64_t ns)
-{
+std::string micros(int64_t ns) {
     const bool negative = ns < 0;
     const uint64_t magnitude = negative ? uint64_t(0) - uint64_t(ns) : uint64_t(ns);
     char text[32];
@@ -45,12 +42,9 @@ public:
     TraceWriter(std::ostream& out, const TraceModel& model)
         : m_stream(out)
         , m_json(m_stream)
-        , m_model(model)
-    {
-    }
+        , m_model(model) { }
 
-    void write(const ChromeTraceMarks& marks)
-    {
+    void write(const ChromeTraceMarks& marks) {
         m_json.StartObject();
         header();
         m_json.Key("traceEvents");
@@ -59,10 +53,8 @@ public:
         gpuWork();
         hostWork();
         flows();
-        if (marks.steps)
-            steps(*marks.steps);
-        if (marks.findings)
-            findings(*marks.findings);
+        if (marks.steps) steps(*marks.steps);
+        if (marks.findings) findings(*marks.findings);
         m_json.EndArray();
         m_json.EndObject();
         m_stream.Flush();
@@ -70,57 +62,46 @@ public:
 
 private:
     // ---- the pieces of one event ----
-    void begin(const char* phase, std::string_view name, std::string_view category, int64_t pid, int64_t tid)
-    {
+    void begin(const char* phase, std::string_view name, std::string_view category, int64_t pid, int64_t tid) {
         m_json.StartObject();
         string("ph", phase);
         string("name", name);
-        if (!category.empty())
-            string("cat", category);
+        if (!category.empty()) string("cat", category);
         m_json.Key("pid");
         m_json.Int64(pid);
         m_json.Key("tid");
         m_json.Int64(tid);
     }
-    void times(int64_t startNs, int64_t endNs)
-    {
+    void times(int64_t startNs, int64_t endNs) {
         time("ts", startNs);
         time("dur", endNs - startNs);
     }
-    void time(const char* key, int64_t ns)
-    {
+    void time(const char* key, int64_t ns) {
         const std::string text = micros(ns);
         m_json.Key(key);
         m_json.RawValue(text.data(), text.size(), rapidjson::kNumberType);
     }
-    void string(const char* key, std::string_view value)
-    {
+    void string(const char* key, std::string_view value) {
         m_json.Key(key);
         m_json.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
     }
-    void integer(const char* key, int64_t value)
-    {
+    void integer(const char* key, int64_t value) {
         m_json.Key(key);
         m_json.Int64(value);
     }
-    void complete(std::string_view name, std::string_view category, int64_t pid, int64_t tid, int64_t startNs,
-        int64_t endNs)
-    {
+    void complete(
+        std::string_view name, std::string_view category, int64_t pid, int64_t tid, int64_t startNs, int64_t endNs) {
         begin("X", name, category, pid, tid);
         times(startNs, endNs);
     }
     // GPU args shared by kernels, copies and sets.
-    void gpuArgs(int32_t device, int32_t stream, uint64_t correlation, uint64_t externalId)
-    {
+    void gpuArgs(int32_t device, int32_t stream, uint64_t correlation, uint64_t externalId) {
         integer("device", device);
         integer("stream", stream);
-        if (correlation)
-            integer("correlation", int64_t(correlation));
-        if (externalId)
-            integer("External id", int64_t(externalId));
+        if (correlation) integer("correlation", int64_t(correlation));
+        if (externalId) integer("External id", int64_t(externalId));
     }
-    void trackName(const char* what, int64_t pid, int64_t tid, std::string_view name)
-    {
+    void trackName(const char* what, int64_t pid, int64_t tid, std::string_view name) {
         begin("M", what, "", pid, tid);
         m_json.Key("args");
         m_json.StartObject();
@@ -130,8 +111,7 @@ private:
     }
 
     // ---- sections ----
-    void header()
-    {
+    void header() {
         const TraceInfo& info = m_model.info;
         m_json.Key("schemaVersion");
         m_json.Int(1);
@@ -141,10 +121,8 @@ private:
             m_json.Key("distributedInfo");
             m_json.StartObject();
             integer("rank", *info.rank);
-            if (info.worldSize)
-                integer("world_size", *info.worldSize);
-            if (!info.backend.empty())
-                string("backend", info.backend);
+            if (info.worldSize) integer("world_size", *info.worldSize);
+            if (!info.backend.empty()) string("backend", info.backend);
             m_json.EndObject();
         }
         m_json.Key("deviceProperties");
@@ -157,21 +135,17 @@ private:
             integer("computeMinor", d.computeMinor);
             integer("numSms", d.smCount);
             integer("totalGlobalMem", d.globalMemoryBytes);
-            if (d.warpSize)
-                integer("warpSize", d.warpSize);
+            if (d.warpSize) integer("warpSize", d.warpSize);
             m_json.EndObject();
         }
         m_json.EndArray();
     }
 
-    void metadata()
-    {
+    void metadata() {
         for (const ProcessInfo& p : m_model.processes)
-            if (!p.name.empty())
-                trackName("process_name", p.pid, 0, p.name);
+            if (!p.name.empty()) trackName("process_name", p.pid, 0, p.name);
         for (const ThreadInfo& t : m_model.threads)
-            if (t.name != kEmptyString)
-                trackName("thread_name", t.pid, t.tid, m_model.str(t.name));
+            if (t.name != kEmptyString) trackName("thread_name", t.pid, t.tid, m_model.str(t.name));
         // GPU tracks: a process per device, a thread per stream, named as Kineto names them.
         std::set<std::pair<int32_t, int32_t>> streams;
         auto note = [&](const auto& table) {
@@ -196,8 +170,7 @@ private:
         trackName("thread_name", kTuneupMarksPid, 2, "findings");
     }
 
-    void gpuWork()
-    {
+    void gpuWork() {
         const auto& k = m_model.kernels;
         for (size_t i = 0; i < k.size(); ++i) {
             complete(m_model.str(k.name[i]), "kernel", k.device[i], k.stream[i], k.startNs[i], k.endNs[i]);
@@ -219,8 +192,7 @@ private:
             m_json.Key("args");
             m_json.StartObject();
             gpuArgs(c.device[i], c.stream[i], c.correlation[i], c.externalId[i]);
-            if (c.bytes[i] >= 0)
-                integer("bytes", c.bytes[i]);
+            if (c.bytes[i] >= 0) integer("bytes", c.bytes[i]);
             m_json.EndObject();
             m_json.EndObject();
         }
@@ -231,8 +203,7 @@ private:
             m_json.Key("args");
             m_json.StartObject();
             gpuArgs(s.device[i], s.stream[i], s.correlation[i], s.externalId[i]);
-            if (s.bytes[i] >= 0)
-                integer("bytes", s.bytes[i]);
+            if (s.bytes[i] >= 0) integer("bytes", s.bytes[i]);
             m_json.EndObject();
             m_json.EndObject();
         }
@@ -253,29 +224,24 @@ private:
             m_json.StartObject();
             gpuArgs(y.device[i], y.stream[i], y.correlation[i], y.externalId[i]);
             string("cuda_sync_kind", name);
-            if (y.waitStream[i] >= 0)
-                integer("wait_on_stream", y.waitStream[i]);
-            if (y.eventId[i] >= 0)
-                integer("wait_on_cuda_event_id", y.eventId[i]);
+            if (y.waitStream[i] >= 0) integer("wait_on_stream", y.waitStream[i]);
+            if (y.eventId[i] >= 0) integer("wait_on_cuda_event_id", y.eventId[i]);
             m_json.EndObject();
             m_json.EndObject();
         }
     }
 
-    void hostWork()
-    {
+    void hostWork() {
         const auto& a = m_model.apiCalls;
         for (size_t i = 0; i < a.size(); ++i) {
             const ThreadInfo& t = m_model.threads[a.thread[i]];
-            complete(m_model.str(a.name[i]), a.api[i] == ApiKind::Driver ? "cuda_driver" : "cuda_runtime", t.pid,
-                t.tid, a.startNs[i], a.endNs[i]);
+            complete(m_model.str(a.name[i]), a.api[i] == ApiKind::Driver ? "cuda_driver" : "cuda_runtime", t.pid, t.tid,
+                a.startNs[i], a.endNs[i]);
             m_json.Key("args");
             m_json.StartObject();
             integer("cbid", a.cbid[i]);
-            if (a.correlation[i])
-                integer("correlation", int64_t(a.correlation[i]));
-            if (a.externalId[i])
-                integer("External id", int64_t(a.externalId[i]));
+            if (a.correlation[i]) integer("correlation", int64_t(a.correlation[i]));
+            if (a.externalId[i]) integer("External id", int64_t(a.externalId[i]));
             m_json.EndObject();
             m_json.EndObject();
         }
@@ -285,10 +251,8 @@ private:
             complete(m_model.str(o.name[i]), "cpu_op", t.pid, t.tid, o.startNs[i], o.endNs[i]);
             m_json.Key("args");
             m_json.StartObject();
-            if (o.externalId[i])
-                integer("External id", int64_t(o.externalId[i]));
-            if (o.sequenceNumber[i] >= 0)
-                integer("Sequence number", o.sequenceNumber[i]);
+            if (o.externalId[i]) integer("External id", int64_t(o.externalId[i]));
+            if (o.sequenceNumber[i] >= 0) integer("Sequence number", o.sequenceNumber[i]);
             if (o.inputDims[i] != kEmptyString) {
                 const std::string_view dims = m_model.str(o.inputDims[i]);
                 m_json.Key("Input Dims");
@@ -302,8 +266,7 @@ private:
                     const size_t comma = types.find(',');
                     const std::string_view type = types.substr(0, comma);
                     m_json.String(type.data(), static_cast<rapidjson::SizeType>(type.size()));
-                    if (comma == std::string_view::npos)
-                        break;
+                    if (comma == std::string_view::npos) break;
                     types.remove_prefix(comma + 1);
                 }
                 m_json.EndArray();
@@ -332,13 +295,11 @@ private:
     }
 
     // Launch -> GPU work arrows (Kineto's ac2g flows), by correlation id.
-    void flows()
-    {
+    void flows() {
         auto arrows = [&](const auto& table) {
             for (size_t i = 0; i < table.size(); ++i) {
                 const RowIndex call = table.apiCall[i];
-                if (call == kNoRow || table.correlation[i] == 0)
-                    continue;
+                if (call == kNoRow || table.correlation[i] == 0) continue;
                 const ThreadInfo& t = m_model.threads[m_model.apiCalls.thread[size_t(call)]];
                 const auto id = int64_t(table.correlation[i]);
                 begin("s", "ac2g", "ac2g", t.pid, t.tid);
@@ -359,10 +320,8 @@ private:
 
     // Steps found from the trace's own ranges (ProfilerStep#N, step, ...) are exported with them; derived
     // ones (optimizer ranges, the kernel pattern) get ranges named as the Python bootstrap names steps.
-    void steps(const StepDetection& detection)
-    {
-        if (detection.source != StepSource::OptimizerRanges && detection.source != StepSource::KernelPattern)
-            return;
+    void steps(const StepDetection& detection) {
+        if (detection.source != StepSource::OptimizerRanges && detection.source != StepSource::KernelPattern) return;
         for (const Step& s : detection.steps) {
             complete("tuneup.step", "user_annotation", kTuneupMarksPid, 1, s.startNs, s.endNs);
             m_json.Key("args");
@@ -374,8 +333,7 @@ private:
         }
     }
 
-    void findings(const std::vector<Finding>& list)
-    {
+    void findings(const std::vector<Finding>& list) {
         for (const Finding& f : list) {
             const std::string name = "tuneup finding: " + f.ruleId;
             for (const TimeSpan& span : f.evidence.spans) {
@@ -384,22 +342,18 @@ private:
                 m_json.StartObject();
                 string("severity", severityName(f.severity));
                 string("title", f.title);
-                if (f.gain)
-                    integer("gain per step (ns)", f.gain->perStepNs);
+                if (f.gain) integer("gain per step (ns)", f.gain->perStepNs);
                 for (const auto& [label, value] : f.evidence.facts)
                     string(label.c_str(), value);
-                if (!f.fixPython.empty())
-                    string("fix (Python)", f.fixPython);
-                if (!f.fixCpp.empty())
-                    string("fix (C++)", f.fixCpp);
+                if (!f.fixPython.empty()) string("fix (Python)", f.fixPython);
+                if (!f.fixCpp.empty()) string("fix (C++)", f.fixCpp);
                 m_json.EndObject();
                 m_json.EndObject();
             }
         }
     }
 
-    void dims(const char* key, int32_t x, int32_t y, int32_t z)
-    {
+    void dims(const char* key, int32_t x, int32_t y, int32_t z) {
         m_json.Key(key);
         m_json.StartArray();
         m_json.Int(x);
@@ -415,12 +369,10 @@ private:
 
 } // namespace
 
-void writeChromeTrace(std::ostream& out, const TraceModel& model, const ChromeTraceMarks& marks)
-{
+void writeChromeTrace(std::ostream& out, const TraceModel& model, const ChromeTraceMarks& marks) {
     TraceWriter(out, model).write(marks);
     out.flush();
-    if (!out)
-        throw std::runtime_error("writing the trace failed (is the disk full?)");
+    if (!out) throw std::runtime_error("writing the trace failed (is the disk full?)");
 }
 
 } // namespace tuneup::analysis

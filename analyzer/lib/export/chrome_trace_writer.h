@@ -19,7 +19,7 @@
 namespace tuneup::analysis {
 
 struct ChromeTraceMarks {
-    const StepDetection* steps = nullptr;       // none: no step track
+    const StepDetection* steps = nullptr; // none: no step track
     const std::vector<Finding>* findings = nullptr; // none: no findings track
 };
 

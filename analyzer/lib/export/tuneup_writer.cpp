@@ -127,10 +127,10 @@ void writeStats(const TraceModel& model, sqlite3* db) {
     Insert stat(db, "INSERT OR REPLACE INTO stats (name, severity, value, description) VALUES (?, ?, ?, ?)");
     for (const ImportStat& s : model.stats.entries())
         stat.text(s.name).text(severityText(s.severity)).integer(s.value).text(s.description).insert();
-    const std::pair<const char*, size_t> notWritten[] = { { "cpu_ops", model.cpuOps.size() },
-        { "gpu_annotations", model.gpuAnnotations.size() }, { "collectives", model.collectives.size() },
-        { "flows", model.flows.size() }, { "counter_ranges", model.counterRanges.size() },
-        { "python_functions", model.pythonFunctions.size() } };
+    const std::pair<const char*, size_t> notWritten[]
+        = { { "cpu_ops", model.cpuOps.size() }, { "gpu_annotations", model.gpuAnnotations.size() },
+              { "collectives", model.collectives.size() }, { "flows", model.flows.size() },
+              { "counter_ranges", model.counterRanges.size() }, { "python_functions", model.pythonFunctions.size() } };
     for (const auto& [table, rows] : notWritten)
         if (rows > 0) {
             const std::string name = std::string("export.not_written.") + table;
@@ -288,9 +288,13 @@ void writeRows(const TraceModel& model, sqlite3* db) {
         const int64_t domainName = known ? int64_t(*known) : int64_t(model.strings.size());
         if (!known)
             Insert(db, "INSERT INTO strings (id, value) VALUES (?, ?)").integer(domainName).text("tuneup").insert();
-        Insert(db, "INSERT INTO nvtx_domains (id, name_id) VALUES (?, ?)").integer(kDomain).integer(domainName).insert();
-        Insert s(db, "INSERT INTO nvtx_marks (id, ts_ns, tid, domain_id, name_id, payload_type, payload) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?)");
+        Insert(db, "INSERT INTO nvtx_domains (id, name_id) VALUES (?, ?)")
+            .integer(kDomain)
+            .integer(domainName)
+            .insert();
+        Insert s(db,
+            "INSERT INTO nvtx_marks (id, ts_ns, tid, domain_id, name_id, payload_type, payload) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)");
         for (size_t i = 0; i < facts.size(); ++i)
             s.integer(int64_t(i) + 1)
                 .integer(facts.timeNs[i])
@@ -342,7 +346,8 @@ void writeRows(const TraceModel& model, sqlite3* db) {
             "INSERT INTO conv_calls (id, start_ns, end_ns, tid, api, name_id, call_kind, direction, n, c, d, h, w, k, "
             "filter_c, t, r, s, pad_d, pad_h, pad_w, stride_d, stride_h, stride_w, dilation_d, dilation_h, dilation_w, "
             "groups, data_type, compute_type, math_type, layout, algo, algo_source, plan_id, external_id, status) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, "
             "?, ?, ?, ?)");
         for (size_t i = 0; i < v.size(); ++i) {
             s.integer(int64_t(i) + 1)
@@ -370,7 +375,9 @@ void writeRows(const TraceModel& model, sqlite3* db) {
         Insert s(db, "INSERT INTO external_correlations (correlation_id, kind, external_id) VALUES (?, ?, ?)");
         const ExternalCorrelationTable& e = model.externalCorrelations;
         for (size_t i = 0; i < e.size(); ++i)
-            s.integer(int64_t(e.correlation[i])).integer(schema::kExternalKindTuneup).integer(int64_t(e.externalId[i]))
+            s.integer(int64_t(e.correlation[i]))
+                .integer(schema::kExternalKindTuneup)
+                .integer(int64_t(e.externalId[i]))
                 .insert();
     }
     const ThreadStateTable& states = model.threadStates;
@@ -387,8 +394,12 @@ void writeRows(const TraceModel& model, sqlite3* db) {
     const FrameworkFlagTable& f = model.frameworkFlags;
     Insert flag(db, "INSERT INTO framework_flags (id, ts_ns, tid, name_id, value) VALUES (?, ?, ?, ?, ?)");
     for (size_t i = 0; i < f.size(); ++i)
-        flag.integer(int64_t(i) + 1).integer(f.timeNs[i]).integer(mainPid(model)).integer(f.name[i])
-            .integerOr(f.value[i], -1).insert();
+        flag.integer(int64_t(i) + 1)
+            .integer(f.timeNs[i])
+            .integer(mainPid(model))
+            .integer(f.name[i])
+            .integerOr(f.value[i], -1)
+            .insert();
 }
 
 } // namespace

@@ -19,15 +19,12 @@ class FileSource final : public ByteSource {
 public:
     FileSource(int fd, std::string path)
         : m_fd(fd)
-        , m_path(std::move(path))
-    {
-    }
+        , m_path(std::move(path)) { }
     ~FileSource() override { ::close(m_fd); }
     FileSource(const FileSource&) = delete;
     FileSource& operator=(const FileSource&) = delete;
 
-    size_t read(char* dst, size_t capacity) override
-    {
+    size_t read(char* dst, size_t capacity) override {
         for (;;) {
             const ssize_t n = ::read(m_fd, dst, capacity);
             if (n >= 0) {
@@ -49,11 +46,8 @@ private:
 class MemorySource final : public ByteSource {
 public:
     explicit MemorySource(std::string_view bytes)
-        : m_bytes(bytes)
-    {
-    }
-    size_t read(char* dst, size_t capacity) override
-    {
+        : m_bytes(bytes) { }
+    size_t read(char* dst, size_t capacity) override {
         const size_t n = std::min(capacity, m_bytes.size() - m_pos);
         std::memcpy(dst, m_bytes.data() + m_pos, n);
         m_pos += n;
@@ -70,8 +64,7 @@ public:
     GzipSource(std::unique_ptr<ByteSource> in, std::string path)
         : m_in(std::move(in))
         , m_path(std::move(path))
-        , m_inBuffer(std::make_unique<unsigned char[]>(kInBytes))
-    {
+        , m_inBuffer(std::make_unique<unsigned char[]>(kInBytes)) {
         std::memset(&m_z, 0, sizeof(m_z));
         // 16 + MAX_WBITS: gzip framing only, so that the CRC and length trailer are checked.
         if (inflateInit2(&m_z, 16 + MAX_WBITS) != Z_OK)
@@ -81,12 +74,9 @@ public:
     GzipSource(const GzipSource&) = delete;
     GzipSource& operator=(const GzipSource&) = delete;
 
-    size_t read(char* dst, size_t capacity) override
-    {
-        if (m_pending)
-            std::rethrow_exception(std::exchange(m_pending, nullptr));
-        if (m_end)
-            return 0;
+    size_t read(char* dst, size_t capacity) override {
+        if (m_pending) std::rethrow_exception(std::exchange(m_pending, nullptr));
+        if (m_end) return 0;
         m_z.next_out = reinterpret_cast<Bytef*>(dst);
         m_z.avail_out = static_cast<uInt>(std::min<size_t>(capacity, 1u << 30));
         const uInt wanted = m_z.avail_out;
@@ -96,8 +86,7 @@ public:
             // Hand out what was inflated before the problem; report the problem on the next call.
             const size_t produced = wanted - m_z.avail_out;
             m_produced += produced;
-            if (produced == 0)
-                throw;
+            if (produced == 0) throw;
             m_pending = std::current_exception();
             return produced;
         }
@@ -109,10 +98,8 @@ public:
 private:
     static constexpr size_t kInBytes = 256 * 1024;
 
-    bool refill()
-    {
-        if (m_inEof)
-            return false;
+    bool refill() {
+        if (m_inEof) return false;
         const size_t n = m_in->read(reinterpret_cast<char*>(m_inBuffer.get()), kInBytes);
         if (n == 0) {
             m_inEof = true;
@@ -123,8 +110,7 @@ private:
         return true;
     }
 
-    void inflateInto()
-    {
+    void inflateInto() {
         const uInt wanted = m_z.avail_out;
         while (m_z.avail_out > 0) {
             if (m_z.avail_in == 0 && !refill()) {
@@ -140,8 +126,7 @@ private:
             if (rc == Z_STREAM_END) {
                 m_inMember = false;
                 // Another gzip member may follow (concatenated .gz files); anything else ends the data.
-                if (m_z.avail_in == 0)
-                    refill();
+                if (m_z.avail_in == 0) refill();
                 if (m_z.avail_in == 0 || m_z.next_in[0] != 0x1f) {
                     m_end = true;
                     return;
@@ -171,16 +156,14 @@ private:
 
 } // namespace
 
-std::unique_ptr<ByteSource> openFileSource(const std::string& path)
-{
+std::unique_ptr<ByteSource> openFileSource(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
-        if (err == ENOENT || err == ENOTDIR)
-            throw ImportError(ImportError::Kind::NotFound, path, "no such file");
+        if (err == ENOENT || err == ENOTDIR) throw ImportError(ImportError::Kind::NotFound, path, "no such file");
         throw ImportError(ImportError::Kind::Unreadable, path, std::string("cannot open: ") + std::strerror(err));
     }
-    struct stat st {};
+    struct stat st { };
     if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         ::close(fd);
         throw ImportError(ImportError::Kind::Unreadable, path, "is a directory, not a trace file");
@@ -188,30 +171,25 @@ std::unique_ptr<ByteSource> openFileSource(const std::string& path)
     return std::make_unique<FileSource>(fd, path);
 }
 
-std::unique_ptr<ByteSource> memorySource(std::string_view bytes)
-{
+std::unique_ptr<ByteSource> memorySource(std::string_view bytes) {
     return std::make_unique<MemorySource>(bytes);
 }
 
-std::unique_ptr<ByteSource> gzipSource(std::unique_ptr<ByteSource> compressed, std::string path)
-{
+std::unique_ptr<ByteSource> gzipSource(std::unique_ptr<ByteSource> compressed, std::string path) {
     return std::make_unique<GzipSource>(std::move(compressed), std::move(path));
 }
 
 ChunkReader::ChunkReader(std::unique_ptr<ByteSource> source, bool background, size_t chunkBytes, int chunks)
     : m_source(std::move(source))
     , m_chunkBytes(chunkBytes)
-    , m_background(background)
-{
+    , m_background(background) {
     const int count = background ? std::max(chunks, 2) : 1;
     for (int i = 0; i < count; ++i)
         m_buffers.push_back({ std::make_unique<char[]>(chunkBytes), 0 });
-    if (m_background)
-        m_thread = std::thread([this] { produce(); });
+    if (m_background) m_thread = std::thread([this] { produce(); });
 }
 
-ChunkReader::~ChunkReader()
-{
+ChunkReader::~ChunkReader() {
     if (m_thread.joinable()) {
         {
             std::lock_guard lock(m_mutex);
@@ -222,14 +200,12 @@ ChunkReader::~ChunkReader()
     }
 }
 
-size_t ChunkReader::fill(Buffer& buffer)
-{
+size_t ChunkReader::fill(Buffer& buffer) {
     size_t total = 0;
     try {
         while (total < m_chunkBytes) {
             const size_t n = m_source->read(buffer.data.get() + total, m_chunkBytes - total);
-            if (n == 0)
-                break;
+            if (n == 0) break;
             total += n;
         }
     } catch (...) {
@@ -239,39 +215,31 @@ size_t ChunkReader::fill(Buffer& buffer)
     return total;
 }
 
-void ChunkReader::produce()
-{
+void ChunkReader::produce() {
     const uint64_t n = m_buffers.size();
     for (;;) {
         {
             std::unique_lock lock(m_mutex);
             // Slot m_produced % n is free once the consumer has released it (m_consumed counts those).
             m_changed.wait(lock, [&] { return m_stop || m_produced - m_consumed < n; });
-            if (m_stop)
-                return;
+            if (m_stop) return;
         }
         Buffer& buffer = m_buffers[m_produced % n];
         buffer.size = fill(buffer);
         std::lock_guard lock(m_mutex);
-        if (buffer.size > 0)
-            ++m_produced;
-        if (buffer.size < m_chunkBytes || m_error)
-            m_done = true;
+        if (buffer.size > 0) ++m_produced;
+        if (buffer.size < m_chunkBytes || m_error) m_done = true;
         m_changed.notify_all();
-        if (m_done)
-            return;
+        if (m_done) return;
     }
 }
 
-std::string_view ChunkReader::next()
-{
+std::string_view ChunkReader::next() {
     if (!m_background) {
-        if (m_done)
-            return {};
+        if (m_done) return {};
         Buffer& buffer = m_buffers[0];
         buffer.size = fill(buffer);
-        if (buffer.size < m_chunkBytes || m_error)
-            m_done = true;
+        if (buffer.size < m_chunkBytes || m_error) m_done = true;
         return std::string_view(buffer.data.get(), buffer.size);
     }
     std::unique_lock lock(m_mutex);
@@ -281,15 +249,13 @@ std::string_view ChunkReader::next()
         m_changed.notify_all();
     }
     m_changed.wait(lock, [&] { return m_produced > m_consumed || m_done; });
-    if (m_produced == m_consumed)
-        return {};
+    if (m_produced == m_consumed) return {};
     m_holding = true;
     const Buffer& buffer = m_buffers[m_consumed % m_buffers.size()];
     return std::string_view(buffer.data.get(), buffer.size);
 }
 
-std::exception_ptr ChunkReader::error() const
-{
+std::exception_ptr ChunkReader::error() const {
     std::lock_guard lock(m_mutex);
     return m_error;
 }

@@ -34,8 +34,8 @@ std::unique_ptr<ByteSource> gzipSource(std::unique_ptr<ByteSource> compressed, s
 class ChunkReader {
 public:
     // background: read on a second thread, `chunks` buffers of `chunkBytes` in flight.
-    explicit ChunkReader(std::unique_ptr<ByteSource> source, bool background = true, size_t chunkBytes = 1 << 20,
-        int chunks = 4);
+    explicit ChunkReader(
+        std::unique_ptr<ByteSource> source, bool background = true, size_t chunkBytes = 1 << 20, int chunks = 4);
     ~ChunkReader();
     ChunkReader(const ChunkReader&) = delete;
     ChunkReader& operator=(const ChunkReader&) = delete;
@@ -60,8 +60,8 @@ private:
     // m_buffers[m_consumed % n]; a buffer is free again once the consumer moved past it.
     uint64_t m_produced = 0, m_consumed = 0;
     bool m_holding = false; // the consumer still holds the chunk it got last
-    bool m_done = false;    // the producer reached the end (or failed)
-    bool m_stop = false;    // the consumer went away
+    bool m_done = false; // the producer reached the end (or failed)
+    bool m_stop = false; // the consumer went away
     std::exception_ptr m_error;
     mutable std::mutex m_mutex;
     std::condition_variable m_changed;

@@ -10,16 +10,16 @@ __extension__ typedef unsigned __int128 u128; // -Wpedantic: __int128 is a GNU e
 __extension__ typedef __int128 i128;
 constexpr u128 kTooBig = static_cast<u128>(1) << 65; // beyond any int64/uint64, checked while accumulating
 
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isDigit(char c) {
+    return c >= '0' && c <= '9';
+}
 
 // The common case in 64-bit arithmetic: an optional '-', at most 18 digits and at most one '.'.
 // Returns false to leave anything else (exponents, long numbers, bad text) to the general path.
-bool scaledMagnitudeFast(std::string_view t, int scale, u128& magnitude, bool& negative)
-{
+bool scaledMagnitudeFast(std::string_view t, int scale, u128& magnitude, bool& negative) {
     size_t i = 0;
     negative = !t.empty() && t[0] == '-';
-    if (negative)
-        i = 1;
+    if (negative) i = 1;
     uint64_t v = 0;
     int digits = 0, fraction = -1;
     for (; i < t.size(); ++i) {
@@ -27,22 +27,18 @@ bool scaledMagnitudeFast(std::string_view t, int scale, u128& magnitude, bool& n
         if (isDigit(c)) {
             v = v * 10 + static_cast<uint64_t>(c - '0');
             ++digits;
-            if (fraction >= 0)
-                ++fraction;
+            if (fraction >= 0) ++fraction;
         } else if (c == '.' && fraction < 0) {
             fraction = 0;
         } else {
             return false;
         }
-        if (digits > 18)
-            return false;
+        if (digits > 18) return false;
     }
-    if (digits == 0 || scale < 0 || scale > 18)
-        return false;
+    if (digits == 0 || scale < 0 || scale > 18) return false;
     const int shift = scale - std::max(fraction, 0);
     if (shift >= 0) {
-        if (digits + shift > 18)
-            return false;
+        if (digits + shift > 18) return false;
         for (int k = 0; k < shift; ++k)
             v *= 10;
     } else {
@@ -59,10 +55,8 @@ bool scaledMagnitudeFast(std::string_view t, int scale, u128& magnitude, bool& n
 }
 
 // |value| * 10^scale, rounded half away from zero, into magnitude; false on bad syntax or overflow.
-bool scaledMagnitude(std::string_view t, int scale, u128& magnitude, bool& negative)
-{
-    if (scaledMagnitudeFast(t, scale, magnitude, negative))
-        return true;
+bool scaledMagnitude(std::string_view t, int scale, u128& magnitude, bool& negative) {
+    if (scaledMagnitudeFast(t, scale, magnitude, negative)) return true;
     const size_t n = t.size();
     size_t i = 0;
     negative = false;
@@ -81,8 +75,7 @@ bool scaledMagnitude(std::string_view t, int scale, u128& magnitude, bool& negat
             ++i;
         fracLen = i - fracBegin;
     }
-    if (intLen + fracLen == 0)
-        return false;
+    if (intLen + fracLen == 0) return false;
     long exponent = 0;
     if (i < n && (t[i] == 'e' || t[i] == 'E')) {
         ++i;
@@ -91,18 +84,15 @@ bool scaledMagnitude(std::string_view t, int scale, u128& magnitude, bool& negat
             expNegative = t[i] == '-';
             ++i;
         }
-        if (i >= n || !isDigit(t[i]))
-            return false;
+        if (i >= n || !isDigit(t[i])) return false;
         while (i < n && isDigit(t[i])) {
             if (exponent < 100000) // beyond this the value is 0 or overflows anyway
                 exponent = exponent * 10 + (t[i] - '0');
             ++i;
         }
-        if (expNegative)
-            exponent = -exponent;
+        if (expNegative) exponent = -exponent;
     }
-    if (i != n)
-        return false;
+    if (i != n) return false;
 
     // value = digits * 10^shift, digits being the integer digits followed by the fraction digits.
     const long digitCount = static_cast<long>(intLen + fracLen);
@@ -115,17 +105,13 @@ bool scaledMagnitude(std::string_view t, int scale, u128& magnitude, bool& negat
     u128 acc = 0;
     for (long k = 0; k < keep; ++k) {
         acc = acc * 10 + static_cast<u128>(digitAt(k));
-        if (acc > kTooBig)
-            return false;
+        if (acc > kTooBig) return false;
     }
-    if (shift < 0 && keep >= 0 && keep < digitCount && digitAt(keep) >= 5)
-        acc += 1;
+    if (shift < 0 && keep >= 0 && keep < digitCount && digitAt(keep) >= 5) acc += 1;
     for (long k = 0; k < shift; ++k) {
-        if (acc == 0)
-            break;
+        if (acc == 0) break;
         acc *= 10;
-        if (acc > kTooBig)
-            return false;
+        if (acc > kTooBig) return false;
     }
     magnitude = acc;
     return true;
@@ -133,29 +119,23 @@ bool scaledMagnitude(std::string_view t, int scale, u128& magnitude, bool& negat
 
 } // namespace
 
-std::optional<int64_t> scaledDecimal(std::string_view text, int scale)
-{
+std::optional<int64_t> scaledDecimal(std::string_view text, int scale) {
     u128 magnitude = 0;
     bool negative = false;
-    if (!scaledMagnitude(text, scale, magnitude, negative))
-        return std::nullopt;
+    if (!scaledMagnitude(text, scale, magnitude, negative)) return std::nullopt;
     constexpr u128 kMaxPositive = static_cast<u128>(INT64_MAX);
     if (negative) {
-        if (magnitude > kMaxPositive + 1)
-            return std::nullopt;
+        if (magnitude > kMaxPositive + 1) return std::nullopt;
         return static_cast<int64_t>(-static_cast<i128>(magnitude));
     }
-    if (magnitude > kMaxPositive)
-        return std::nullopt;
+    if (magnitude > kMaxPositive) return std::nullopt;
     return static_cast<int64_t>(magnitude);
 }
 
-std::optional<uint64_t> parseUnsigned(std::string_view text)
-{
+std::optional<uint64_t> parseUnsigned(std::string_view text) {
     if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
         uint64_t value = 0;
-        if (text.size() > 18)
-            return std::nullopt;
+        if (text.size() > 18) return std::nullopt;
         for (size_t i = 2; i < text.size(); ++i) {
             const char c = text[i];
             int d;
@@ -173,10 +153,8 @@ std::optional<uint64_t> parseUnsigned(std::string_view text)
     }
     u128 magnitude = 0;
     bool negative = false;
-    if (!scaledMagnitude(text, 0, magnitude, negative) || (negative && magnitude != 0))
-        return std::nullopt;
-    if (magnitude > static_cast<u128>(UINT64_MAX))
-        return std::nullopt;
+    if (!scaledMagnitude(text, 0, magnitude, negative) || (negative && magnitude != 0)) return std::nullopt;
+    if (magnitude > static_cast<u128>(UINT64_MAX)) return std::nullopt;
     return static_cast<uint64_t>(magnitude);
 }
 

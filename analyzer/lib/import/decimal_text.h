@@ -14,8 +14,12 @@ namespace tuneup::analysis {
 std::optional<int64_t> scaledDecimal(std::string_view text, int scale);
 
 // Kineto "ts"/"dur" (microseconds, maybe fractional) to nanoseconds.
-inline std::optional<int64_t> microsToNanos(std::string_view text) { return scaledDecimal(text, 3); }
-inline std::optional<int64_t> parseInteger(std::string_view text) { return scaledDecimal(text, 0); }
+inline std::optional<int64_t> microsToNanos(std::string_view text) {
+    return scaledDecimal(text, 3);
+}
+inline std::optional<int64_t> parseInteger(std::string_view text) {
+    return scaledDecimal(text, 0);
+}
 // Full unsigned 64-bit range for ids (beyond 2^63 too); also accepts "0x..." hex strings.
 std::optional<uint64_t> parseUnsigned(std::string_view text);
 

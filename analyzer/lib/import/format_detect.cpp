@@ -13,35 +13,31 @@ namespace {
 
 constexpr unsigned char kSqliteMagic[] = "SQLite format 3"; // followed by a NUL: 16 bytes
 
-bool isSpace(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool isSpace(unsigned char c) {
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 
 // A JSON object or array start: '{' then '"' or '}', or '[' then '{' or ']' (whitespace allowed).
 // When the bytes run out before the second token, the first one decides.
-bool looksLikeJson(std::span<const unsigned char> text)
-{
+bool looksLikeJson(std::span<const unsigned char> text) {
     size_t i = 0;
-    if (text.size() >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF)
-        i = 3; // UTF-8 byte order mark
+    if (text.size() >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF) i = 3; // UTF-8 byte order mark
     while (i < text.size() && isSpace(text[i]))
         ++i;
-    if (i >= text.size() || (text[i] != '{' && text[i] != '['))
-        return false;
+    if (i >= text.size() || (text[i] != '{' && text[i] != '[')) return false;
     const unsigned char open = text[i++];
     while (i < text.size() && isSpace(text[i]))
         ++i;
-    if (i >= text.size())
-        return true;
+    if (i >= text.size()) return true;
     return open == '{' ? (text[i] == '"' || text[i] == '}') : (text[i] == '{' || text[i] == ']');
 }
 
 // Inflates as much of a gzip head as the bytes allow.
-std::vector<unsigned char> inflateHead(std::span<const unsigned char> head)
-{
+std::vector<unsigned char> inflateHead(std::span<const unsigned char> head) {
     std::vector<unsigned char> out(kFormatHeadBytes);
     z_stream z;
     std::memset(&z, 0, sizeof(z));
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-        return {};
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return {};
     z.next_in = const_cast<Bytef*>(head.data());
     z.avail_in = static_cast<uInt>(head.size());
     z.next_out = out.data();
@@ -54,8 +50,7 @@ std::vector<unsigned char> inflateHead(std::span<const unsigned char> head)
 
 } // namespace
 
-std::string_view traceFileFormatName(TraceFileFormat format)
-{
+std::string_view traceFileFormatName(TraceFileFormat format) {
     switch (format) {
     case TraceFileFormat::TuneupDb:
         return "tuneup";
@@ -69,20 +64,17 @@ std::string_view traceFileFormatName(TraceFileFormat format)
     return "unknown";
 }
 
-bool isGzip(std::span<const unsigned char> head)
-{
+bool isGzip(std::span<const unsigned char> head) {
     return head.size() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
 }
 
-TraceFileFormat detectFormat(std::span<const unsigned char> head)
-{
+TraceFileFormat detectFormat(std::span<const unsigned char> head) {
     if (head.size() >= sizeof(kSqliteMagic) && std::memcmp(head.data(), kSqliteMagic, sizeof(kSqliteMagic)) == 0) {
         // The SQLite header keeps the application id big-endian at offset 68; tuneup sets its own.
         if (head.size() >= 72) {
             const uint32_t appId = (uint32_t(head[68]) << 24) | (uint32_t(head[69]) << 16) | (uint32_t(head[70]) << 8)
                 | uint32_t(head[71]);
-            if (appId == static_cast<uint32_t>(schema::kApplicationId))
-                return TraceFileFormat::TuneupDb;
+            if (appId == static_cast<uint32_t>(schema::kApplicationId)) return TraceFileFormat::TuneupDb;
         }
         return TraceFileFormat::NsysSqlite;
     }
@@ -93,19 +85,16 @@ TraceFileFormat detectFormat(std::span<const unsigned char> head)
     return looksLikeJson(head) ? TraceFileFormat::KinetoJson : TraceFileFormat::Unknown;
 }
 
-TraceFileFormat detectFileFormat(const std::string& path)
-{
+TraceFileFormat detectFileFormat(const std::string& path) {
     auto source = openFileSource(path);
     std::vector<unsigned char> head(kFormatHeadBytes);
     size_t got = 0;
     while (got < head.size()) {
         const size_t n = source->read(reinterpret_cast<char*>(head.data() + got), head.size() - got);
-        if (n == 0)
-            break;
+        if (n == 0) break;
         got += n;
     }
-    if (got == 0)
-        throw ImportError(ImportError::Kind::Empty, path, "the file is empty");
+    if (got == 0) throw ImportError(ImportError::Kind::Empty, path, "the file is empty");
     return detectFormat(std::span<const unsigned char>(head.data(), got));
 }
 

@@ -10,7 +10,7 @@ namespace tuneup::analysis {
 
 enum class TraceFileFormat {
     Unknown,
-    TuneupDb,   // SQLite whose application_id is tuneup's
+    TuneupDb, // SQLite whose application_id is tuneup's
     NsysSqlite, // any other SQLite database: the caller decides (nsys export tables, or foreign)
     KinetoJson, // a JSON object or array, plain or gzip-compressed
 };

@@ -5,15 +5,13 @@
 namespace tuneup::analysis {
 
 namespace {
-std::string describe(const std::string& path, const std::string& problem, std::optional<uint64_t> offset,
-    bool uncompressedOffset)
-{
+std::string describe(
+    const std::string& path, const std::string& problem, std::optional<uint64_t> offset, bool uncompressedOffset) {
     std::string text = path.empty() ? std::string("<input>") : path;
     text += ": ";
     if (offset) {
         text += "at byte " + std::to_string(*offset);
-        if (uncompressedOffset)
-            text += " of the uncompressed data";
+        if (uncompressedOffset) text += " of the uncompressed data";
         text += ": ";
     }
     text += problem;
@@ -21,18 +19,16 @@ std::string describe(const std::string& path, const std::string& problem, std::o
 }
 } // namespace
 
-ImportError::ImportError(Kind kind, std::string path, std::string problem, std::optional<uint64_t> offset,
-    bool uncompressedOffset)
+ImportError::ImportError(
+    Kind kind, std::string path, std::string problem, std::optional<uint64_t> offset, bool uncompressedOffset)
     : std::runtime_error(describe(path, problem, offset, uncompressedOffset))
     , m_kind(kind)
     , m_path(std::move(path))
     , m_problem(std::move(problem))
-    , m_offset(offset)
-{
+    , m_offset(offset) {
 }
 
-std::string_view importErrorKindName(ImportError::Kind kind)
-{
+std::string_view importErrorKindName(ImportError::Kind kind) {
     switch (kind) {
     case ImportError::Kind::NotFound:
         return "not-found";

@@ -12,14 +12,14 @@ namespace tuneup::analysis {
 class ImportError : public std::runtime_error {
 public:
     enum class Kind {
-        NotFound,      // no such file
-        Unreadable,    // a directory, no permission, an I/O error
-        Empty,         // zero bytes, or nothing but whitespace
+        NotFound, // no such file
+        Unreadable, // a directory, no permission, an I/O error
+        Empty, // zero bytes, or nothing but whitespace
         UnknownFormat, // not a format tuneup reads
-        NotATrace,     // well-formed input that is not a trace (e.g. JSON without traceEvents)
-        Malformed,     // a syntax error (JSON)
-        Truncated,     // the data ends early (cut-off download, gzip without its end)
-        Corrupt,       // damaged compressed data
+        NotATrace, // well-formed input that is not a trace (e.g. JSON without traceEvents)
+        Malformed, // a syntax error (JSON)
+        Truncated, // the data ends early (cut-off download, gzip without its end)
+        Corrupt, // damaged compressed data
     };
 
     // offset: byte position of the problem. For compressed files it counts the uncompressed

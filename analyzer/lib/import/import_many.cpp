@@ -9,8 +9,7 @@
 
 namespace tuneup::analysis {
 
-std::vector<TraceModel> importTraces(const std::vector<std::string>& paths, const ImportManyOptions& options)
-{
+std::vector<TraceModel> importTraces(const std::vector<std::string>& paths, const ImportManyOptions& options) {
     const size_t count = paths.size();
     std::vector<std::optional<TraceModel>> models(count);
     std::vector<std::exception_ptr> errors(count);
@@ -20,8 +19,7 @@ std::vector<TraceModel> importTraces(const std::vector<std::string>& paths, cons
     std::mutex progressMutex;
 
     auto report = [&](size_t file, uint64_t fileBytes, bool finished) {
-        if (!options.progress)
-            return;
+        if (!options.progress) return;
         const std::lock_guard lock(progressMutex);
         bytes[file] = fileBytes;
         done += finished;
@@ -53,8 +51,7 @@ std::vector<TraceModel> importTraces(const std::vector<std::string>& paths, cons
         t.join();
 
     for (const std::exception_ptr& error : errors)
-        if (error)
-            std::rethrow_exception(error);
+        if (error) std::rethrow_exception(error);
     std::vector<TraceModel> result;
     result.reserve(count);
     for (auto& model : models)

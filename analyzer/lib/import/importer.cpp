@@ -11,8 +11,7 @@
 
 namespace tuneup::analysis {
 
-TraceModel importTrace(const std::string& path, const ImportOptions& options)
-{
+TraceModel importTrace(const std::string& path, const ImportOptions& options) {
     switch (detectFileFormat(path)) {
     case TraceFileFormat::TuneupDb:
         return importTuneupFile(path);
@@ -25,7 +24,7 @@ TraceModel importTrace(const std::string& path, const ImportOptions& options)
         // Any other SQLite file. A recording killed early may have its header only in its -wal: the tuneup
         // reader knows those, and what to say about a foreign database. Else an Nsight Systems export by
         // its tables (isNsysExport describes a file SQLite cannot read).
-        struct stat st {};
+        struct stat st { };
         if (stat((path + "-wal").c_str(), &st) != 0 && isNsysExport(path)) {
             NsysImportOptions nsys;
             nsys.progress = options.progress;

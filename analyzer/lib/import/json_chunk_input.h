@@ -19,8 +19,7 @@ public:
     using Ch = char;
     JsonChunkInput(ChunkReader& reader, const std::function<void(uint64_t)>& progress)
         : m_reader(reader)
-        , m_progress(progress)
-    {
+        , m_progress(progress) {
         advance();
     }
     JsonChunkInput(const JsonChunkInput&) = delete;
@@ -28,13 +27,10 @@ public:
 
     // RapidJSON's stream concept (reading only).
     Ch Peek() const { return m_heldAt < m_held.size() ? m_held[m_heldAt] : *m_cur; }
-    Ch Take()
-    {
-        if (m_heldAt < m_held.size())
-            return m_held[m_heldAt++];
+    Ch Take() {
+        if (m_heldAt < m_held.size()) return m_held[m_heldAt++];
         const Ch c = *m_cur;
-        if (m_cur != m_end && ++m_cur == m_end)
-            advance();
+        if (m_cur != m_end && ++m_cur == m_end) advance();
         return c;
     }
     size_t Tell() const { return static_cast<size_t>(m_before + static_cast<uint64_t>(m_cur - m_begin)); }
@@ -44,19 +40,15 @@ public:
     size_t PutEnd(Ch*) { return 0; }
 
     // JsonCursor
-    std::string_view available() override
-    {
+    std::string_view available() override {
         return { m_cur, static_cast<size_t>(m_end - m_cur) }; // empty at the end (m_cur == m_end)
     }
-    void consume(size_t bytes) override
-    {
+    void consume(size_t bytes) override {
         m_cur += bytes;
-        if (m_cur == m_end && m_cur != &m_sentinel)
-            advance();
+        if (m_cur == m_end && m_cur != &m_sentinel) advance();
     }
     uint64_t offset() const override { return Tell(); }
-    std::string recent(size_t n) const override
-    {
+    std::string recent(size_t n) const override {
         const size_t inChunk = std::min(n, static_cast<size_t>(m_cur - m_begin));
         std::string text = m_tail.substr(m_tail.size() - std::min(n - inChunk, m_tail.size()));
         return text.append(m_cur - inChunk, inChunk);
@@ -64,8 +56,7 @@ public:
     // Serves `text` before the bytes at the cursor. RapidJSON's iterative parser calls StartArray
     // before it takes the '[': a reader that took the array's body in StartArray holds the '[' back
     // for it (and what leaves the parser as it would be at the closing bracket).
-    void hold(std::string_view text)
-    {
+    void hold(std::string_view text) {
         m_held.assign(text);
         m_heldAt = 0;
     }
@@ -74,39 +65,32 @@ public:
     bool atEnd() const { return m_cur == &m_sentinel; }
 
     // Up to `radius` bytes either side of offset, when they are still in memory ("" otherwise).
-    std::string context(uint64_t offset, size_t radius = 32) const
-    {
+    std::string context(uint64_t offset, size_t radius = 32) const {
         std::string window = m_tail;
         const uint64_t windowStart = m_before - m_tail.size();
-        if (m_cur != &m_sentinel)
-            window.append(m_begin, static_cast<size_t>(m_end - m_begin));
-        if (offset < windowStart || offset > windowStart + window.size())
-            return {};
+        if (m_cur != &m_sentinel) window.append(m_begin, static_cast<size_t>(m_end - m_begin));
+        if (offset < windowStart || offset > windowStart + window.size()) return {};
         const size_t at = static_cast<size_t>(offset - windowStart);
         const size_t from = at > radius ? at - radius : 0;
         std::string text;
         for (size_t i = from; i < std::min(window.size(), at + radius); ++i) {
             const unsigned char c = static_cast<unsigned char>(window[i]);
-            if (i == at)
-                text += "<HERE>"; // ASCII, so that any log or terminal shows it
+            if (i == at) text += "<HERE>"; // ASCII, so that any log or terminal shows it
             text += c < 0x20 ? ' ' : static_cast<char>(c);
         }
-        if (at >= window.size())
-            text += "<HERE><end of data>";
+        if (at >= window.size()) text += "<HERE><end of data>";
         return text;
     }
 
 private:
-    void advance()
-    {
+    void advance() {
         if (m_cur != &m_sentinel && m_end > m_begin) {
             // Keep the end of the chunk for error messages about its last bytes.
             const size_t keep = std::min<size_t>(64, static_cast<size_t>(m_end - m_begin));
             m_tail.assign(m_end - keep, keep);
         }
         m_before += static_cast<uint64_t>(m_end - m_begin);
-        if (m_progress)
-            m_progress(m_before);
+        if (m_progress) m_progress(m_before);
         const std::string_view chunk = m_reader.next();
         if (chunk.empty()) {
             m_begin = m_end = m_cur = &m_sentinel;

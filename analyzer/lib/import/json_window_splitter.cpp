@@ -8,12 +8,10 @@
 
 namespace tuneup::analysis {
 
-JsonArraySplitter::Result JsonArraySplitter::scanBytes(const char* text, size_t size, Cut cut)
-{
+JsonArraySplitter::Result JsonArraySplitter::scanBytes(const char* text, size_t size, Cut cut) {
     for (size_t i = 0; i < size; ++i) {
         const char c = text[i];
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\r' && c != '\t')
-            m_control = true;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\r' && c != '\t') m_control = true;
         // A backslash escapes the next byte wherever it is, as in scan() (outside a string it is an
         // error that the parser reports; only the two scanners need to agree).
         if (m_escaped) {
@@ -38,14 +36,11 @@ JsonArraySplitter::Result JsonArraySplitter::scanBytes(const char* text, size_t 
             break;
         case '}':
         case ']':
-            if (m_depth == 0)
-                return { i, Stop::ArrayEnd };
-            if (--m_depth == 0 && cut != Cut::None)
-                return { i + 1, Stop::AfterElement };
+            if (m_depth == 0) return { i, Stop::ArrayEnd };
+            if (--m_depth == 0 && cut != Cut::None) return { i + 1, Stop::AfterElement };
             break;
         case ',':
-            if (m_depth == 0 && cut == Cut::AfterElementOrComma)
-                return { i + 1, Stop::AfterComma };
+            if (m_depth == 0 && cut == Cut::AfterElementOrComma) return { i + 1, Stop::AfterComma };
             break;
         default:
             break;
@@ -64,10 +59,11 @@ struct Masks {
     uint64_t quote, backslash, open, close, control;
 };
 
-inline uint64_t bits16(__m128i eq) { return static_cast<uint16_t>(_mm_movemask_epi8(eq)); }
+inline uint64_t bits16(__m128i eq) {
+    return static_cast<uint16_t>(_mm_movemask_epi8(eq));
+}
 
-inline Masks classify(const char* p)
-{
+inline Masks classify(const char* p) {
     const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
     // '[' and '{' differ only in bit 0x20, as do ']' and '}': one compare finds both.
     const __m128i case20 = _mm_set1_epi8(0x20), open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
@@ -78,7 +74,8 @@ inline Masks classify(const char* p)
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
         const __m128i folded = _mm_or_si128(v, case20);
         const __m128i below20 = _mm_cmpeq_epi8(_mm_max_epu8(v, x1f), x1f);
-        const __m128i space = _mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
+        const __m128i space
+            = _mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, tab)));
         const int shift = 16 * k;
         m.quote |= bits16(_mm_cmpeq_epi8(v, quote)) << shift;
         m.backslash |= bits16(_mm_cmpeq_epi8(v, backslash)) << shift;
@@ -90,8 +87,7 @@ inline Masks classify(const char* p)
 }
 
 // Set bits, without the libgcc call __builtin_popcountll becomes where POPCNT is not baseline.
-inline int bitCount(uint64_t x)
-{
+inline int bitCount(uint64_t x) {
     x -= (x >> 1) & 0x5555555555555555ull;
     x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
     x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
@@ -99,8 +95,7 @@ inline int bitCount(uint64_t x)
 }
 
 // Bit i = xor of bits 0..i: 1 from an opening quote up to (not including) its closing quote.
-inline uint64_t prefixXor(uint64_t x)
-{
+inline uint64_t prefixXor(uint64_t x) {
     x ^= x << 1;
     x ^= x << 2;
     x ^= x << 4;
@@ -112,8 +107,7 @@ inline uint64_t prefixXor(uint64_t x)
 
 } // namespace
 
-JsonArraySplitter::Result JsonArraySplitter::scan(const char* text, size_t size, Cut cut)
-{
+JsonArraySplitter::Result JsonArraySplitter::scan(const char* text, size_t size, Cut cut) {
     if (cut == Cut::AfterElementOrComma)
         return scanBytes(text, size, cut); // only for arrays of scalars, past a window's size limit
     size_t pos = 0;
@@ -145,8 +139,7 @@ JsonArraySplitter::Result JsonArraySplitter::scan(const char* text, size_t size,
         const uint64_t close = m.close & ~escaped & ~inString;
         m_inString = inString >> 63;
         m_escaped = carry;
-        if (open == 0 && close == 0)
-            continue;
+        if (open == 0 && close == 0) continue;
         const int opens = bitCount(open), closes = bitCount(close);
         if (m_depth > closes) { // depth stays above 0 in this block: no element ends here
             m_maxDepth = std::max(m_maxDepth, m_depth + opens); // a bound: closes may come first
@@ -177,8 +170,7 @@ JsonArraySplitter::Result JsonArraySplitter::scan(const char* text, size_t size,
 
 #else
 
-JsonArraySplitter::Result JsonArraySplitter::scan(const char* text, size_t size, Cut cut)
-{
+JsonArraySplitter::Result JsonArraySplitter::scan(const char* text, size_t size, Cut cut) {
     return scanBytes(text, size, cut);
 }
 

@@ -17,15 +17,15 @@ class JsonArraySplitter {
 public:
     // Where scan() may stop besides the end of the array.
     enum class Cut : uint8_t {
-        None,            // nowhere: scan all the bytes
-        AfterElement,    // just after the next element that ends with '}' or ']'
+        None, // nowhere: scan all the bytes
+        AfterElement, // just after the next element that ends with '}' or ']'
         AfterElementOrComma, // also just after a comma between elements (arrays of scalars)
     };
     enum class Stop : uint8_t {
-        More,       // every byte was scanned
+        More, // every byte was scanned
         AfterElement, // `used` is just past the '}' or ']' that closed an element
         AfterComma, // `used` is just past a comma between elements
-        ArrayEnd,   // `used` is at the ']' closing the array (or a '}' in its place: an error)
+        ArrayEnd, // `used` is at the ']' closing the array (or a '}' in its place: an error)
     };
     struct Result {
         size_t used = 0;
@@ -41,8 +41,7 @@ public:
     // then be chosen where it cannot run out of stack); whether a backslash may have been scanned
     // (without one, a parse in place changes nothing but closing quotes); whether a control byte other
     // than whitespace may have been (never valid JSON; see JsonWindow::controlBytes).
-    void startWindow()
-    {
+    void startWindow() {
         m_maxDepth = m_depth;
         m_backslash = m_control = false;
     }
@@ -51,11 +50,11 @@ public:
     bool sawControlByte() const { return m_control; }
 
 private:
-    int64_t m_depth = 0;       // inside the array: 0 between elements
+    int64_t m_depth = 0; // inside the array: 0 between elements
     int64_t m_maxDepth = 0;
     bool m_backslash = false, m_control = false;
     bool m_inString = false;
-    bool m_escaped = false;    // the next byte follows a backslash
+    bool m_escaped = false; // the next byte follows a backslash
 };
 
 } // namespace tuneup::analysis

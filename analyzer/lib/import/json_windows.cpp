@@ -1,9 +1,8 @@
 #include "import/json_windows.h"
 
-#include <rapidjson/stream.h>
-
 #include <algorithm>
 #include <cstring>
+#include <rapidjson/stream.h>
 
 namespace tuneup::analysis {
 
@@ -20,48 +19,42 @@ constexpr size_t kGrowthBeforeChecks = 8;
 // Bytes kept either side of a window's content for error messages.
 constexpr size_t kContextBytes = 32;
 
-bool isWhitespace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool isWhitespace(char c) {
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 
 } // namespace
 
-uint64_t JsonWindow::textOffset(size_t local) const
-{
+uint64_t JsonWindow::textOffset(size_t local) const {
     const size_t inContent = local <= prefix ? 0 : std::min(local - prefix, contentSize);
     return offset + inContent;
 }
 
-std::string JsonWindow::context(uint64_t at, size_t radius) const
-{
+std::string JsonWindow::context(uint64_t at, size_t radius) const {
     const std::string text = before + std::string(content()) + after;
-    const size_t pos
-        = before.size() + static_cast<size_t>(std::min<uint64_t>(at - std::min(at, offset), contentSize));
+    const size_t pos = before.size() + static_cast<size_t>(std::min<uint64_t>(at - std::min(at, offset), contentSize));
     std::string out;
     for (size_t i = pos > radius ? pos - radius : 0; i < std::min(text.size(), pos + radius); ++i) {
-        if (i == pos)
-            out += "<HERE>"; // ASCII, so that any log or terminal shows it
+        if (i == pos) out += "<HERE>"; // ASCII, so that any log or terminal shows it
         const auto c = static_cast<unsigned char>(text[i]);
         out += c < 0x20 ? ' ' : static_cast<char>(c);
     }
-    if (pos >= text.size())
-        out += endOfText ? "<HERE><end of data>" : "<HERE>";
+    if (pos >= text.size()) out += endOfText ? "<HERE><end of data>" : "<HERE>";
     return out;
 }
 
 JsonWindowReader::JsonWindowReader(JsonCursor& input, size_t windowBytes)
     : m_input(input)
     , m_windowBytes(std::max<size_t>(windowBytes, 1))
-    , m_tail(input.recent(kContextBytes))
-{
+    , m_tail(input.recent(kContextBytes)) {
 }
 
-void JsonWindowReader::append(JsonWindow& window, const char* bytes, size_t n)
-{
+void JsonWindowReader::append(JsonWindow& window, const char* bytes, size_t n) {
     const size_t needed = window.size + n + kPadding;
     if (needed > window.capacity) {
         const size_t capacity = std::max(needed, window.capacity * 2);
         auto grown = std::make_unique_for_overwrite<char[]>(capacity);
-        if (window.size > 0)
-            std::memcpy(grown.get(), window.buffer.get(), window.size);
+        if (window.size > 0) std::memcpy(grown.get(), window.buffer.get(), window.size);
         window.buffer = std::move(grown);
         window.capacity = capacity;
     }
@@ -70,22 +63,19 @@ void JsonWindowReader::append(JsonWindow& window, const char* bytes, size_t n)
 }
 
 // Whether the text so far holds a JSON error before its end (not just an unfinished element).
-bool JsonWindowReader::hasErrorInside(JsonWindow& window)
-{
+bool JsonWindowReader::hasErrorInside(JsonWindow& window) {
     std::memset(window.buffer.get() + window.size, 0, kPadding);
     const rapidjson::ParseResult result = parseBytewise(window.buffer.get());
     return result.IsError() && result.Offset() < window.size;
 }
 
-rapidjson::ParseResult parseBytewise(const char* text)
-{
+rapidjson::ParseResult parseBytewise(const char* text) {
     BytewiseStream stream(text);
     rapidjson::BaseReaderHandler<> ignore;
     return rapidjson::Reader().Parse<kJsonParseFlags>(stream, ignore);
 }
 
-void JsonWindowReader::next(JsonWindow& window)
-{
+void JsonWindowReader::next(JsonWindow& window) {
     if (window.capacity == 0) {
         // Room for the usual window at once (its content ends at the first element end past
         // m_windowBytes), rather than growing to it through copies.
@@ -145,8 +135,7 @@ void JsonWindowReader::next(JsonWindow& window)
             break;
         }
     }
-    if (closed)
-        append(window, "]", 1);
+    if (closed) append(window, "]", 1);
     std::memset(window.buffer.get() + window.size, 0, kPadding); // append() left room for it
 
     window.maxDepth = m_splitter.maxDepth() + 1; // and the "[" around the elements
@@ -159,7 +148,8 @@ void JsonWindowReader::next(JsonWindow& window)
     if (content.size() >= kContextBytes)
         m_tail.assign(content.substr(content.size() - kContextBytes));
     else
-        m_tail = (m_tail + std::string(content)).substr(std::max(m_tail.size() + content.size(), kContextBytes) - kContextBytes);
+        m_tail = (m_tail + std::string(content))
+                     .substr(std::max(m_tail.size() + content.size(), kContextBytes) - kContextBytes);
     for (size_t i = content.size(); i > 0; --i)
         if (!isWhitespace(content[i - 1])) {
             m_lastByte = content[i - 1];
@@ -167,8 +157,7 @@ void JsonWindowReader::next(JsonWindow& window)
         }
 }
 
-std::string_view JsonWindowReader::parserState() const
-{
+std::string_view JsonWindowReader::parserState() const {
     return m_lastByte == '\0' ? "[" : m_lastByte == ',' ? "[\"\"," : "[\"\"";
 }
 

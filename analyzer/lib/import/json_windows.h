@@ -6,10 +6,9 @@
 
 #include "import/json_window_splitter.h"
 
-#include <rapidjson/reader.h>
-
 #include <cstdint>
 #include <memory>
+#include <rapidjson/reader.h>
 #include <string>
 #include <string_view>
 
@@ -28,9 +27,7 @@ public:
     using Ch = char;
     explicit BytewiseStream(const char* text)
         : m_begin(text)
-        , m_cur(text)
-    {
-    }
+        , m_cur(text) { }
     Ch Peek() const { return *m_cur; }
     Ch Take() { return *m_cur++; }
     size_t Tell() const { return static_cast<size_t>(m_cur - m_begin); }
@@ -69,16 +66,16 @@ struct JsonWindow {
     static constexpr size_t kPadding = 64; // the '\0' and the zeros after text()
     std::unique_ptr<char[]> buffer;
     size_t capacity = 0;
-    size_t size = 0;        // of the text to parse, without the '\0'
-    size_t prefix = 0;      // bytes before the content: 1 for "[", 3 with the placeholder
+    size_t size = 0; // of the text to parse, without the '\0'
+    size_t prefix = 0; // bytes before the content: 1 for "[", 3 with the placeholder
     size_t contentSize = 0;
-    uint64_t offset = 0;    // of the content in the whole text
+    uint64_t offset = 0; // of the content in the whole text
     bool placeholder = false; // the text starts with "[\"\"": the parser must skip one element
-    bool endOfText = false;   // the text ended inside this window: no "]" was added
-    bool last = false;        // the array (or the text) ends in this window
+    bool endOfText = false; // the text ended inside this window: no "]" was added
+    bool last = false; // the array (or the text) ends in this window
     std::string before, after; // a few bytes of the text either side of the content, for context()
-    int64_t maxDepth = 0;      // at least the deepest nesting in text()
-    bool escapes = true;       // false: the content holds no backslash
+    int64_t maxDepth = 0; // at least the deepest nesting in text()
+    bool escapes = true; // false: the content holds no backslash
     // The content may hold a control byte other than whitespace: never valid JSON, and RapidJSON's SSE2
     // string scan (1.1.0) lets 0x1a..0x1f through inside strings, so such a window must be parsed
     // byte by byte for the error to be found, where the document's parser would find it.
@@ -115,8 +112,8 @@ private:
     JsonArraySplitter m_splitter;
     size_t m_windowBytes;
     bool m_afterElement = false; // the last window ended just after an element, not after a comma
-    char m_lastByte = '\0';      // the last byte of the array's body that is not whitespace
-    std::string m_tail;          // the last bytes of the previous window's content
+    char m_lastByte = '\0'; // the last byte of the array's body that is not whitespace
+    std::string m_tail; // the last bytes of the previous window's content
 };
 
 } // namespace tuneup::analysis

@@ -6,13 +6,12 @@
 #include "import/json_chunk_input.h"
 #include "import/json_windows.h"
 
-#include <rapidjson/reader.h>
-
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <rapidjson/reader.h>
 #include <unordered_map>
 #include <vector>
 
@@ -24,23 +23,55 @@ namespace {
 
 enum class Field : uint8_t {
     // event level
-    Ph, Cat, Name, Pid, Tid, Ts, Dur, Id,
+    Ph,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Id,
     // args
-    Device, Stream, Correlation, ExternalId, Registers, SharedMemory, Bytes, Cbid, InputDims, InputTypes,
-    SequenceNumber, CollectiveName, InMsgNelems, OutMsgNelems, GroupSize, Dtype, PgName, PgRanks, CommsId,
-    SyncKind, WaitOnStream, WaitOnEvent, ArgName, ArgLabels, ArgKind, Grid, Block,
+    Device,
+    Stream,
+    Correlation,
+    ExternalId,
+    Registers,
+    SharedMemory,
+    Bytes,
+    Cbid,
+    InputDims,
+    InputTypes,
+    SequenceNumber,
+    CollectiveName,
+    InMsgNelems,
+    OutMsgNelems,
+    GroupSize,
+    Dtype,
+    PgName,
+    PgRanks,
+    CommsId,
+    SyncKind,
+    WaitOnStream,
+    WaitOnEvent,
+    ArgName,
+    ArgLabels,
+    ArgKind,
+    Grid,
+    Block,
     Count,
     // not stored
-    Args, None
+    Args,
+    None
 };
 constexpr size_t kFieldCount = static_cast<size_t>(Field::Count);
 static_assert(kFieldCount <= 64, "present bits are a uint64_t");
 
 // A key's length and first and last bytes: one integer compare rejects almost every other key.
-constexpr uint32_t signature(std::string_view k)
-{
-    return k.empty() ? 0
-                     : (static_cast<uint32_t>(k.size()) << 16) | (static_cast<uint32_t>(static_cast<unsigned char>(k.front())) << 8)
+constexpr uint32_t signature(std::string_view k) {
+    return k.empty()
+        ? 0
+        : (static_cast<uint32_t>(k.size()) << 16) | (static_cast<uint32_t>(static_cast<unsigned char>(k.front())) << 8)
             | static_cast<unsigned char>(k.back());
 }
 
@@ -68,11 +99,9 @@ constexpr KeyEntry kArgKeys[] = { { "External id", Field::ExternalId }, { "corre
 
 // With equal signatures, whether the bytes between the first and the last agree too. A loop rather
 // than memcmp: keys are short, and a call per key showed in profiles.
-constexpr bool sameMiddle(std::string_view a, std::string_view b)
-{
+constexpr bool sameMiddle(std::string_view a, std::string_view b) {
     for (size_t i = 1; i + 1 < a.size(); ++i)
-        if (a[i] != b[i])
-            return false;
+        if (a[i] != b[i]) return false;
     return true;
 }
 
@@ -83,8 +112,7 @@ constexpr bool sameMiddle(std::string_view a, std::string_view b)
 template <class Entry, size_t N> class NameIndex {
 public:
     constexpr explicit NameIndex(const Entry (&entries)[N])
-        : m_entries(entries)
-    {
+        : m_entries(entries) {
         for (m_multiplier = 2654435761u;; m_multiplier += 2 * 40503u) {
             m_slots.fill(-1);
             m_next.fill(-1);
@@ -96,19 +124,15 @@ public:
                 clash = *slot >= 0;
                 *slot = static_cast<int8_t>(i);
             }
-            if (!clash)
-                return;
+            if (!clash) return;
         }
     }
-    const Entry* find(std::string_view name) const
-    {
+    const Entry* find(std::string_view name) const {
         const uint32_t sig = signature(name);
         for (int8_t i = m_slots[slotOf(sig)]; i >= 0; i = m_next[static_cast<size_t>(i)]) {
             const Entry& e = m_entries[i];
-            if (e.sig != sig)
-                return nullptr;
-            if (sameMiddle(e.name, name))
-                return &e;
+            if (e.sig != sig) return nullptr;
+            if (sameMiddle(e.name, name)) return &e;
         }
         return nullptr;
     }
@@ -125,21 +149,34 @@ private:
 constexpr NameIndex kEventKeyIndex(kEventKeys);
 constexpr NameIndex kArgKeyIndex(kArgKeys);
 
-Field eventKey(std::string_view key)
-{
+Field eventKey(std::string_view key) {
     const KeyEntry* e = kEventKeyIndex.find(key);
     return e ? e->field : Field::None;
 }
 
-Field argKey(std::string_view key)
-{
+Field argKey(std::string_view key) {
     const KeyEntry* e = kArgKeyIndex.find(key);
     return e ? e->field : Field::None;
 }
 
 enum class Category : uint8_t {
-    None, Kernel, Memcpy, Memset, Runtime, Driver, CpuOp, LegacyOperator, UserAnnotation, GpuUserAnnotation,
-    CudaSync, PythonFunction, ProfilerRange, Trace, Overhead, CpuInstant, Other
+    None,
+    Kernel,
+    Memcpy,
+    Memset,
+    Runtime,
+    Driver,
+    CpuOp,
+    LegacyOperator,
+    UserAnnotation,
+    GpuUserAnnotation,
+    CudaSync,
+    PythonFunction,
+    ProfilerRange,
+    Trace,
+    Overhead,
+    CpuInstant,
+    Other
 };
 
 struct CategoryEntry {
@@ -148,66 +185,52 @@ struct CategoryEntry {
     uint32_t sig = signature(name);
 };
 constexpr CategoryEntry kCategories[] = { { "cpu_op", Category::CpuOp }, { "cuda_runtime", Category::Runtime },
-    { "kernel", Category::Kernel }, { "python_function", Category::PythonFunction },
-    { "gpu_memcpy", Category::Memcpy }, { "gpu_memset", Category::Memset },
-    { "user_annotation", Category::UserAnnotation }, { "gpu_user_annotation", Category::GpuUserAnnotation },
-    { "cuda_driver", Category::Driver }, { "cuda_sync", Category::CudaSync },
-    { "cpu_instant_event", Category::CpuInstant }, { "cuda_profiler_range", Category::ProfilerRange },
-    { "Trace", Category::Trace }, { "overhead", Category::Overhead },
+    { "kernel", Category::Kernel }, { "python_function", Category::PythonFunction }, { "gpu_memcpy", Category::Memcpy },
+    { "gpu_memset", Category::Memset }, { "user_annotation", Category::UserAnnotation },
+    { "gpu_user_annotation", Category::GpuUserAnnotation }, { "cuda_driver", Category::Driver },
+    { "cuda_sync", Category::CudaSync }, { "cpu_instant_event", Category::CpuInstant },
+    { "cuda_profiler_range", Category::ProfilerRange }, { "Trace", Category::Trace },
+    { "overhead", Category::Overhead },
     // Kineto's first format (PyTorch 1.8 development, 2020)
     { "Operator", Category::LegacyOperator }, { "Runtime", Category::Runtime }, { "Kernel", Category::Kernel },
     { "Memcpy", Category::Memcpy }, { "Memset", Category::Memset } };
 constexpr NameIndex kCategoryIndex(kCategories);
 
-Category classifyCategory(std::string_view cat)
-{
+Category classifyCategory(std::string_view cat) {
     const CategoryEntry* e = kCategoryIndex.find(cat);
     return e ? e->category : Category::Other;
 }
 
 // In 2020 traces record_function ranges came as "Operator" events; these names are the ranges
 // PyTorch itself opens, which later traces mark as user_annotation.
-bool isLegacyUserRange(std::string_view name)
-{
+bool isLegacyUserRange(std::string_view name) {
     return name.starts_with("ProfilerStep#") || name.starts_with("enumerate(DataLoader)#")
         || name.starts_with("Optimizer.") || name.starts_with("DistributedDataParallel.")
         || (name.size() > 6 && name.starts_with("## ") && name.ends_with(" ##"));
 }
 
-MemoryKind memoryKindFromName(std::string_view s)
-{
-    if (s == "Pageable")
-        return MemoryKind::Pageable;
-    if (s == "Pinned")
-        return MemoryKind::Pinned;
-    if (s == "Device")
-        return MemoryKind::Device;
-    if (s == "Array")
-        return MemoryKind::Array;
-    if (s == "Managed")
-        return MemoryKind::Managed;
-    if (s == "Device Static")
-        return MemoryKind::DeviceStatic;
-    if (s == "Managed Static")
-        return MemoryKind::ManagedStatic;
+MemoryKind memoryKindFromName(std::string_view s) {
+    if (s == "Pageable") return MemoryKind::Pageable;
+    if (s == "Pinned") return MemoryKind::Pinned;
+    if (s == "Device") return MemoryKind::Device;
+    if (s == "Array") return MemoryKind::Array;
+    if (s == "Managed") return MemoryKind::Managed;
+    if (s == "Device Static") return MemoryKind::DeviceStatic;
+    if (s == "Managed Static") return MemoryKind::ManagedStatic;
     return MemoryKind::Unknown; // "Unknown", and "Host" in ROCm traces (pinned or not is not said)
 }
 
-CopyKind copyKindFromName(std::string_view s)
-{
-    static constexpr std::array<std::string_view, 11> kNames = { "", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD",
-        "DtoA", "DtoD", "HtoH", "PtoP" };
+CopyKind copyKindFromName(std::string_view s) {
+    static constexpr std::array<std::string_view, 11> kNames
+        = { "", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
     for (size_t i = 1; i < kNames.size(); ++i)
-        if (kNames[i] == s)
-            return static_cast<CopyKind>(i);
+        if (kNames[i] == s) return static_cast<CopyKind>(i);
     return CopyKind::Unknown;
 }
 
 // "Memcpy HtoD (Pageable -> Device)" -> HtoD, Pageable, Device.
-void parseMemcpyName(std::string_view name, Memcpy& row)
-{
-    if (!name.starts_with("Memcpy "))
-        return;
+void parseMemcpyName(std::string_view name, Memcpy& row) {
+    if (!name.starts_with("Memcpy ")) return;
     name.remove_prefix(7);
     const size_t space = name.find(' ');
     row.copyKind = copyKindFromName(name.substr(0, space));
@@ -219,28 +242,21 @@ void parseMemcpyName(std::string_view name, Memcpy& row)
     row.dstKind = memoryKindFromName(name.substr(arrow + 4, close - arrow - 4));
 }
 
-SyncType syncTypeFromName(std::string_view s)
-{
-    if (s == "Event Sync")
-        return SyncType::EventSynchronize;
-    if (s == "Stream Wait Event")
-        return SyncType::StreamWaitEvent;
-    if (s == "Stream Sync")
-        return SyncType::StreamSynchronize;
-    if (s == "Context Sync")
-        return SyncType::ContextSynchronize;
+SyncType syncTypeFromName(std::string_view s) {
+    if (s == "Event Sync") return SyncType::EventSynchronize;
+    if (s == "Stream Wait Event") return SyncType::StreamWaitEvent;
+    if (s == "Stream Sync") return SyncType::StreamSynchronize;
+    if (s == "Context Sync") return SyncType::ContextSynchronize;
     return SyncType::Unknown;
 }
 
-bool isCollectiveKernel(std::string_view name)
-{
+bool isCollectiveKernel(std::string_view name) {
     return name.starts_with("nccl") || name.starts_with("rccl");
 }
 
 // The collective of an NCCL kernel from its name: "ncclKernel_AllReduce_RING_LL_Sum_float(...)",
 // "ncclDevKernel_AllGather_RING_LL(...)", "ncclAllReduceRingLLKernel_sum_f32(ncclColl)" -> "allreduce".
-std::string_view collectiveFromKernelName(std::string_view name)
-{
+std::string_view collectiveFromKernelName(std::string_view name) {
     name.remove_prefix(4); // nccl / rccl
     for (std::string_view prefix : { "DevKernel_", "Kernel_", "_" })
         if (name.starts_with(prefix)) {
@@ -252,31 +268,40 @@ std::string_view collectiveFromKernelName(std::string_view name)
         std::string_view collective;
     };
     // Longer names first: ReduceScatter before Reduce, SendRecv before Send.
-    static constexpr Entry kOps[] = { { "AllReduce", "allreduce" }, { "AllGather", "allgather" },
-        { "ReduceScatter", "reducescatter" }, { "Broadcast", "broadcast" }, { "Reduce", "reduce" },
-        { "SendRecv", "sendrecv" }, { "Send", "send" }, { "Recv", "recv" }, { "AllToAll", "alltoall" },
-        { "AlltoAll", "alltoall" } };
+    static constexpr Entry kOps[]
+        = { { "AllReduce", "allreduce" }, { "AllGather", "allgather" }, { "ReduceScatter", "reducescatter" },
+              { "Broadcast", "broadcast" }, { "Reduce", "reduce" }, { "SendRecv", "sendrecv" }, { "Send", "send" },
+              { "Recv", "recv" }, { "AllToAll", "alltoall" }, { "AlltoAll", "alltoall" } };
     for (const auto& e : kOps)
-        if (name.starts_with(e.op))
-            return e.collective;
+        if (name.starts_with(e.op)) return e.collective;
     return "nccl"; // an NCCL kernel whose operation the name does not tell
 }
 
-GpuVendor vendorFromDeviceName(std::string_view name)
-{
+GpuVendor vendorFromDeviceName(std::string_view name) {
     for (std::string_view amd : { "AMD", "Radeon", "Instinct" })
-        if (name.find(amd) != std::string_view::npos)
-            return GpuVendor::Amd;
+        if (name.find(amd) != std::string_view::npos) return GpuVendor::Amd;
     for (std::string_view nv : { "NVIDIA", "Tesla", "Quadro", "GeForce", "TITAN", "RTX" })
-        if (name.find(nv) != std::string_view::npos)
-            return GpuVendor::Nvidia;
+        if (name.find(nv) != std::string_view::npos) return GpuVendor::Nvidia;
     return GpuVendor::Unknown;
 }
 
 // Counters kept while reading, turned into ImportStats at the end (no per-event string work).
 enum class Counter : uint8_t {
-    Instant, CpuInstant, Overhead, BeginEnd, CounterEvent, UnknownPhase, UnknownCategory, NoTs,
-    NoDur, NegativeDur, FlowStep, FlowUnpaired, NonObjectEvent, Metadata, Count
+    Instant,
+    CpuInstant,
+    Overhead,
+    BeginEnd,
+    CounterEvent,
+    UnknownPhase,
+    UnknownCategory,
+    NoTs,
+    NoDur,
+    NegativeDur,
+    FlowStep,
+    FlowUnpaired,
+    NonObjectEvent,
+    Metadata,
+    Count
 };
 
 struct CounterInfo {
@@ -286,7 +311,8 @@ struct CounterInfo {
 };
 constexpr CounterInfo kCounterInfo[] = {
     { "skipped_instant_events", StatSeverity::Info, "instant events (markers) are not modelled" },
-    { "skipped_memory_events", StatSeverity::Info, "cpu_instant_event memory events (profile_memory) are not modelled" },
+    { "skipped_memory_events", StatSeverity::Info,
+        "cpu_instant_event memory events (profile_memory) are not modelled" },
     { "skipped_overhead", StatSeverity::Info, "CUPTI overhead ranges are not modelled" },
     { "skipped_begin_end_events", StatSeverity::DataLoss, "B/E duration events are not read (Kineto writes X events)" },
     { "skipped_counter_events", StatSeverity::Info, "C (counter) events are not modelled" },
@@ -302,12 +328,10 @@ constexpr CounterInfo kCounterInfo[] = {
 };
 static_assert(std::size(kCounterInfo) == static_cast<size_t>(Counter::Count));
 
-
 // A stable id for a track named by text ("Spans", "PyTorch Profiler"): a hash of the name, so that
 // every window gives the same id without sharing a string table. Its low 32 bits, from which a GPU row
 // without device/stream args takes them, lie in [-2^31 + 1, -2]: never -1 ("unknown") nor a real id.
-int64_t namedTrackId(std::string_view name)
-{
+int64_t namedTrackId(std::string_view name) {
     uint64_t h = 14695981039346656037ull; // FNV-1a
     for (const char c : name) {
         h ^= static_cast<unsigned char>(c);
@@ -318,15 +342,12 @@ int64_t namedTrackId(std::string_view name)
 
 // Non-negative decimal integers of up to 18 digits: pid, tid, device, stream, ids, sizes. Inline, as
 // these come several times per event; anything else goes to the exact general parsers.
-inline bool smallUnsigned(std::string_view t, uint64_t& value)
-{
-    if (t.empty() || t.size() > 18)
-        return false;
+inline bool smallUnsigned(std::string_view t, uint64_t& value) {
+    if (t.empty() || t.size() > 18) return false;
     uint64_t v = 0;
     for (const char c : t) {
         const auto digit = static_cast<unsigned>(static_cast<unsigned char>(c) - '0');
-        if (digit > 9)
-            return false;
+        if (digit > 9) return false;
         v = v * 10 + digit;
     }
     value = v;
@@ -335,8 +356,7 @@ inline bool smallUnsigned(std::string_view t, uint64_t& value)
 
 // ts / dur in their common form (at most 15 digits before a point and 3 after it) to nanoseconds,
 // inline; the same value as microsToNanos, which takes everything else.
-inline std::optional<int64_t> nanosFromMicros(std::string_view t)
-{
+inline std::optional<int64_t> nanosFromMicros(std::string_view t) {
     uint64_t v = 0;
     size_t i = 0, integerDigits = 0;
     for (; i < t.size() && static_cast<unsigned>(t[i] - '0') <= 9; ++i, ++integerDigits)
@@ -345,24 +365,19 @@ inline std::optional<int64_t> nanosFromMicros(std::string_view t)
     if (i < t.size() && t[i] == '.')
         for (++i; i < t.size() && fraction < 3 && static_cast<unsigned>(t[i] - '0') <= 9; ++i, ++fraction)
             v = v * 10 + static_cast<unsigned>(t[i] - '0');
-    if (i != t.size() || integerDigits == 0 || integerDigits > 15)
-        return microsToNanos(t);
+    if (i != t.size() || integerDigits == 0 || integerDigits > 15) return microsToNanos(t);
     for (; fraction < 3; ++fraction)
         v *= 10;
     return static_cast<int64_t>(v);
 }
 
-inline std::optional<int64_t> integerValue(std::string_view t)
-{
-    if (uint64_t v; smallUnsigned(t, v))
-        return static_cast<int64_t>(v);
+inline std::optional<int64_t> integerValue(std::string_view t) {
+    if (uint64_t v; smallUnsigned(t, v)) return static_cast<int64_t>(v);
     return parseInteger(t);
 }
 
-inline std::optional<uint64_t> unsignedValue(std::string_view t)
-{
-    if (uint64_t v; smallUnsigned(t, v))
-        return v;
+inline std::optional<uint64_t> unsignedValue(std::string_view t) {
+    if (uint64_t v; smallUnsigned(t, v)) return v;
     return parseUnsigned(t);
 }
 
@@ -371,17 +386,14 @@ inline std::optional<uint64_t> unsignedValue(std::string_view t)
 // text is kept where it lies, and this stays empty.
 class EventText {
 public:
-    std::string_view keep(const char* s, size_t n)
-    {
-        if (m_blocks.empty() || n > m_size - m_used)
-            grow(n);
+    std::string_view keep(const char* s, size_t n) {
+        if (m_blocks.empty() || n > m_size - m_used) grow(n);
         char* dst = m_blocks.back().get() + m_used;
         std::memcpy(dst, s, n);
         m_used += n;
         return { dst, n };
     }
-    void clear()
-    {
+    void clear() {
         if (m_blocks.size() > 1) {
             m_blocks.resize(1);
             m_size = kBlockBytes;
@@ -391,8 +403,7 @@ public:
 
 private:
     static constexpr size_t kBlockBytes = 16 * 1024;
-    void grow(size_t n)
-    {
+    void grow(size_t n) {
         // Earlier views must stay valid: a new block, never a reallocation.
         const size_t size = m_blocks.empty() ? std::max(n, kBlockBytes) : std::max(n, m_size * 2);
         m_blocks.push_back(std::make_unique_for_overwrite<char[]>(size));
@@ -413,8 +424,7 @@ public:
     enum class Role : uint8_t { Document, Window };
     KinetoHandler(TraceBuilder& builder, Role role)
         : m_b(builder)
-        , m_role(role)
-    {
+        , m_role(role) {
         m_stack.reserve(16);
         m_stack.push_back(Ctx::Root);
         m_counterArgs.reserve(16);
@@ -451,18 +461,24 @@ public:
 private:
     enum class Ctx : uint8_t { Root, TopObject, Events, Event, Args, ArgArray, Devices, Device, DistInfo };
     enum class ValueType : uint8_t { String, Number, Literal };
-    enum class TopKey : uint8_t { TraceEvents, DeviceProperties, DistributedInfo, DisplayTimeUnit, BaseTime,
-        SchemaVersion, TraceName, Other };
+    enum class TopKey : uint8_t {
+        TraceEvents,
+        DeviceProperties,
+        DistributedInfo,
+        DisplayTimeUnit,
+        BaseTime,
+        SchemaVersion,
+        TraceName,
+        Other
+    };
 
-    template <class T> bool integer(T v)
-    {
+    template <class T> bool integer(T v) {
         char buf[32];
         auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
         (void)ec;
         return value(ValueType::Number, std::string_view(buf, static_cast<size_t>(end - buf)), true);
     }
-    bool fail(ImportError::Kind kind, std::string problem)
-    {
+    bool fail(ImportError::Kind kind, std::string problem) {
         m_failure = Failure { kind, std::move(problem), std::nullopt };
         return false;
     }
@@ -472,55 +488,47 @@ private:
     bool enterEvents();
 
     // event fields
-    void set(Field f, std::string_view text, bool isString, bool copy)
-    {
+    void set(Field f, std::string_view text, bool isString, bool copy) {
         const auto i = static_cast<size_t>(f);
         m_text[i] = copy ? m_eventText.keep(text.data(), text.size()) : text;
         m_present |= uint64_t(1) << i;
-        if (isString)
-            m_stringValued |= uint64_t(1) << i;
+        if (isString) m_stringValued |= uint64_t(1) << i;
     }
     bool has(Field f) const { return (m_present >> static_cast<size_t>(f)) & 1; }
     std::string_view get(Field f) const { return has(f) ? m_text[static_cast<size_t>(f)] : std::string_view(); }
-    int64_t integerOr(Field f, int64_t fallback) const
-    {
-        if (!has(f))
-            return fallback;
+    int64_t integerOr(Field f, int64_t fallback) const {
+        if (!has(f)) return fallback;
         auto v = integerValue(get(f));
         if (!v && (m_stringValued >> static_cast<size_t>(f) & 1)) // "0x0" strings (ROCm)
-            if (auto u = parseUnsigned(get(f)))
-                return static_cast<int64_t>(*u);
+            if (auto u = parseUnsigned(get(f))) return static_cast<int64_t>(*u);
         return v ? *v : fallback;
     }
-    int32_t int32Or(Field f, int32_t fallback) const
-    {
+    int32_t int32Or(Field f, int32_t fallback) const {
         const int64_t v = integerOr(f, fallback);
         return v >= INT32_MIN && v <= INT32_MAX ? static_cast<int32_t>(v) : fallback;
     }
-    uint64_t unsignedOr(Field f, uint64_t fallback) const
-    {
-        if (!has(f))
-            return fallback;
+    uint64_t unsignedOr(Field f, uint64_t fallback) const {
+        if (!has(f)) return fallback;
         auto v = unsignedValue(get(f));
         return v ? *v : fallback;
     }
     // pid / tid: numbers, numeric strings ("2263107392"), "stream 7", or names ("Spans").
-    int64_t trackId(Field f) const
-    {
+    int64_t trackId(Field f) const {
         const std::string_view t = get(f);
-        if (auto v = integerValue(t))
-            return *v;
+        if (auto v = integerValue(t)) return *v;
         if (t.starts_with("stream "))
-            if (auto v = integerValue(t.substr(7)))
-                return *v;
+            if (auto v = integerValue(t.substr(7))) return *v;
         return namedTrackId(t);
     }
-    int32_t deviceOf() const { return has(Field::Device) ? int32Or(Field::Device, -1) : static_cast<int32_t>(trackId(Field::Pid)); }
-    int32_t streamOf() const { return has(Field::Stream) ? int32Or(Field::Stream, -1) : static_cast<int32_t>(trackId(Field::Tid)); }
+    int32_t deviceOf() const {
+        return has(Field::Device) ? int32Or(Field::Device, -1) : static_cast<int32_t>(trackId(Field::Pid));
+    }
+    int32_t streamOf() const {
+        return has(Field::Stream) ? int32Or(Field::Stream, -1) : static_cast<int32_t>(trackId(Field::Tid));
+    }
     void count(Counter c) { ++m_counters[static_cast<size_t>(c)]; }
 
-    void beginEvent()
-    {
+    void beginEvent() {
         m_present = 0;
         m_stringValued = 0;
         m_category = Category::None;
@@ -554,7 +562,7 @@ private:
     Field m_eventKey = Field::None;
     Field m_argKey = Field::None;
     std::string m_counterName; // an unknown arg key, kept for cuda_profiler_range counters
-    std::string m_objectKey;   // key inside deviceProperties / distributedInfo objects
+    std::string m_objectKey; // key inside deviceProperties / distributedInfo objects
 
     // the event being read: views of its fields' text, in the window or in m_eventText
     std::array<std::string_view, kFieldCount> m_text {};
@@ -581,7 +589,7 @@ private:
     // name set again later, may be in another window; the document replays them as it merges.
     struct FlowHalf {
         int64_t ts, pid, tid;
-        uint64_t id;          // the id, or the StringId of a string id (idIsString)
+        uint64_t id; // the id, or the StringId of a string id (idIsString)
         StringId category;
         bool start, idIsString;
     };
@@ -613,10 +621,8 @@ private:
     std::optional<int64_t> m_baseTimeNs;
 };
 
-bool KinetoHandler::key(std::string_view k)
-{
-    if (m_skip > 0)
-        return true;
+bool KinetoHandler::key(std::string_view k) {
+    if (m_skip > 0) return true;
     switch (m_stack.back()) {
     case Ctx::TopObject:
         m_topKeyText.assign(k.data(), k.size());
@@ -642,8 +648,7 @@ bool KinetoHandler::key(std::string_view k)
         break;
     case Ctx::Args:
         m_argKey = argKey(k);
-        if (m_argKey == Field::None && m_category == Category::ProfilerRange)
-            m_counterName.assign(k.data(), k.size());
+        if (m_argKey == Field::None && m_category == Category::ProfilerRange) m_counterName.assign(k.data(), k.size());
         break;
     case Ctx::Device:
     case Ctx::DistInfo:
@@ -655,25 +660,20 @@ bool KinetoHandler::key(std::string_view k)
     return true;
 }
 
-bool KinetoHandler::value(ValueType type, std::string_view text, bool copy)
-{
-    if (m_skip > 0)
-        return true;
+bool KinetoHandler::value(ValueType type, std::string_view text, bool copy) {
+    if (m_skip > 0) return true;
     const bool isString = type == ValueType::String;
     switch (m_stack.back()) {
     case Ctx::Event:
-        if (m_eventKey == Field::Args || m_eventKey == Field::None)
-            break;
+        if (m_eventKey == Field::Args || m_eventKey == Field::None) break;
         set(m_eventKey, text, isString, copy);
-        if (m_eventKey == Field::Cat)
-            m_category = classifyCategory(text);
+        if (m_eventKey == Field::Cat) m_category = classifyCategory(text);
         break;
     case Ctx::Args:
         if (m_argKey != Field::None && m_argKey != Field::Grid && m_argKey != Field::Block) {
             set(m_argKey, text, isString, copy);
         } else if (m_argKey == Field::None && m_category == Category::ProfilerRange && type == ValueType::Number) {
-            if (m_counterCount == m_counterArgs.size())
-                m_counterArgs.emplace_back();
+            if (m_counterCount == m_counterArgs.size()) m_counterArgs.emplace_back();
             m_counterArgs[m_counterCount].first = m_counterName;
             m_counterArgs[m_counterCount].second.assign(text.data(), text.size());
             ++m_counterCount;
@@ -684,7 +684,8 @@ bool KinetoHandler::value(ValueType type, std::string_view text, bool copy)
         break;
     case Ctx::Root:
         return fail(ImportError::Kind::NotATrace,
-            "the JSON text is a single value, not a trace: expected an object with \"traceEvents\" or an array of events");
+            "the JSON text is a single value, not a trace: expected an object with \"traceEvents\" or an array of "
+            "events");
     case Ctx::TopObject:
         switch (m_topKey) {
         case TopKey::TraceEvents:
@@ -693,8 +694,7 @@ bool KinetoHandler::value(ValueType type, std::string_view text, bool copy)
             m_b.info().displayTimeUnit = std::string(text);
             break;
         case TopKey::BaseTime:
-            if (auto v = parseInteger(text))
-                m_baseTimeNs = *v;
+            if (auto v = parseInteger(text)) m_baseTimeNs = *v;
             break;
         case TopKey::SchemaVersion:
             if (auto v = parseInteger(text); v && *v >= INT32_MIN && *v <= INT32_MAX)
@@ -735,8 +735,7 @@ bool KinetoHandler::value(ValueType type, std::string_view text, bool copy)
         break;
     case Ctx::DistInfo:
         if (m_objectKey == "rank") {
-            if (auto v = parseInteger(text); v && *v >= 0 && *v <= INT32_MAX)
-                m_b.info().rank = static_cast<int>(*v);
+            if (auto v = parseInteger(text); v && *v >= 0 && *v <= INT32_MAX) m_b.info().rank = static_cast<int>(*v);
         } else if (m_objectKey == "world_size") {
             if (auto v = parseInteger(text); v && *v > 0 && *v <= INT32_MAX)
                 m_b.info().worldSize = static_cast<int>(*v);
@@ -750,8 +749,7 @@ bool KinetoHandler::value(ValueType type, std::string_view text, bool copy)
     return true;
 }
 
-void KinetoHandler::arrayValue(ValueType type, std::string_view text)
-{
+void KinetoHandler::arrayValue(ValueType type, std::string_view text) {
     if (m_arrayField == Field::Grid || m_arrayField == Field::Block) {
         auto& dims = m_arrayField == Field::Grid ? m_grid : m_block;
         int& n = m_arrayField == Field::Grid ? m_gridCount : m_blockCount;
@@ -760,24 +758,20 @@ void KinetoHandler::arrayValue(ValueType type, std::string_view text)
         return;
     }
     if (m_arrayField == Field::InputTypes) {
-        if (m_arrayDepth != 1)
-            return; // types are a flat list
-        if (m_arrayHasItems & 2)
-            m_arrayText->push_back(',');
+        if (m_arrayDepth != 1) return; // types are a flat list
+        if (m_arrayHasItems & 2) m_arrayText->push_back(',');
         m_arrayHasItems |= 2;
         m_arrayText->append(text);
         return;
     }
     // InputDims: compact JSON
     const uint64_t bit = uint64_t(1) << std::min(m_arrayDepth, 63);
-    if (m_arrayHasItems & bit)
-        m_arrayText->push_back(',');
+    if (m_arrayHasItems & bit) m_arrayText->push_back(',');
     m_arrayHasItems |= bit;
     if (type == ValueType::String) {
         m_arrayText->push_back('"');
         for (char c : text) {
-            if (c == '"' || c == '\\')
-                m_arrayText->push_back('\\');
+            if (c == '"' || c == '\\') m_arrayText->push_back('\\');
             m_arrayText->push_back(c);
         }
         m_arrayText->push_back('"');
@@ -786,8 +780,7 @@ void KinetoHandler::arrayValue(ValueType type, std::string_view text)
     }
 }
 
-bool KinetoHandler::StartObject()
-{
+bool KinetoHandler::StartObject() {
     if (m_skip > 0) {
         ++m_skip;
         return true;
@@ -826,8 +819,7 @@ bool KinetoHandler::StartObject()
         if (m_arrayField == Field::InputDims) {
             // Not expected in Input Dims; keep the text valid JSON.
             const uint64_t bit = uint64_t(1) << std::min(m_arrayDepth, 63);
-            if (m_arrayHasItems & bit)
-                m_arrayText->push_back(',');
+            if (m_arrayHasItems & bit) m_arrayText->push_back(',');
             m_arrayHasItems |= bit;
             m_arrayText->append("{}");
         }
@@ -840,8 +832,7 @@ bool KinetoHandler::StartObject()
     return true;
 }
 
-bool KinetoHandler::EndObject(rapidjson::SizeType)
-{
+bool KinetoHandler::EndObject(rapidjson::SizeType) {
     if (m_skip > 0) {
         --m_skip;
         return true;
@@ -853,8 +844,7 @@ bool KinetoHandler::EndObject(rapidjson::SizeType)
         endEvent();
         break;
     case Ctx::Device:
-        if (m_device.vendor == GpuVendor::Unknown)
-            m_device.vendor = vendorFromDeviceName(m_device.name);
+        if (m_device.vendor == GpuVendor::Unknown) m_device.vendor = vendorFromDeviceName(m_device.name);
         m_b.addDevice(std::move(m_device));
         m_device = DeviceInfo();
         break;
@@ -869,8 +859,7 @@ bool KinetoHandler::EndObject(rapidjson::SizeType)
 
 // An array of events starts. A window reads its events itself; the document has them read by
 // readEvents, which leaves the input at the closing bracket, so that the parser sees an empty array.
-bool KinetoHandler::enterEvents()
-{
+bool KinetoHandler::enterEvents() {
     m_sawTraceEvents = true;
     m_stack.push_back(Ctx::Events);
     if (m_role == Role::Document && m_readEvents && !(*m_readEvents)()) {
@@ -881,8 +870,7 @@ bool KinetoHandler::enterEvents()
     return true;
 }
 
-bool KinetoHandler::StartArray()
-{
+bool KinetoHandler::StartArray() {
     if (m_skip > 0) {
         ++m_skip;
         return true;
@@ -896,8 +884,7 @@ bool KinetoHandler::StartArray()
             m_arrayHasItems = 0;
             m_arrayText = m_argKey == Field::InputDims ? &m_inputDims : &m_inputTypes;
             m_arrayText->clear();
-            if (m_argKey == Field::InputDims)
-                m_arrayText->push_back('[');
+            if (m_argKey == Field::InputDims) m_arrayText->push_back('[');
             m_present |= uint64_t(1) << static_cast<size_t>(m_argKey);
             m_text[static_cast<size_t>(m_argKey)] = {};
             m_stack.push_back(Ctx::ArgArray);
@@ -908,8 +895,7 @@ bool KinetoHandler::StartArray()
     case Ctx::ArgArray:
         if (m_arrayField == Field::InputDims) {
             const uint64_t bit = uint64_t(1) << std::min(m_arrayDepth, 63);
-            if (m_arrayHasItems & bit)
-                m_arrayText->push_back(',');
+            if (m_arrayHasItems & bit) m_arrayText->push_back(',');
             m_arrayHasItems |= bit;
             ++m_arrayDepth;
             m_arrayHasItems &= ~(uint64_t(1) << std::min(m_arrayDepth, 63));
@@ -925,12 +911,10 @@ bool KinetoHandler::StartArray()
     case Ctx::Root:
         m_sawRoot = true;
         // A window's text is its events; a document that is an array is the 2020 form.
-        if (m_role == Role::Document)
-            m_b.info().legacyArrayForm = true;
+        if (m_role == Role::Document) m_b.info().legacyArrayForm = true;
         return enterEvents();
     case Ctx::TopObject:
-        if (m_topKey == TopKey::TraceEvents)
-            return enterEvents();
+        if (m_topKey == TopKey::TraceEvents) return enterEvents();
         if (m_topKey == TopKey::DeviceProperties)
             m_stack.push_back(Ctx::Devices);
         else
@@ -943,17 +927,14 @@ bool KinetoHandler::StartArray()
     return true;
 }
 
-bool KinetoHandler::EndArray(rapidjson::SizeType)
-{
+bool KinetoHandler::EndArray(rapidjson::SizeType) {
     if (m_skip > 0) {
         --m_skip;
         return true;
     }
     if (m_stack.back() == Ctx::ArgArray) {
-        if (m_arrayField == Field::InputDims)
-            m_arrayText->push_back(']');
-        if (--m_arrayDepth > 0)
-            return true;
+        if (m_arrayField == Field::InputDims) m_arrayText->push_back(']');
+        if (--m_arrayDepth > 0) return true;
         m_text[static_cast<size_t>(m_arrayField)] = *m_arrayText; // complete: valid until the next array
         m_arrayField = Field::None;
         m_arrayText = nullptr;
@@ -962,8 +943,7 @@ bool KinetoHandler::EndArray(rapidjson::SizeType)
     return true;
 }
 
-void KinetoHandler::endEvent()
-{
+void KinetoHandler::endEvent() {
     m_b.stats().eventsRead++;
     const std::string_view ph = get(Field::Ph);
     const char phase = ph.size() == 1 ? ph[0] : '\0';
@@ -996,8 +976,7 @@ void KinetoHandler::endEvent()
     }
 }
 
-void KinetoHandler::completeEvent()
-{
+void KinetoHandler::completeEvent() {
     const auto ts = has(Field::Ts) ? nanosFromMicros(get(Field::Ts)) : std::nullopt;
     if (!ts) {
         count(Counter::NoTs);
@@ -1015,8 +994,7 @@ void KinetoHandler::completeEvent()
     }
     const int64_t start = *ts;
     int64_t end = 0;
-    if (__builtin_add_overflow(start, dur, &end))
-        end = start;
+    if (__builtin_add_overflow(start, dur, &end)) end = start;
     const std::string_view name = get(Field::Name);
 
     switch (m_category) {
@@ -1040,8 +1018,7 @@ void KinetoHandler::completeEvent()
         const RowIndex row = m_b.addKernel(k);
         if (has(Field::CollectiveName) || isCollectiveKernel(name))
             addCollective(CollectiveOrigin::Kernel, row, start, end, name);
-        if (get(Field::ArgKind) == "Dispatch Kernel")
-            ++m_amdKernels; // ROCm's kernel records say so
+        if (get(Field::ArgKind) == "Dispatch Kernel") ++m_amdKernels; // ROCm's kernel records say so
         break;
     }
     case Category::Memcpy: {
@@ -1054,8 +1031,7 @@ void KinetoHandler::completeEvent()
         c.externalId = unsignedOr(Field::ExternalId, 0);
         c.bytes = integerOr(Field::Bytes, -1);
         parseMemcpyName(name, c);
-        if (c.copyKind == CopyKind::Unknown && has(Field::ArgKind))
-            c.copyKind = copyKindFromName(get(Field::ArgKind));
+        if (c.copyKind == CopyKind::Unknown && has(Field::ArgKind)) c.copyKind = copyKindFromName(get(Field::ArgKind));
         m_b.addMemcpy(c);
         break;
     }
@@ -1103,10 +1079,8 @@ void KinetoHandler::completeEvent()
             op.name = m_b.intern(name);
             op.externalId = unsignedOr(Field::ExternalId, 0);
             op.sequenceNumber = integerOr(Field::SequenceNumber, -1);
-            if (has(Field::InputDims))
-                op.inputDims = m_b.intern(get(Field::InputDims));
-            if (has(Field::InputTypes))
-                op.inputTypes = m_b.intern(get(Field::InputTypes));
+            if (has(Field::InputDims)) op.inputDims = m_b.intern(get(Field::InputDims));
+            if (has(Field::InputTypes)) op.inputTypes = m_b.intern(get(Field::InputTypes));
             const RowIndex row = m_b.addCpuOp(op);
             if (has(Field::CollectiveName) || name == "record_param_comms")
                 addCollective(CollectiveOrigin::CpuOp, row, start, end, {});
@@ -1160,8 +1134,7 @@ void KinetoHandler::completeEvent()
             double v = 0;
             auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
             (void)ptr;
-            if (ec == std::errc())
-                m_counterValues.emplace_back(m_b.intern(m_counterArgs[i].first), v);
+            if (ec == std::errc()) m_counterValues.emplace_back(m_b.intern(m_counterArgs[i].first), v);
         }
         m_b.addCounterRange(r, m_counterValues);
         break;
@@ -1196,9 +1169,8 @@ void KinetoHandler::completeEvent()
     }
 }
 
-void KinetoHandler::addCollective(CollectiveOrigin origin, RowIndex row, int64_t start, int64_t end,
-    std::string_view kernelName)
-{
+void KinetoHandler::addCollective(
+    CollectiveOrigin origin, RowIndex row, int64_t start, int64_t end, std::string_view kernelName) {
     Collective c;
     c.startNs = start;
     c.endNs = end;
@@ -1215,29 +1187,26 @@ void KinetoHandler::addCollective(CollectiveOrigin origin, RowIndex row, int64_t
         c.dtype = m_b.intern(get(Field::Dtype));
         c.elementBytes = dtypeBytes(get(Field::Dtype));
     }
-    if (has(Field::PgName))
-        c.processGroup = m_b.intern(get(Field::PgName));
-    if (has(Field::PgRanks))
-        c.groupRanks = m_b.intern(get(Field::PgRanks));
+    if (has(Field::PgName)) c.processGroup = m_b.intern(get(Field::PgName));
+    if (has(Field::PgRanks)) c.groupRanks = m_b.intern(get(Field::PgRanks));
     c.commsId = unsignedOr(Field::CommsId, 0);
     m_b.addCollective(c);
 }
 
-void KinetoHandler::metadataEvent()
-{
+void KinetoHandler::metadataEvent() {
     count(Counter::Metadata);
     const std::string_view name = get(Field::Name);
     if (name == "process_name" && has(Field::ArgName))
         m_names.push_back({ NameEvent::Kind::Process, trackId(Field::Pid), 0, std::string(get(Field::ArgName)) });
     else if (name == "process_labels" && has(Field::ArgLabels))
-        m_names.push_back({ NameEvent::Kind::ProcessLabels, trackId(Field::Pid), 0, std::string(get(Field::ArgLabels)) });
+        m_names.push_back(
+            { NameEvent::Kind::ProcessLabels, trackId(Field::Pid), 0, std::string(get(Field::ArgLabels)) });
     else if (name == "thread_name" && has(Field::ArgName))
         m_names.push_back(
             { NameEvent::Kind::Thread, trackId(Field::Pid), trackId(Field::Tid), std::string(get(Field::ArgName)) });
 }
 
-void KinetoHandler::flowEvent(char phase)
-{
+void KinetoHandler::flowEvent(char phase) {
     if (phase == 't') {
         count(Counter::FlowStep);
         return;
@@ -1258,8 +1227,7 @@ void KinetoHandler::flowEvent(char phase)
     m_flowHalves.push_back(half);
 }
 
-void KinetoHandler::absorb(KinetoHandler& part, const std::vector<StringId>& strings)
-{
+void KinetoHandler::absorb(KinetoHandler& part, const std::vector<StringId>& strings) {
     for (size_t i = 0; i < m_counters.size(); ++i)
         m_counters[i] += part.m_counters[i];
     for (const auto& [cat, n] : part.m_unknownCategories)
@@ -1299,9 +1267,9 @@ void KinetoHandler::absorb(KinetoHandler& part, const std::vector<StringId>& str
     }
 }
 
-void KinetoHandler::finish()
-{
-    m_counters[static_cast<size_t>(Counter::FlowUnpaired)] += static_cast<int64_t>(m_flowStarts.size() + m_flowEnds.size());
+void KinetoHandler::finish() {
+    m_counters[static_cast<size_t>(Counter::FlowUnpaired)]
+        += static_cast<int64_t>(m_flowStarts.size() + m_flowEnds.size());
     ImportStats& stats = m_b.stats();
     for (size_t i = 0; i < m_counters.size(); ++i)
         if (m_counters[i] != 0)
@@ -1323,8 +1291,7 @@ void KinetoHandler::finish()
 
 KinetoPart::KinetoPart()
     : m_builder(std::make_unique<TraceBuilder>(SourceFormat::KinetoJson, std::string()))
-    , m_handler(std::make_unique<KinetoHandler>(*m_builder, KinetoHandler::Role::Window))
-{
+    , m_handler(std::make_unique<KinetoHandler>(*m_builder, KinetoHandler::Role::Window)) {
 }
 
 KinetoPart::~KinetoPart() = default;
@@ -1340,8 +1307,7 @@ constexpr int64_t kMaxRecursion = 256;
 
 } // namespace
 
-rapidjson::ParseResult KinetoPart::parse(JsonWindow& window, std::vector<char>& scratch)
-{
+rapidjson::ParseResult KinetoPart::parse(JsonWindow& window, std::vector<char>& scratch) {
     m_handler->setPlaceholder(window.placeholder);
     if (window.controlBytes) {
         // Not JSON (see JsonWindow::controlBytes): read as the document's parser reads, for its verdict.
@@ -1352,8 +1318,7 @@ rapidjson::ParseResult KinetoPart::parse(JsonWindow& window, std::vector<char>& 
     if (window.escapes) {
         // Unescaping moves string bytes: parse a copy, the window stays as read.
         const size_t bytes = window.size + JsonWindow::kPadding;
-        if (scratch.size() < bytes)
-            scratch.resize(bytes);
+        if (scratch.size() < bytes) scratch.resize(bytes);
         std::memcpy(scratch.data(), text, bytes);
         text = scratch.data();
     }
@@ -1362,8 +1327,7 @@ rapidjson::ParseResult KinetoPart::parse(JsonWindow& window, std::vector<char>& 
     const rapidjson::ParseResult result = window.maxDepth <= kMaxRecursion
         ? reader.Parse<kInSituFlags>(stream, *m_handler)
         : reader.Parse<kInSituFlags | rapidjson::kParseIterativeFlag>(stream, *m_handler);
-    if (!result.IsError())
-        return result;
+    if (!result.IsError()) return result;
     if (!window.escapes) {
         // Without escapes the parse wrote only the '\0' ending each string, over its closing quote,
         // and only before where it stopped; a '\0' there can be nothing else (one in the text stops
@@ -1378,14 +1342,12 @@ rapidjson::ParseResult KinetoPart::parse(JsonWindow& window, std::vector<char>& 
 
 KinetoDocument::KinetoDocument(TraceBuilder& builder)
     : m_builder(builder)
-    , m_handler(std::make_unique<KinetoHandler>(builder, KinetoHandler::Role::Document))
-{
+    , m_handler(std::make_unique<KinetoHandler>(builder, KinetoHandler::Role::Document)) {
 }
 
 KinetoDocument::~KinetoDocument() = default;
 
-rapidjson::ParseResult KinetoDocument::parse(JsonChunkInput& input, const std::function<bool()>& readEvents)
-{
+rapidjson::ParseResult KinetoDocument::parse(JsonChunkInput& input, const std::function<bool()>& readEvents) {
     m_handler->setReadEvents(&readEvents);
     rapidjson::Reader reader;
     const rapidjson::ParseResult result = reader.Parse<kJsonParseFlags>(input, *m_handler);
@@ -1393,18 +1355,29 @@ rapidjson::ParseResult KinetoDocument::parse(JsonChunkInput& input, const std::f
     return result;
 }
 
-void KinetoDocument::merge(KinetoPart& part)
-{
+void KinetoDocument::merge(KinetoPart& part) {
     const std::vector<StringId> strings = m_builder.append(*part.m_builder);
     m_handler->absorb(*part.m_handler, strings);
     part = KinetoPart();
 }
 
-void KinetoDocument::fail(Failure failure) { m_handler->fail(std::move(failure)); }
-void KinetoDocument::expectPlaceholder(bool pending) { m_handler->setPlaceholder(pending); }
-const std::optional<KinetoDocument::Failure>& KinetoDocument::failure() const { return m_handler->failure(); }
-bool KinetoDocument::sawContainer() const { return m_handler->sawContainer(); }
-bool KinetoDocument::sawTraceEvents() const { return m_handler->sawTraceEvents(); }
-void KinetoDocument::finish() { m_handler->finish(); }
+void KinetoDocument::fail(Failure failure) {
+    m_handler->fail(std::move(failure));
+}
+void KinetoDocument::expectPlaceholder(bool pending) {
+    m_handler->setPlaceholder(pending);
+}
+const std::optional<KinetoDocument::Failure>& KinetoDocument::failure() const {
+    return m_handler->failure();
+}
+bool KinetoDocument::sawContainer() const {
+    return m_handler->sawContainer();
+}
+bool KinetoDocument::sawTraceEvents() const {
+    return m_handler->sawTraceEvents();
+}
+void KinetoDocument::finish() {
+    m_handler->finish();
+}
 
 } // namespace tuneup::analysis

@@ -8,11 +8,10 @@
 #include "import/import_error.h"
 #include "model/trace_builder.h"
 
-#include <rapidjson/error/error.h>
-
 #include <functional>
 #include <memory>
 #include <optional>
+#include <rapidjson/error/error.h>
 #include <string>
 #include <vector>
 
@@ -67,7 +66,7 @@ public:
     void expectPlaceholder(bool pending);
 
     const std::optional<Failure>& failure() const;
-    bool sawContainer() const;   // the text starts with an object or an array
+    bool sawContainer() const; // the text starts with an object or an array
     bool sawTraceEvents() const; // ... and holds an array of events
     // Stats, base time and vendor, once the whole text was read.
     void finish();

@@ -8,14 +8,13 @@
 #include "import/kineto_handler.h"
 #include "model/trace_builder.h"
 
-#include <rapidjson/error/en.h>
-
 #include <algorithm>
 #include <cassert>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <rapidjson/error/en.h>
 #include <thread>
 
 namespace tuneup::analysis {
@@ -31,11 +30,8 @@ class PrefixedSource final : public ByteSource {
 public:
     PrefixedSource(std::string prefix, std::unique_ptr<ByteSource> rest)
         : m_prefix(std::move(prefix))
-        , m_rest(std::move(rest))
-    {
-    }
-    size_t read(char* dst, size_t capacity) override
-    {
+        , m_rest(std::move(rest)) { }
+    size_t read(char* dst, size_t capacity) override {
         if (m_pos < m_prefix.size()) {
             const size_t n = std::min(capacity, m_prefix.size() - m_pos);
             std::memcpy(dst, m_prefix.data() + m_pos, n);
@@ -51,8 +47,7 @@ private:
     std::unique_ptr<ByteSource> m_rest;
 };
 
-bool isTruncationError(rapidjson::ParseErrorCode code)
-{
+bool isTruncationError(rapidjson::ParseErrorCode code) {
     switch (code) {
     case rapidjson::kParseErrorObjectMissName:
     case rapidjson::kParseErrorObjectMissColon:
@@ -71,19 +66,16 @@ bool isTruncationError(rapidjson::ParseErrorCode code)
 }
 
 // What a JSON syntax error at `offset` is: the text cut short (Truncated), or malformed.
-KinetoDocument::Failure describeSyntaxError(rapidjson::ParseErrorCode code, uint64_t offset, bool atEndOfText,
-    const std::string& near)
-{
+KinetoDocument::Failure describeSyntaxError(
+    rapidjson::ParseErrorCode code, uint64_t offset, bool atEndOfText, const std::string& near) {
     std::string problem = rapidjson::GetParseError_En(code);
-    if (!problem.empty() && problem.back() == '.')
-        problem.pop_back();
+    if (!problem.empty() && problem.back() == '.') problem.pop_back();
     KinetoDocument::Failure failure { ImportError::Kind::Malformed, "malformed JSON: " + problem, offset };
     if (atEndOfText && isTruncationError(code)) {
         failure.kind = ImportError::Kind::Truncated;
         failure.problem = "the JSON text ends early (the file is truncated?): " + problem;
     }
-    if (!near.empty())
-        failure.problem += ", near \"" + near + "\"";
+    if (!near.empty()) failure.problem += ", near \"" + near + "\"";
     return failure;
 }
 
@@ -98,11 +90,8 @@ public:
         , m_document(document)
         , m_windowBytes(windowBytes)
         , m_workers(workers)
-        , m_slots(static_cast<size_t>(workers) + 2)
-    {
-    }
-    ~EventsReader()
-    {
+        , m_slots(static_cast<size_t>(workers) + 2) { }
+    ~EventsReader() {
         {
             std::lock_guard lock(m_mutex);
             m_stop = true;
@@ -145,8 +134,7 @@ private:
     bool m_stop = false;
 };
 
-void EventsReader::parse(Slot& slot, std::vector<char>& scratch)
-{
+void EventsReader::parse(Slot& slot, std::vector<char>& scratch) {
     try {
         slot.result = slot.part.parse(slot.window, scratch);
     } catch (...) {
@@ -154,16 +142,14 @@ void EventsReader::parse(Slot& slot, std::vector<char>& scratch)
     }
 }
 
-void EventsReader::work()
-{
+void EventsReader::work() {
     std::vector<char> scratch;
     for (;;) {
         Slot* next = nullptr;
         {
             std::unique_lock lock(m_mutex);
             m_queued.wait(lock, [&] { return m_stop || m_taken < m_cut; });
-            if (m_stop)
-                return;
+            if (m_stop) return;
             next = &slot(m_taken++);
         }
         parse(*next, scratch);
@@ -175,15 +161,13 @@ void EventsReader::work()
     }
 }
 
-bool EventsReader::read()
-{
+bool EventsReader::read() {
     assert(m_input.available().starts_with('['));
     m_input.consume(1); // the '[' (see KinetoDocument::parse)
     JsonWindowReader reader(m_input, m_windowBytes);
     bool last = false;
     while (!last) {
-        if (m_cut - m_merged == m_slots.size() && !mergeOldest())
-            return false;
+        if (m_cut - m_merged == m_slots.size() && !mergeOldest()) return false;
         Slot& s = slot(m_cut);
         reader.next(s.window);
         last = s.window.last;
@@ -197,8 +181,7 @@ bool EventsReader::read()
                 ++m_cut;
                 ++m_taken;
             }
-            if (!mergeOldest())
-                return false;
+            if (!mergeOldest()) return false;
         } else {
             if (m_threads.empty())
                 for (int i = 0; i < m_workers; ++i)
@@ -211,8 +194,7 @@ bool EventsReader::read()
         }
     }
     while (m_merged < m_cut)
-        if (!mergeOldest())
-            return false;
+        if (!mergeOldest()) return false;
     // For the document's parser: the '[' it has yet to take, and as much as leaves it in the state
     // it would be in had it read the elements, so that what follows is judged the same.
     m_document.expectPlaceholder(reader.parserState().size() > 1);
@@ -221,8 +203,7 @@ bool EventsReader::read()
 }
 
 // Waits for the oldest window not merged yet, and merges it (or records its error).
-bool EventsReader::mergeOldest()
-{
+bool EventsReader::mergeOldest() {
     Slot& s = slot(m_merged);
     {
         std::unique_lock lock(m_mutex);
@@ -230,8 +211,7 @@ bool EventsReader::mergeOldest()
         s.parsed = false;
     }
     ++m_merged;
-    if (s.error)
-        std::rethrow_exception(std::exchange(s.error, nullptr));
+    if (s.error) std::rethrow_exception(std::exchange(s.error, nullptr));
     if (s.result.IsError()) {
         // The first error in the text: windows are merged in order, and the text before this
         // window parsed without one.
@@ -246,17 +226,13 @@ bool EventsReader::mergeOldest()
 }
 
 // Parsing workers: one per core, as the thread cutting windows and the one inflating take little.
-int parsingWorkers(const KinetoImportOptions& options)
-{
-    if (!options.background)
-        return 0;
-    if (options.parsingThreads > 0)
-        return options.parsingThreads;
+int parsingWorkers(const KinetoImportOptions& options) {
+    if (!options.background) return 0;
+    if (options.parsingThreads > 0) return options.parsingThreads;
     return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
 }
 
-void addNotes(TraceModel& model)
-{
+void addNotes(TraceModel& model) {
     TraceInfo& info = model.info;
     for (const auto& d : model.devices) {
         if (d.vendor == GpuVendor::Amd)
@@ -279,22 +255,19 @@ void addNotes(TraceModel& model)
         notes.push_back("the 2020 Kineto format (a bare array of events): no device properties or rank");
 }
 
-TraceModel importFromSource(std::unique_ptr<ByteSource> raw, const std::string& path,
-    const KinetoImportOptions& options)
-{
+TraceModel importFromSource(
+    std::unique_ptr<ByteSource> raw, const std::string& path, const KinetoImportOptions& options) {
     const auto startTime = std::chrono::steady_clock::now();
     // The first bytes decide between gzip and plain text, and catch files that are not JSON at all.
     std::string head(kFormatHeadBytes, '\0');
     size_t got = 0;
     while (got < head.size()) {
         const size_t n = raw->read(head.data() + got, head.size() - got);
-        if (n == 0)
-            break;
+        if (n == 0) break;
         got += n;
     }
     head.resize(got);
-    if (got == 0)
-        throw ImportError(ImportError::Kind::Empty, path, "the file is empty");
+    if (got == 0) throw ImportError(ImportError::Kind::Empty, path, "the file is empty");
     const auto headBytes = std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(head.data()), got);
     const bool compressed = isGzip(headBytes);
     const TraceFileFormat format = detectFormat(headBytes);
@@ -303,8 +276,7 @@ TraceModel importFromSource(std::unique_ptr<ByteSource> raw, const std::string& 
             "this is a SQLite database, not a Kineto JSON trace (read it as a tuneup or Nsight Systems file)");
 
     std::unique_ptr<ByteSource> source = std::make_unique<PrefixedSource>(std::move(head), std::move(raw));
-    if (compressed)
-        source = gzipSource(std::move(source), path);
+    if (compressed) source = gzipSource(std::move(source), path);
     ChunkReader reader(std::move(source), options.background);
     JsonChunkInput input(reader, options.progress);
 
@@ -329,20 +301,18 @@ TraceModel importFromSource(std::unique_ptr<ByteSource> raw, const std::string& 
     }
     if (result.IsError()) {
         if (const auto& failure = document.failure())
-            throw ImportError(failure->kind, path, failure->problem, failure->offset.value_or(result.Offset()),
-                compressed);
+            throw ImportError(
+                failure->kind, path, failure->problem, failure->offset.value_or(result.Offset()), compressed);
         const auto code = result.Code();
         if (code == rapidjson::kParseErrorDocumentEmpty)
             throw ImportError(ImportError::Kind::Empty, path, "the file holds only whitespace");
         const uint64_t offset = result.Offset();
         if (!document.sawContainer()) {
             std::string problem = rapidjson::GetParseError_En(code);
-            if (!problem.empty() && problem.back() == '.')
-                problem.pop_back();
+            if (!problem.empty() && problem.back() == '.') problem.pop_back();
             problem = "not JSON (" + problem + "): a Kineto trace starts with '{' or '['";
             const std::string near = input.context(offset);
-            if (!near.empty())
-                problem += ", near \"" + near + "\"";
+            if (!near.empty()) problem += ", near \"" + near + "\"";
             throw ImportError(ImportError::Kind::NotATrace, path, problem, offset, compressed);
         }
         const bool atEnd = input.atEnd() && offset >= input.bytesRead();
@@ -350,8 +320,8 @@ TraceModel importFromSource(std::unique_ptr<ByteSource> raw, const std::string& 
         throw ImportError(failure.kind, path, failure.problem, offset, compressed);
     }
     if (!document.sawTraceEvents())
-        throw ImportError(ImportError::Kind::NotATrace, path,
-            "JSON without \"traceEvents\": not a Chrome/Kineto trace");
+        throw ImportError(
+            ImportError::Kind::NotATrace, path, "JSON without \"traceEvents\": not a Chrome/Kineto trace");
 
     document.finish();
     builder.stats().bytesRead = input.bytesRead();
@@ -363,13 +333,11 @@ TraceModel importFromSource(std::unique_ptr<ByteSource> raw, const std::string& 
 
 } // namespace
 
-TraceModel importKinetoJson(const std::string& path, const KinetoImportOptions& options)
-{
+TraceModel importKinetoJson(const std::string& path, const KinetoImportOptions& options) {
     return importFromSource(openFileSource(path), path, options);
 }
 
-TraceModel importKinetoJsonBytes(std::string_view bytes, const std::string& name, const KinetoImportOptions& options)
-{
+TraceModel importKinetoJsonBytes(std::string_view bytes, const std::string& name, const KinetoImportOptions& options) {
     return importFromSource(memorySource(bytes), name, options);
 }
 

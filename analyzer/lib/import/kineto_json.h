@@ -31,7 +31,7 @@ struct KinetoImportOptions {
 TraceModel importKinetoJson(const std::string& path, const KinetoImportOptions& options = {});
 
 // The same from bytes in memory (plain or gzip); `name` stands for the file in messages.
-TraceModel importKinetoJsonBytes(std::string_view bytes, const std::string& name,
-    const KinetoImportOptions& options = {});
+TraceModel importKinetoJsonBytes(
+    std::string_view bytes, const std::string& name, const KinetoImportOptions& options = {});
 
 } // namespace tuneup::analysis

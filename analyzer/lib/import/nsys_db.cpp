@@ -14,13 +14,11 @@ namespace tuneup::analysis {
 namespace {
 
 // SQLite URIs need the path percent-encoded ('?', '#' and '%' are legal in file names).
-std::string sqliteUri(const std::string& path, bool immutable)
-{
+std::string sqliteUri(const std::string& path, bool immutable) {
     static const char* kHex = "0123456789ABCDEF";
     std::string absolute = path;
     std::error_code ec;
-    if (auto p = std::filesystem::absolute(path, ec); !ec)
-        absolute = p.lexically_normal().string();
+    if (auto p = std::filesystem::absolute(path, ec); !ec) absolute = p.lexically_normal().string();
     std::string uri = "file:";
     for (unsigned char c : absolute) {
         if (std::isalnum(c) || std::strchr("/-._~", c))
@@ -36,9 +34,8 @@ std::string sqliteUri(const std::string& path, bool immutable)
     return uri + (immutable ? "?immutable=1" : "?mode=ro");
 }
 
-bool fileExists(const std::string& path)
-{
-    struct stat st {};
+bool fileExists(const std::string& path) {
+    struct stat st { };
     return stat(path.c_str(), &st) == 0;
 }
 
@@ -47,20 +44,17 @@ constexpr const char* kExportAgain = "export it again with `nsys export --type s
 } // namespace
 
 NsysDb::NsysDb(std::string path)
-    : m_path(std::move(path))
-{
-    struct stat st {};
+    : m_path(std::move(path)) {
+    struct stat st { };
     if (stat(m_path.c_str(), &st) != 0)
         throw ImportError(errno == ENOENT ? ImportError::Kind::NotFound : ImportError::Kind::Unreadable, m_path,
             std::string("cannot be read: ") + std::strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        throw ImportError(ImportError::Kind::Unreadable, m_path, "is not a regular file");
+    if (!S_ISREG(st.st_mode)) throw ImportError(ImportError::Kind::Unreadable, m_path, "is not a regular file");
     m_fileBytes = uint64_t(st.st_size);
     try {
         const int rc = sqlite3_open_v2(sqliteUri(m_path, !fileExists(m_path + "-wal")).c_str(), &m_db,
             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
-        if (rc != SQLITE_OK)
-            fail(rc, "opening it");
+        if (rc != SQLITE_OK) fail(rc, "opening it");
         sqlite3_extended_result_codes(m_db, 1);
         // The file is untrusted input: no schema-defined functions or views run on our behalf.
         sqlite3_db_config(m_db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
@@ -76,10 +70,11 @@ NsysDb::NsysDb(std::string path)
     }
 }
 
-NsysDb::~NsysDb() { sqlite3_close(m_db); }
+NsysDb::~NsysDb() {
+    sqlite3_close(m_db);
+}
 
-bool NsysDb::hasColumn(const std::string& table, const std::string& column)
-{
+bool NsysDb::hasColumn(const std::string& table, const std::string& column) {
     auto it = m_columns.find(table);
     if (it == m_columns.end()) {
         std::set<std::string> columns;
@@ -92,18 +87,16 @@ bool NsysDb::hasColumn(const std::string& table, const std::string& column)
     return it->second.count(column) > 0;
 }
 
-std::string NsysDb::columnOr(const std::string& table, const std::string& column, std::string_view fallback)
-{
+std::string NsysDb::columnOr(const std::string& table, const std::string& column, std::string_view fallback) {
     return hasColumn(table, column) ? "t." + quoteIdentifier(column) : std::string(fallback);
 }
 
-int64_t NsysDb::rowEstimate(const std::string& table)
-{
-    if (!hasTable(table))
-        return 0;
+int64_t NsysDb::rowEstimate(const std::string& table) {
+    if (!hasTable(table)) return 0;
     int64_t rows = 0;
     sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(m_db, ("SELECT coalesce(max(rowid), 0) FROM " + quoteIdentifier(table)).c_str(), -1, &s, nullptr)
+    if (sqlite3_prepare_v2(
+            m_db, ("SELECT coalesce(max(rowid), 0) FROM " + quoteIdentifier(table)).c_str(), -1, &s, nullptr)
         == SQLITE_OK) {
         int rc;
         while ((rc = sqlite3_step(s)) == SQLITE_ROW)
@@ -119,8 +112,7 @@ int64_t NsysDb::rowEstimate(const std::string& table)
     return std::clamp<int64_t>(rows, 0, int64_t(m_fileBytes / 4));
 }
 
-sqlite3_stmt* NsysDb::prepare(const std::string& sql, std::string_view what)
-{
+sqlite3_stmt* NsysDb::prepare(const std::string& sql, std::string_view what) {
     sqlite3_stmt* s = nullptr;
     const int rc = sqlite3_prepare_v2(m_db, sql.c_str(), int(sql.size()), &s, nullptr);
     if (rc != SQLITE_OK) {
@@ -130,19 +122,15 @@ sqlite3_stmt* NsysDb::prepare(const std::string& sql, std::string_view what)
     return s;
 }
 
-void NsysDb::finish(sqlite3_stmt* s, int rc, std::string_view what)
-{
+void NsysDb::finish(sqlite3_stmt* s, int rc, std::string_view what) {
     sqlite3_finalize(s);
-    if (rc != SQLITE_DONE)
-        fail(rc, what);
+    if (rc != SQLITE_DONE) fail(rc, what);
 }
 
-void NsysDb::fail(int rc, std::string_view what)
-{
+void NsysDb::fail(int rc, std::string_view what) {
     std::string message = m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
     for (char& c : message) // SQLite quotes damaged schema text, which may be any bytes
-        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f)
-            c = '?';
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
     const std::string context = " (" + message + " while " + std::string(what) + ")";
     // Until its tables are listed, the file is only known not to be a tuneup recording.
     const std::string subject = m_export ? "the Nsight Systems export" : "the SQLite file";
@@ -164,29 +152,28 @@ void NsysDb::fail(int rc, std::string_view what)
         throw ImportError(ImportError::Kind::Unreadable, m_path, "cannot be opened" + context);
     case SQLITE_ERROR:
         // A query on a table whose columns are not those of any nsys version: not an export we know.
-        throw ImportError(ImportError::Kind::Malformed, m_path,
-            "is not shaped like an Nsight Systems export" + context);
+        throw ImportError(
+            ImportError::Kind::Malformed, m_path, "is not shaped like an Nsight Systems export" + context);
     default:
         throw ImportError(ImportError::Kind::Unreadable, m_path, "cannot be read" + context);
     }
 }
 
-std::string quoteIdentifier(std::string_view name)
-{
+std::string quoteIdentifier(std::string_view name) {
     std::string quoted = "\"";
     for (char c : name)
         quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
     return quoted + "\"";
 }
 
-bool hasNsysTables(const std::set<std::string>& tables)
-{
-    if (tables.count("StringIds") || tables.count("TARGET_INFO_SESSION_START_TIME"))
-        return true;
+bool hasNsysTables(const std::set<std::string>& tables) {
+    if (tables.count("StringIds") || tables.count("TARGET_INFO_SESSION_START_TIME")) return true;
     return std::any_of(
         tables.begin(), tables.end(), [](const std::string& t) { return t.starts_with("CUPTI_ACTIVITY_KIND_"); });
 }
 
-bool isNsysExport(const std::string& path) { return hasNsysTables(NsysDb(path).tables()); }
+bool isNsysExport(const std::string& path) {
+    return hasNsysTables(NsysDb(path).tables());
+}
 
 } // namespace tuneup::analysis

@@ -34,8 +34,7 @@ public:
 
     // Runs `sql` and calls row(statement) per result row. `what` names the data read, for errors
     // ("reading CUPTI_ACTIVITY_KIND_KERNEL"). Throws ImportError (Corrupt) when SQLite fails.
-    template <class Row> void query(const std::string& sql, std::string_view what, Row&& row)
-    {
+    template <class Row> void query(const std::string& sql, std::string_view what, Row&& row) {
         sqlite3_stmt* s = prepare(sql, what);
         int rc;
         while ((rc = sqlite3_step(s)) == SQLITE_ROW)
@@ -57,12 +56,10 @@ private:
 };
 
 // Column readers. NULL reads as the fallback.
-inline int64_t columnInt(sqlite3_stmt* s, int column, int64_t fallback = 0)
-{
+inline int64_t columnInt(sqlite3_stmt* s, int column, int64_t fallback = 0) {
     return sqlite3_column_type(s, column) == SQLITE_NULL ? fallback : sqlite3_column_int64(s, column);
 }
-inline std::string_view columnText(sqlite3_stmt* s, int column)
-{
+inline std::string_view columnText(sqlite3_stmt* s, int column) {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
     return p ? std::string_view(p, size_t(sqlite3_column_bytes(s, column))) : std::string_view();
 }

@@ -24,22 +24,16 @@ const std::pair<std::string_view, SyncType> kSyncTypes[] = { { "UNKNOWN", SyncTy
     { "EVENT_SYNCHRONIZE", SyncType::EventSynchronize }, { "STREAM_WAIT_EVENT", SyncType::StreamWaitEvent },
     { "STREAM_SYNCHRONIZE", SyncType::StreamSynchronize }, { "CONTEXT_SYNCHRONIZE", SyncType::ContextSynchronize } };
 // ENUM_NSYS_EVENT_TYPE ids (stable since schema 2); "Nvtxt" are the same events from NVTXT files.
-const std::pair<int64_t, std::string_view> kNvtxTypes[] = { { 34, "NvtxMark" }, { 59, "NvtxPushPopRange" },
-    { 60, "NvtxStartEndRange" }, { 75, "NvtxDomainCreate" }, { 39, "NvtxThread" }, { 65, "NvtxtMark" },
-    { 70, "NvtxtPushPopRange" }, { 71, "NvtxtStartEndRange" } };
+const std::pair<int64_t, std::string_view> kNvtxTypes[]
+    = { { 34, "NvtxMark" }, { 59, "NvtxPushPopRange" }, { 60, "NvtxStartEndRange" }, { 75, "NvtxDomainCreate" },
+          { 39, "NvtxThread" }, { 65, "NvtxtMark" }, { 70, "NvtxtPushPopRange" }, { 71, "NvtxtStartEndRange" } };
 
-NvtxEventKind nvtxKindByName(std::string_view name)
-{
-    if (name == "NvtxMark" || name == "NvtxtMark")
-        return NvtxEventKind::Mark;
-    if (name == "NvtxPushPopRange" || name == "NvtxtPushPopRange")
-        return NvtxEventKind::PushPopRange;
-    if (name == "NvtxStartEndRange" || name == "NvtxtStartEndRange")
-        return NvtxEventKind::StartEndRange;
-    if (name == "NvtxDomainCreate")
-        return NvtxEventKind::DomainCreate;
-    if (name == "NvtxThread")
-        return NvtxEventKind::ThreadName;
+NvtxEventKind nvtxKindByName(std::string_view name) {
+    if (name == "NvtxMark" || name == "NvtxtMark") return NvtxEventKind::Mark;
+    if (name == "NvtxPushPopRange" || name == "NvtxtPushPopRange") return NvtxEventKind::PushPopRange;
+    if (name == "NvtxStartEndRange" || name == "NvtxtStartEndRange") return NvtxEventKind::StartEndRange;
+    if (name == "NvtxDomainCreate") return NvtxEventKind::DomainCreate;
+    if (name == "NvtxThread") return NvtxEventKind::ThreadName;
     return NvtxEventKind::Other;
 }
 
@@ -47,10 +41,8 @@ NvtxEventKind nvtxKindByName(std::string_view name)
 // the longest match winning) to its value. False when the table is absent or empty.
 template <class T, size_t N>
 bool readEnum(NsysDb& db, const std::string& table, const std::pair<std::string_view, T> (&names)[N],
-    std::unordered_map<int64_t, T>& out)
-{
-    if (!db.hasTable(table) || !db.hasColumn(table, "id") || !db.hasColumn(table, "name"))
-        return false;
+    std::unordered_map<int64_t, T>& out) {
+    if (!db.hasTable(table) || !db.hasColumn(table, "id") || !db.hasColumn(table, "name")) return false;
     db.query("SELECT id, name FROM \"" + table + "\"", "reading " + table, [&](sqlite3_stmt* s) {
         const std::string_view name = columnText(s, 1);
         size_t best = 0;
@@ -66,8 +58,7 @@ bool readEnum(NsysDb& db, const std::string& table, const std::pair<std::string_
 
 } // namespace
 
-NsysKinds NsysKinds::read(NsysDb& db)
-{
+NsysKinds NsysKinds::read(NsysDb& db) {
     NsysKinds k;
     if (!readEnum(db, "ENUM_CUDA_MEM_KIND", kMemoryKinds, k.m_memory))
         for (int64_t code = 0; code < 8; ++code) // 0 pageable .. 6 managed static, 7 unknown
@@ -97,19 +88,15 @@ NsysKinds NsysKinds::read(NsysDb& db)
                 || columnText(s, 1).find("CUDA_EGL_DRIVER") != std::string_view::npos)
                 k.m_apiClass[columnInt(s, 0)] = ApiKind::Driver;
         });
-    if (k.m_apiClass.empty())
-        k.m_apiClass = { { 1, ApiKind::Driver }, { 13, ApiKind::Driver } };
+    if (k.m_apiClass.empty()) k.m_apiClass = { { 1, ApiKind::Driver }, { 13, ApiKind::Driver } };
     return k;
 }
 
-std::string_view nsysApiName(std::string_view name)
-{
+std::string_view nsysApiName(std::string_view name) {
     const size_t tag = name.rfind("_v");
-    if (tag == std::string_view::npos || name.size() - tag - 2 < 4)
-        return name;
+    if (tag == std::string_view::npos || name.size() - tag - 2 < 4) return name;
     for (size_t i = tag + 2; i < name.size(); ++i)
-        if (name[i] < '0' || name[i] > '9')
-            return name;
+        if (name[i] < '0' || name[i] > '9') return name;
     return name.substr(0, tag);
 }
 

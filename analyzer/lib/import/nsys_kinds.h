@@ -29,8 +29,7 @@ public:
     ApiKind apiKind(int64_t eventClass) const { return lookup(m_apiClass, eventClass, ApiKind::Runtime); }
 
 private:
-    template <class T> static T lookup(const std::unordered_map<int64_t, T>& map, int64_t code, T fallback)
-    {
+    template <class T> static T lookup(const std::unordered_map<int64_t, T>& map, int64_t code, T fallback) {
         const auto it = map.find(code);
         return it == map.end() ? fallback : it->second;
     }

@@ -29,35 +29,35 @@ const std::string kNvtx = "NVTX_EVENTS";
 const std::string kCudaTables[] = { kKernels, kMemcpys, kMemsets, kSyncs, kRuntime, kDriver };
 
 // Serialized GlobalId: (VM id << 48) | (pid << 24) | tid; a globalPid has tid 0.
-int64_t pidOf(int64_t globalId) { return (globalId >> 24) & 0xFFFFFF; }
-int64_t tidOf(int64_t globalId) { return globalId & 0xFFFFFF; }
+int64_t pidOf(int64_t globalId) {
+    return (globalId >> 24) & 0xFFFFFF;
+}
+int64_t tidOf(int64_t globalId) {
+    return globalId & 0xFFFFFF;
+}
 
 // CUPTI marks "none" in 32-bit ids (stream, event) with 0xFFFFFFFF; the model with -1.
-int64_t idOrNone(int64_t value) { return value < 0 || value >= 0xFFFFFFFFLL ? -1 : value; }
-int32_t toInt32(int64_t value)
-{
+int64_t idOrNone(int64_t value) {
+    return value < 0 || value >= 0xFFFFFFFFLL ? -1 : value;
+}
+int32_t toInt32(int64_t value) {
     return static_cast<int32_t>(std::clamp<int64_t>(value, INT32_MIN, INT32_MAX));
 }
 
 // Tables that describe the capture rather than events: read for facts, or of no use to the advisor.
-bool isDescriptionTable(const std::string& t)
-{
+bool isDescriptionTable(const std::string& t) {
     for (const char* prefix : { "ENUM_", "TARGET_INFO_", "META_DATA_", "ANALYSIS_" })
-        if (t.starts_with(prefix))
-            return true;
+        if (t.starts_with(prefix)) return true;
     for (const char* name : { "StringIds", "ThreadNames", "ProcessStreams", "PROCESSES", "EXPORT_META_DATA",
              "UnwindMethodType", "DIAGNOSTIC_EVENT", "PROFILER_OVERHEAD" })
-        if (t == name)
-            return true;
+        if (t == name) return true;
     return false;
 }
 
 // What a CUPTI synchronisation record was, from the ids it carries (-1 = none): a context sync has neither
 // stream nor event, a stream sync only a stream, an event sync only an event, a stream wait both.
-SyncType syncTypeOf(int64_t stream, int64_t event)
-{
-    if (event < 0)
-        return stream < 0 ? SyncType::ContextSynchronize : SyncType::StreamSynchronize;
+SyncType syncTypeOf(int64_t stream, int64_t event) {
+    if (event < 0) return stream < 0 ? SyncType::ContextSynchronize : SyncType::StreamSynchronize;
     return stream < 0 ? SyncType::EventSynchronize : SyncType::StreamWaitEvent;
 }
 
@@ -68,13 +68,12 @@ public:
         , m_builder(builder)
         , m_options(options)
         , m_fileBytes(fileBytes)
-        , m_kinds(NsysKinds::read(db))
-    {
-        m_hasStrings = db.hasTable("StringIds") && db.hasColumn("StringIds", "id") && db.hasColumn("StringIds", "value");
+        , m_kinds(NsysKinds::read(db)) {
+        m_hasStrings
+            = db.hasTable("StringIds") && db.hasColumn("StringIds", "id") && db.hasColumn("StringIds", "value");
     }
 
-    void run()
-    {
+    void run() {
         readMetadata();
         const int64_t cudaRows = countRows();
         if (cudaRows == 0 && m_db.rowEstimate(kNvtx) == 0)
@@ -109,11 +108,9 @@ private:
     struct NameColumn {
         std::string id = "NULL", text = "NULL", join;
     };
-    NameColumn nameColumn(const std::string& table, const std::string& column, const std::string& alias)
-    {
+    NameColumn nameColumn(const std::string& table, const std::string& column, const std::string& alias) {
         NameColumn n;
-        if (!m_db.hasColumn(table, column))
-            return n;
+        if (!m_db.hasColumn(table, column)) return n;
         n.id = "t." + quoteIdentifier(column);
         if (m_hasStrings) {
             n.text = "CASE WHEN typeof(" + n.id + ") = 'text' THEN " + n.id + " ELSE " + alias + ".value END";
@@ -126,48 +123,37 @@ private:
     // transform: API names lose their version tag, kernel names are kept whole).
     using NameCache = std::unordered_map<int64_t, StringId>;
     template <class Transform>
-    StringId name(sqlite3_stmt* s, int idColumn, int textColumn, NameCache& cache, Transform&& transform)
-    {
+    StringId name(sqlite3_stmt* s, int idColumn, int textColumn, NameCache& cache, Transform&& transform) {
         const bool byId = sqlite3_column_type(s, idColumn) == SQLITE_INTEGER;
         if (byId) {
             const auto it = cache.find(sqlite3_column_int64(s, idColumn));
-            if (it != cache.end())
-                return it->second;
+            if (it != cache.end()) return it->second;
         }
         const StringId id = m_builder.intern(transform(columnText(s, textColumn)));
-        if (byId)
-            cache.emplace(sqlite3_column_int64(s, idColumn), id);
+        if (byId) cache.emplace(sqlite3_column_int64(s, idColumn), id);
         return id;
     }
-    StringId name(sqlite3_stmt* s, int idColumn, int textColumn)
-    {
+    StringId name(sqlite3_stmt* s, int idColumn, int textColumn) {
         return name(s, idColumn, textColumn, m_names, [](std::string_view v) { return v; });
     }
 
     // ---- progress and bookkeeping -------------------------------------------------------------------
 
-    void rowRead()
-    {
+    void rowRead() {
         ++m_rowsRead;
         if (m_options.progress && (m_rowsRead & 0xFFFF) == 0 && m_totalRows > 0)
-            m_options.progress(uint64_t(double(m_fileBytes) * double(std::min(m_rowsRead, m_totalRows)) / double(m_totalRows)));
+            m_options.progress(
+                uint64_t(double(m_fileBytes) * double(std::min(m_rowsRead, m_totalRows)) / double(m_totalRows)));
     }
-    void tableRead(const std::string& table, int64_t rows)
-    {
+    void tableRead(const std::string& table, int64_t rows) {
         m_builder.stats().add("nsys." + table, StatSeverity::Info, rows, "rows read from " + table);
         m_readTables.insert(table);
     }
-    void seen(int64_t startNs, int64_t endNs)
-    {
-        m_lastNs = std::max({ m_lastNs, startNs, endNs });
-    }
+    void seen(int64_t startNs, int64_t endNs) { m_lastNs = std::max({ m_lastNs, startNs, endNs }); }
     // A table that lacks the columns every nsys version has is skipped, and the import says so.
-    bool usable(const std::string& table)
-    {
-        if (!m_db.hasTable(table))
-            return false;
-        if (m_db.hasColumn(table, "start") && m_db.hasColumn(table, "end"))
-            return true;
+    bool usable(const std::string& table) {
+        if (!m_db.hasTable(table)) return false;
+        if (m_db.hasColumn(table, "start") && m_db.hasColumn(table, "end")) return true;
         m_builder.stats().add("nsys." + table + ".unreadable", StatSeverity::DataLoss, m_db.rowEstimate(table),
             "rows of " + table + " not read: the table has no start/end columns");
         m_readTables.insert(table);
@@ -175,17 +161,14 @@ private:
     }
     // The model's correlation key: CUPTI correlation ids are unique within a process only, so a capture of
     // several processes keys them by (pid, id).
-    uint64_t correlation(int64_t pid, int64_t id) const
-    {
-        if (id <= 0)
-            return 0;
+    uint64_t correlation(int64_t pid, int64_t id) const {
+        if (id <= 0) return 0;
         return m_perProcessCorrelation ? (uint64_t(pid) << 32) | uint64_t(uint32_t(id)) : uint64_t(id);
     }
 
     // ---- tables -------------------------------------------------------------------------------------
 
-    int64_t countRows()
-    {
+    int64_t countRows() {
         int64_t cuda = 0;
         for (const std::string& t : kCudaTables)
             cuda += m_db.rowEstimate(t);
@@ -193,8 +176,7 @@ private:
         return cuda;
     }
 
-    void decideCorrelationKeys()
-    {
+    void decideCorrelationKeys() {
         std::set<int64_t> pids;
         for (const std::string& table : { kRuntime, kDriver })
             if (m_db.hasTable(table) && m_db.hasColumn(table, "globalTid"))
@@ -206,10 +188,8 @@ private:
                 "processes that made CUDA calls: correlation ids are keyed by process ((pid << 32) | id)");
     }
 
-    void readApiCalls(const std::string& table, std::optional<ApiKind> kind)
-    {
-        if (!usable(table))
-            return;
+    void readApiCalls(const std::string& table, std::optional<ApiKind> kind) {
+        if (!usable(table)) return;
         const NameColumn n = nameColumn(table, "nameId", "s");
         const std::string sql = "SELECT t.start, t.end, " + m_db.columnOr(table, "eventClass") + ", "
             + m_db.columnOr(table, "globalTid") + ", " + m_db.columnOr(table, "correlationId") + ", " + n.id + ", "
@@ -232,10 +212,8 @@ private:
         tableRead(table, rows);
     }
 
-    void readKernels()
-    {
-        if (!usable(kKernels))
-            return;
+    void readKernels() {
+        if (!usable(kKernels)) return;
         // The demangled name, as Kineto and the tuneup agent record it; older columns as a fallback.
         std::string nameColumnName = "demangledName";
         for (const char* c : { "demangledName", "name", "shortName", "mangledName" })
@@ -245,8 +223,8 @@ private:
             }
         const NameColumn n = nameColumn(kKernels, nameColumnName, "s");
         std::string sql = "SELECT t.start, t.end";
-        for (const char* c : { "deviceId", "streamId", "correlationId", "globalPid", "gridX", "gridY", "gridZ", "blockX",
-                 "blockY", "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory" })
+        for (const char* c : { "deviceId", "streamId", "correlationId", "globalPid", "gridX", "gridY", "gridZ",
+                 "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory" })
             sql += ", " + m_db.columnOr(kKernels, c);
         sql += ", " + n.id + ", " + n.text + " FROM " + kKernels + " t" + n.join;
         int64_t rows = 0;
@@ -259,7 +237,8 @@ private:
             const int64_t pid = pidOf(columnInt(s, 5));
             k.correlation = correlation(pid, columnInt(s, 4));
             k.gridX = toInt32(columnInt(s, 6)), k.gridY = toInt32(columnInt(s, 7)), k.gridZ = toInt32(columnInt(s, 8));
-            k.blockX = toInt32(columnInt(s, 9)), k.blockY = toInt32(columnInt(s, 10)), k.blockZ = toInt32(columnInt(s, 11));
+            k.blockX = toInt32(columnInt(s, 9)), k.blockY = toInt32(columnInt(s, 10)),
+            k.blockZ = toInt32(columnInt(s, 11));
             k.registersPerThread = toInt32(columnInt(s, 12));
             k.sharedMemoryBytes = toInt32(int64_t(toInt32(columnInt(s, 13))) + toInt32(columnInt(s, 14)));
             k.name = name(s, 15, 16);
@@ -272,12 +251,11 @@ private:
         tableRead(kKernels, rows);
     }
 
-    void readMemcpys()
-    {
-        if (!usable(kMemcpys))
-            return;
+    void readMemcpys() {
+        if (!usable(kMemcpys)) return;
         std::string sql = "SELECT t.start, t.end";
-        for (const char* c : { "deviceId", "streamId", "correlationId", "globalPid", "bytes", "copyKind", "srcKind", "dstKind" })
+        for (const char* c :
+            { "deviceId", "streamId", "correlationId", "globalPid", "bytes", "copyKind", "srcKind", "dstKind" })
             sql += ", " + m_db.columnOr(kMemcpys, c);
         sql += " FROM " + kMemcpys + " t";
         int64_t rows = 0;
@@ -291,8 +269,10 @@ private:
             m.correlation = correlation(pid, columnInt(s, 4));
             m.bytes = columnInt(s, 6, -1);
             m.copyKind = m_kinds.copyKind(columnInt(s, 7, -1));
-            m.srcKind = sqlite3_column_type(s, 8) == SQLITE_NULL ? MemoryKind::Unknown : m_kinds.memoryKind(columnInt(s, 8));
-            m.dstKind = sqlite3_column_type(s, 9) == SQLITE_NULL ? MemoryKind::Unknown : m_kinds.memoryKind(columnInt(s, 9));
+            m.srcKind
+                = sqlite3_column_type(s, 8) == SQLITE_NULL ? MemoryKind::Unknown : m_kinds.memoryKind(columnInt(s, 8));
+            m.dstKind
+                = sqlite3_column_type(s, 9) == SQLITE_NULL ? MemoryKind::Unknown : m_kinds.memoryKind(columnInt(s, 9));
             m_builder.addMemcpy(m);
             m_gpuPids.insert(pid);
             seen(m.startNs, m.endNs);
@@ -302,10 +282,8 @@ private:
         tableRead(kMemcpys, rows);
     }
 
-    void readMemsets()
-    {
-        if (!usable(kMemsets))
-            return;
+    void readMemsets() {
+        if (!usable(kMemsets)) return;
         std::string sql = "SELECT t.start, t.end";
         for (const char* c : { "deviceId", "streamId", "correlationId", "globalPid", "bytes", "memKind" })
             sql += ", " + m_db.columnOr(kMemsets, c);
@@ -320,7 +298,8 @@ private:
             const int64_t pid = pidOf(columnInt(s, 5));
             m.correlation = correlation(pid, columnInt(s, 4));
             m.bytes = columnInt(s, 6, -1);
-            m.memoryKind = sqlite3_column_type(s, 7) == SQLITE_NULL ? MemoryKind::Unknown : m_kinds.memoryKind(columnInt(s, 7));
+            m.memoryKind
+                = sqlite3_column_type(s, 7) == SQLITE_NULL ? MemoryKind::Unknown : m_kinds.memoryKind(columnInt(s, 7));
             m_builder.addMemset(m);
             m_gpuPids.insert(pid);
             seen(m.startNs, m.endNs);
@@ -330,10 +309,8 @@ private:
         tableRead(kMemsets, rows);
     }
 
-    void readSyncs()
-    {
-        if (!usable(kSyncs))
-            return;
+    void readSyncs() {
+        if (!usable(kSyncs)) return;
         std::string sql = "SELECT t.start, t.end";
         for (const char* c : { "deviceId", "streamId", "correlationId", "globalPid", "syncType", "eventId" })
             sql += ", " + m_db.columnOr(kSyncs, c);
@@ -363,14 +340,13 @@ private:
     // NVTX ranges become user annotations (the tuneup importer does the same with its nvtx_ranges), so
     // ProfilerStep#N, step and --step-range ranges are found as steps. Marks with an integer payload in
     // the "tuneup" domain are the Python bootstrap's facts, as in a tuneup file.
-    void readNvtx()
-    {
-        if (!usable(kNvtx))
-            return;
+    void readNvtx() {
+        if (!usable(kNvtx)) return;
         // Ranges still open when the capture stopped end with it.
         int64_t captureEnd = m_lastNs;
-        m_db.query("SELECT max(t.start), max(t.end) FROM " + kNvtx + " t", "reading " + kNvtx,
-            [&](sqlite3_stmt* s) { captureEnd = std::max({ captureEnd, columnInt(s, 0), columnInt(s, 1) }); });
+        m_db.query("SELECT max(t.start), max(t.end) FROM " + kNvtx + " t", "reading " + kNvtx, [&](sqlite3_stmt* s) {
+            captureEnd = std::max({ captureEnd, columnInt(s, 0), columnInt(s, 1) });
+        });
 
         const NameColumn n = nameColumn(kNvtx, "textId", "s");
         std::string sql = "SELECT t.start, t.end, " + m_db.columnOr(kNvtx, "eventType") + ", "
@@ -391,7 +367,8 @@ private:
             ++rows;
             rowRead();
             const NvtxEventKind kind = m_kinds.nvtxEvent(columnInt(s, 2, -1));
-            const std::string_view text = sqlite3_column_type(s, 3) != SQLITE_NULL ? columnText(s, 3) : columnText(s, 5);
+            const std::string_view text
+                = sqlite3_column_type(s, 3) != SQLITE_NULL ? columnText(s, 3) : columnText(s, 5);
             const int64_t global = columnInt(s, 6);
             switch (kind) {
             case NvtxEventKind::PushPopRange:
@@ -433,13 +410,13 @@ private:
         int64_t facts = 0;
         for (const Mark& mark : marks) {
             const auto domain = domains.find(mark.domain);
-            if (domain == domains.end() || domain->second != "tuneup")
-                continue;
+            if (domain == domains.end() || domain->second != "tuneup") continue;
             m_builder.addProgramFact({ mark.timeNs, mark.name, mark.value });
             ++facts;
         }
         auto& stats = m_builder.stats();
-        stats.add("nsys.nvtx.ranges", StatSeverity::Info, ranges, "NVTX push/pop and start/end ranges, read as user annotations");
+        stats.add("nsys.nvtx.ranges", StatSeverity::Info, ranges,
+            "NVTX push/pop and start/end ranges, read as user annotations");
         if (unclosed)
             stats.add("nsys.nvtx.unclosed_ranges", StatSeverity::Info, unclosed,
                 "NVTX ranges still open when the capture stopped: they end with the capture");
@@ -457,11 +434,9 @@ private:
 
     // GPUs: TARGET_INFO_GPU describes the machine's GPUs by nsys's id; TARGET_INFO_CUDA_DEVICE (newer
     // exports) maps each process's CUDA device id, the deviceId of the activity tables, to one of them.
-    void readDevices()
-    {
+    void readDevices() {
         const std::string gpus = "TARGET_INFO_GPU";
-        if (!m_db.hasTable(gpus) || !m_db.hasColumn(gpus, "id"))
-            return;
+        if (!m_db.hasTable(gpus) || !m_db.hasColumn(gpus, "id")) return;
         std::map<int64_t, DeviceInfo> byId;
         std::string sql = "SELECT t.id";
         for (const char* c : { "name", "computeMajor", "computeMinor", "smCount", "totalMemory", "threadsPerWarp" })
@@ -484,8 +459,7 @@ private:
             m_db.query("SELECT t.cudaId, t.gpuId, " + m_db.columnOr(map, "pid") + " FROM " + map + " t",
                 "reading " + map, [&](sqlite3_stmt* s) {
                     const bool active = m_gpuPids.count(columnInt(s, 2)) > 0;
-                    if (active || !cudaToGpu.count(columnInt(s, 0)))
-                        cudaToGpu[columnInt(s, 0)] = columnInt(s, 1);
+                    if (active || !cudaToGpu.count(columnInt(s, 0))) cudaToGpu[columnInt(s, 0)] = columnInt(s, 1);
                 });
         }
         if (cudaToGpu.empty()) {
@@ -502,8 +476,7 @@ private:
     }
 
     // Thread and process names, for the threads and processes that have events.
-    void readNames()
-    {
+    void readNames() {
         const std::string threads = "ThreadNames";
         if (m_db.hasTable(threads) && m_db.hasColumn(threads, "globalTid")) {
             const NameColumn n = nameColumn(threads, "nameId", "s");
@@ -516,8 +489,7 @@ private:
         }
         // A name the program gave its thread through NVTX wins over the OS's.
         for (const auto& [key, name] : m_nvtxThreadNames)
-            if (m_threads.count(key))
-                m_builder.setThreadName(key.first, key.second, name);
+            if (m_threads.count(key)) m_builder.setThreadName(key.first, key.second, name);
 
         std::set<int64_t> pids = m_gpuPids;
         for (const auto& [pid, tid] : m_threads)
@@ -531,8 +503,7 @@ private:
     }
 
     // The export's own facts: nsys version, export schema, when the capture started, what ran.
-    void readMetadata()
-    {
+    void readMetadata() {
         TraceInfo& info = m_builder.info();
         info.vendor = GpuVendor::Nvidia;
         for (const char* table : { "META_DATA_EXPORT", "EXPORT_META_DATA" })
@@ -552,8 +523,7 @@ private:
                     info.metadata.emplace_back("nsys.session_start_utc_ns", std::to_string(columnInt(s, 0)));
             });
         const std::string capture = "META_DATA_CAPTURE";
-        if (!m_db.hasTable(capture) || !m_db.hasColumn(capture, "name") || !m_db.hasColumn(capture, "value"))
-            return;
+        if (!m_db.hasTable(capture) || !m_db.hasColumn(capture, "name") || !m_db.hasColumn(capture, "value")) return;
         std::string command;
         std::map<int64_t, std::string> arguments;
         m_db.query("SELECT t.name, t.value FROM " + capture + " t", "reading " + capture, [&](sqlite3_stmt* s) {
@@ -569,38 +539,30 @@ private:
             else if (key == "PROCESS_0:ENVIRONMENT_VARIABLE") {
                 // torchrun and most launchers tell each process its place in the job.
                 const auto number = [&](std::string_view prefix) -> std::optional<int> {
-                    if (!value.starts_with(prefix))
-                        return std::nullopt;
+                    if (!value.starts_with(prefix)) return std::nullopt;
                     std::string digits;
                     for (char c : value.substr(prefix.size()))
-                        if (c >= '0' && c <= '9' && digits.size() < 9)
-                            digits += c;
+                        if (c >= '0' && c <= '9' && digits.size() < 9) digits += c;
                     return digits.empty() ? std::nullopt : std::optional<int>(std::stoi(digits));
                 };
-                if (auto rank = number("RANK="))
-                    info.rank = rank;
-                if (auto world = number("WORLD_SIZE="))
-                    info.worldSize = world;
+                if (auto rank = number("RANK=")) info.rank = rank;
+                if (auto world = number("WORLD_SIZE=")) info.worldSize = world;
             }
         });
         for (const auto& [index, argument] : arguments)
             command += " " + argument;
-        if (!command.empty())
-            info.metadata.emplace_back("command_line", command);
+        if (!command.empty()) info.metadata.emplace_back("command_line", command);
     }
 
     // What the user reads when the export has nothing to advise on.
-    std::string noActivityMessage()
-    {
+    std::string noActivityMessage() {
         std::string held;
         for (const std::string& t : m_db.tables())
-            if (!t.starts_with("ENUM_") && m_db.rowEstimate(t) > 0)
-                held += (held.empty() ? "" : ", ") + t;
+            if (!t.starts_with("ENUM_") && m_db.rowEstimate(t) > 0) held += (held.empty() ? "" : ", ") + t;
         std::string message = "an Nsight Systems export with no CUDA activity: the capture recorded no kernels, "
                               "memory copies or CUDA API calls, and no NVTX ranges";
         message += held.empty() ? " (every table is empty)" : " (it holds only " + held + ")";
-        if (m_cudaTraceSetting == "false")
-            message += "; CUDA tracing was off in this capture";
+        if (m_cudaTraceSetting == "false") message += "; CUDA tracing was off in this capture";
         message += "; profile again with CUDA tracing while the program uses the GPU (`nsys profile --trace=cuda,nvtx "
                    "-o report python train.py`, then `nsys export --type sqlite report.nsys-rep`), or record it with "
                    "`tuneup record -o run.db -- python train.py`";
@@ -609,19 +571,16 @@ private:
 
     // Tables with events tuneup does not model (OS runtime calls, sampling, CUDA graphs...): counted, so
     // the import says what it left out.
-    void noteTablesNotRead()
-    {
+    void noteTablesNotRead() {
         for (const std::string& t : m_db.tables()) {
-            if (m_readTables.count(t) || isDescriptionTable(t))
-                continue;
+            if (m_readTables.count(t) || isDescriptionTable(t)) continue;
             if (const int64_t rows = m_db.rowEstimate(t); rows > 0)
-                m_builder.stats().add("nsys.not_read." + t, StatSeverity::Info, rows,
-                    "rows of " + t + ": not used by the advisor");
+                m_builder.stats().add(
+                    "nsys.not_read." + t, StatSeverity::Info, rows, "rows of " + t + ": not used by the advisor");
         }
     }
 
-    ThreadIndex thread(int64_t pid, int64_t tid)
-    {
+    ThreadIndex thread(int64_t pid, int64_t tid) {
         m_threads.insert({ pid, tid });
         return m_builder.thread(pid, tid);
     }
@@ -645,21 +604,19 @@ private:
 
 } // namespace
 
-TraceModel importNsysSqlite(const std::string& path, const NsysImportOptions& options)
-{
+TraceModel importNsysSqlite(const std::string& path, const NsysImportOptions& options) {
     const auto started = std::chrono::steady_clock::now();
     NsysDb db(path);
     if (!hasNsysTables(db.tables()))
         throw ImportError(ImportError::Kind::NotATrace, path,
             "an SQLite database but not an Nsight Systems export (no StringIds, TARGET_INFO_* or CUPTI_ACTIVITY_KIND_* "
             "tables)");
-    struct stat st {};
+    struct stat st { };
     const uint64_t fileBytes = stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
 
     TraceBuilder builder(SourceFormat::NsysSqlite, path);
     NsysImport(db, builder, options, fileBytes).run();
-    if (options.progress)
-        options.progress(fileBytes);
+    if (options.progress) options.progress(fileBytes);
     TraceModel model = builder.finish();
     model.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return model;

@@ -15,36 +15,31 @@
 
 namespace tuneup::analysis {
 
-const std::vector<std::string> kEventTables
-    = { "kernels", "memcpys", "memsets", "syncs", "api_calls", "nvtx_ranges", "nvtx_marks", "framework_flags",
-          "gemm_calls", "conv_calls" };
+const std::vector<std::string> kEventTables = { "kernels", "memcpys", "memsets", "syncs", "api_calls", "nvtx_ranges",
+    "nvtx_marks", "framework_flags", "gemm_calls", "conv_calls" };
 
 namespace {
 
 using Kind = TuneupFileError::Kind;
 
-[[noreturn]] void fail(Kind kind, const std::string& path, const std::string& problem, const std::string& todo)
-{
+[[noreturn]] void fail(Kind kind, const std::string& path, const std::string& problem, const std::string& todo) {
     throw TuneupFileError(kind, path + ": " + problem + (todo.empty() ? "" : "; " + todo));
 }
 
-std::string absolutePath(const std::string& path)
-{
+std::string absolutePath(const std::string& path) {
     std::error_code ec;
     std::filesystem::path absolute = std::filesystem::absolute(path, ec);
     return ec ? path : absolute.lexically_normal().string();
 }
 
-std::optional<uint64_t> fileSize(const std::string& path)
-{
+std::optional<uint64_t> fileSize(const std::string& path) {
     struct stat st { };
     if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
     return uint64_t(st.st_size);
 }
 
 // SQLite URIs need the path percent-encoded ('?', '#' and '%' are legal in file names).
-std::string sqliteUri(const std::string& path, bool immutable)
-{
+std::string sqliteUri(const std::string& path, bool immutable) {
     static const char* kHex = "0123456789ABCDEF";
     std::string uri = "file:";
     for (unsigned char c : path) {
@@ -60,8 +55,7 @@ std::string sqliteUri(const std::string& path, bool immutable)
 }
 
 // A guess at what a non-SQLite file is, to point the user the right way.
-std::string guessFormat(const unsigned char* header, size_t n)
-{
+std::string guessFormat(const unsigned char* header, size_t n) {
     if (n >= 2 && header[0] == 0x1f && header[1] == 0x8b)
         return " (it is gzip-compressed: a PyTorch profiler trace .json.gz?)";
     size_t i = 0;
@@ -72,15 +66,13 @@ std::string guessFormat(const unsigned char* header, size_t n)
     return "";
 }
 
-bool isNsightExport(const std::set<std::string>& tables)
-{
+bool isNsightExport(const std::set<std::string>& tables) {
     if (tables.count("StringIds") || tables.count("TARGET_INFO_SESSION_START_TIME")) return true;
     return std::any_of(
         tables.begin(), tables.end(), [](const std::string& t) { return t.starts_with("CUPTI_ACTIVITY_KIND_"); });
 }
 
-std::string listTables(const std::set<std::string>& tables)
-{
+std::string listTables(const std::set<std::string>& tables) {
     constexpr size_t kShown = 8;
     std::string list;
     size_t shown = 0;
@@ -95,8 +87,7 @@ std::string listTables(const std::set<std::string>& tables)
 }
 
 // Turns an SQLite failure into the error a user can act on.
-[[noreturn]] void failSqlite(int rc, sqlite3* db, const std::string& path, const std::string& doing)
-{
+[[noreturn]] void failSqlite(int rc, sqlite3* db, const std::string& path, const std::string& doing) {
     const std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     switch (rc & 0xff) {
     case SQLITE_NOTADB:
@@ -119,8 +110,7 @@ public:
     Statement(sqlite3* db, const std::string& path, const std::string& sql)
         : m_db(db)
         , m_path(path)
-        , m_sql(sql)
-    {
+        , m_sql(sql) {
         const int rc = sqlite3_prepare_v2(db, sql.c_str(), int(sql.size()), &m_stmt, nullptr);
         if (rc != SQLITE_OK) failSqlite(rc, db, path, "preparing `" + sql + "`");
     }
@@ -128,8 +118,7 @@ public:
     Statement(const Statement&) = delete;
     Statement& operator=(const Statement&) = delete;
 
-    bool step()
-    {
+    bool step() {
         const int rc = sqlite3_step(m_stmt);
         if (rc == SQLITE_ROW) return true;
         if (rc == SQLITE_DONE) return false;
@@ -138,8 +127,7 @@ public:
     bool isNull(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
     int64_t integer(int column) const { return sqlite3_column_int64(m_stmt, column); }
     double real(int column) const { return sqlite3_column_double(m_stmt, column); }
-    std::string text(int column) const
-    {
+    std::string text(int column) const {
         const unsigned char* value = sqlite3_column_text(m_stmt, column);
         return value ? reinterpret_cast<const char*>(value) : "";
     }
@@ -152,8 +140,7 @@ private:
     sqlite3_stmt* m_stmt = nullptr;
 };
 
-std::set<std::string> tableNames(sqlite3* db, const std::string& path)
-{
+std::set<std::string> tableNames(sqlite3* db, const std::string& path) {
     std::set<std::string> tables;
     Statement s(db, path, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')");
     while (s.step())
@@ -162,8 +149,7 @@ std::set<std::string> tableNames(sqlite3* db, const std::string& path)
 }
 
 // meta(key) when the file has a meta table of our shape; "" otherwise (a foreign meta table).
-std::string metaValue(sqlite3* db, const std::string& key)
-{
+std::string metaValue(sqlite3* db, const std::string& key) {
     sqlite3_stmt* s = nullptr;
     std::string value;
     if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &s, nullptr) == SQLITE_OK) {
@@ -175,8 +161,7 @@ std::string metaValue(sqlite3* db, const std::string& key)
     return value;
 }
 
-std::optional<int64_t> parseInteger(const std::string& text)
-{
+std::optional<int64_t> parseInteger(const std::string& text) {
     if (text.empty()) return std::nullopt;
     char* end = nullptr;
     errno = 0;
@@ -185,24 +170,21 @@ std::optional<int64_t> parseInteger(const std::string& text)
     return int64_t(value);
 }
 
-sqlite3* openSqlite(const std::string& path, bool immutable, int& rc)
-{
+sqlite3* openSqlite(const std::string& path, bool immutable, int& rc) {
     sqlite3* db = nullptr;
     // One connection per thread: SQLite's own locking would only cost time.
-    rc = sqlite3_open_v2(sqliteUri(path, immutable).c_str(), &db,
-        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+    rc = sqlite3_open_v2(
+        sqliteUri(path, immutable).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc == SQLITE_OK) sqlite3_extended_result_codes(db, 1);
     return db;
 }
 
 // The first read: it is where SQLite parses the header and attaches the WAL.
-int probe(sqlite3* db)
-{
+int probe(sqlite3* db) {
     return sqlite3_exec(db, "PRAGMA application_id", nullptr, nullptr, nullptr);
 }
 
-void removeCopy(const std::string& directory)
-{
+void removeCopy(const std::string& directory) {
     if (directory.empty()) return;
     std::error_code ec;
     std::filesystem::remove_all(directory, ec);
@@ -210,8 +192,7 @@ void removeCopy(const std::string& directory)
 
 // Copies the file and its -wal into a new private directory, where SQLite may create the -shm it needs.
 // Returns the directory ("" and `error` on failure).
-std::string copyWithWal(const std::string& path, std::string& error)
-{
+std::string copyWithWal(const std::string& path, std::string& error) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const char* tmp = getenv("TMPDIR");
@@ -232,30 +213,26 @@ std::string copyWithWal(const std::string& path, std::string& error)
 
 } // namespace
 
-int64_t TuneupFileSummary::eventCount() const
-{
+int64_t TuneupFileSummary::eventCount() const {
     int64_t total = 0;
     for (const TableCount& count : eventCounts)
         total += count.rows;
     return total;
 }
 
-int64_t TuneupFileSummary::droppedCount() const
-{
+int64_t TuneupFileSummary::droppedCount() const {
     int64_t total = 0;
     for (const StatRow& stat : stats)
         if (stat.severity == "data_loss") total += stat.value;
     return total;
 }
 
-std::string TuneupFileSummary::metaValue(const std::string& key) const
-{
+std::string TuneupFileSummary::metaValue(const std::string& key) const {
     auto it = meta.find(key);
     return it == meta.end() ? std::string() : it->second;
 }
 
-std::optional<int64_t> TuneupFileSummary::durationNs() const
-{
+std::optional<int64_t> TuneupFileSummary::durationNs() const {
     const std::optional<int64_t> metaStart = parseInteger(metaValue("start_ns"));
     const std::optional<int64_t> metaEnd = parseInteger(metaValue("end_ns"));
     const std::optional<int64_t> start = metaStart ? metaStart : firstNs;
@@ -264,8 +241,7 @@ std::optional<int64_t> TuneupFileSummary::durationNs() const
     return *end - *start;
 }
 
-std::unique_ptr<TuneupFile> TuneupFile::open(const std::string& givenPath)
-{
+std::unique_ptr<TuneupFile> TuneupFile::open(const std::string& givenPath) {
     const std::string path = absolutePath(givenPath);
     struct stat st { };
     if (stat(path.c_str(), &st) != 0) {
@@ -397,8 +373,7 @@ std::unique_ptr<TuneupFile> TuneupFile::open(const std::string& givenPath)
     return file;
 }
 
-sqlite3* TuneupFile::openAnotherReader() const
-{
+sqlite3* TuneupFile::openAnotherReader() const {
     int rc = SQLITE_OK;
     sqlite3* db = openSqlite(m_readPath, m_immutable, rc);
     if (rc != SQLITE_OK) {
@@ -411,18 +386,15 @@ sqlite3* TuneupFile::openAnotherReader() const
 TuneupFile::TuneupFile(sqlite3* db, std::string path, bool immutable)
     : m_db(db)
     , m_path(std::move(path))
-    , m_immutable(immutable)
-{
+    , m_immutable(immutable) {
 }
 
-TuneupFile::~TuneupFile()
-{
+TuneupFile::~TuneupFile() {
     sqlite3_close(m_db);
     removeCopy(m_copyDir);
 }
 
-TuneupFileSummary TuneupFile::summary(bool eventSpan) const
-{
+TuneupFileSummary TuneupFile::summary(bool eventSpan) const {
     TuneupFileSummary summary;
     summary.path = absolutePath(m_path);
     summary.fileBytes = fileSize(summary.path).value_or(0);
@@ -481,8 +453,7 @@ TuneupFileSummary TuneupFile::summary(bool eventSpan) const
     return summary;
 }
 
-std::vector<std::string> TuneupFile::quickCheck(int maxProblems) const
-{
+std::vector<std::string> TuneupFile::quickCheck(int maxProblems) const {
     std::vector<std::string> problems;
     Statement s(m_db, m_path, "PRAGMA quick_check(" + std::to_string(std::max(1, maxProblems)) + ")");
     while (s.step()) {

@@ -20,9 +20,7 @@ public:
     enum class Kind { NotFound, NotAFile, Unreadable, Empty, NotSqlite, Foreign, NewerSchema, Corrupt };
     TuneupFileError(Kind kind, const std::string& message)
         : std::runtime_error(message)
-        , m_kind(kind)
-    {
-    }
+        , m_kind(kind) { }
     Kind kind() const { return m_kind; }
 
 private:
@@ -57,7 +55,7 @@ struct TuneupFileSummary {
     std::map<std::string, std::string> meta;
     std::vector<StatRow> stats;
     std::vector<TableCount> eventCounts; // kEventTables, in that order
-    int64_t threadSamples = 0;           // thread_states rows: samples of the main thread, not events
+    int64_t threadSamples = 0; // thread_states rows: samples of the main thread, not events
     std::vector<DeviceRow> devices;
     std::optional<int64_t> firstNs, lastNs; // over the event tables, else meta start_ns/end_ns
     bool complete = false; // meta end_ns present: the process exited cleanly

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <exception>
 #include <optional>
-#include <thread>
 #include <sqlite3.h>
+#include <thread>
 #include <unordered_map>
 
 namespace tuneup::analysis {
@@ -15,14 +15,14 @@ namespace tuneup::analysis {
 namespace {
 
 // Runs a query on `db` (a connection to `path`) and calls `row(statement)` for each result row.
-template <class Row> void query(sqlite3* db, const std::string& path, const char* sql, Row&& row)
-{
+template <class Row> void query(sqlite3* db, const std::string& path, const char* sql, Row&& row) {
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) {
         const std::string message = sqlite3_errmsg(db);
         sqlite3_finalize(s);
-        throw TuneupFileError(TuneupFileError::Kind::Corrupt, path + ": cannot read the trace (" + message
-                + "); the file may be damaged: check it with `sqlite3 " + path + " 'PRAGMA integrity_check'`");
+        throw TuneupFileError(TuneupFileError::Kind::Corrupt,
+            path + ": cannot read the trace (" + message + "); the file may be damaged: check it with `sqlite3 " + path
+                + " 'PRAGMA integrity_check'`");
     }
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW)
@@ -32,15 +32,17 @@ template <class Row> void query(sqlite3* db, const std::string& path, const char
         throw TuneupFileError(TuneupFileError::Kind::Corrupt,
             path + ": the trace is damaged (" + std::string(sqlite3_errstr(rc)) + ") while reading");
 }
-template <class Row> void query(const TuneupFile& file, const char* sql, Row&& row)
-{
+template <class Row> void query(const TuneupFile& file, const char* sql, Row&& row) {
     query(file.db(), file.path(), sql, std::forward<Row>(row));
 }
 
-int64_t i64(sqlite3_stmt* s, int column) { return sqlite3_column_int64(s, column); }
-int32_t i32(sqlite3_stmt* s, int column) { return static_cast<int32_t>(sqlite3_column_int64(s, column)); }
-std::string_view text(sqlite3_stmt* s, int column)
-{
+int64_t i64(sqlite3_stmt* s, int column) {
+    return sqlite3_column_int64(s, column);
+}
+int32_t i32(sqlite3_stmt* s, int column) {
+    return static_cast<int32_t>(sqlite3_column_int64(s, column));
+}
+std::string_view text(sqlite3_stmt* s, int column) {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
     return p ? std::string_view(p, size_t(sqlite3_column_bytes(s, column))) : std::string_view();
 }
@@ -52,8 +54,7 @@ struct KernelRows {
     std::exception_ptr error;
 };
 
-void readKernels(sqlite3* db, const std::string& path, size_t expected, KernelRows& out)
-{
+void readKernels(sqlite3* db, const std::string& path, size_t expected, KernelRows& out) {
     try {
         out.rows.reserve(expected);
         out.nameIds.reserve(expected);
@@ -79,18 +80,14 @@ void readKernels(sqlite3* db, const std::string& path, size_t expected, KernelRo
     }
 }
 
-size_t rowsIn(const TuneupFileSummary& summary, const std::string& table)
-{
+size_t rowsIn(const TuneupFileSummary& summary, const std::string& table) {
     for (const TableCount& count : summary.eventCounts)
-        if (count.table == table)
-            return size_t(std::max<int64_t>(0, count.rows));
+        if (count.table == table) return size_t(std::max<int64_t>(0, count.rows));
     return 0;
 }
 
-
 // The interposers' rows (schema 3). NULL columns read as -1 (unknown).
-template <class Name> void readLibraryCalls(const TuneupFile& file, TraceBuilder& builder, int64_t pid, Name&& name)
-{
+template <class Name> void readLibraryCalls(const TuneupFile& file, TraceBuilder& builder, int64_t pid, Name&& name) {
     query(file,
         "SELECT start_ns, end_ns, tid, api, name_id, coalesce(transa, -1), coalesce(transb, -1), coalesce(m, -1), "
         "coalesce(n, -1), coalesce(k, -1), batch, coalesce(a_type, -1), coalesce(b_type, -1), coalesce(c_type, -1), "
@@ -160,8 +157,7 @@ template <class Name> void readLibraryCalls(const TuneupFile& file, TraceBuilder
 
 } // namespace
 
-TraceModel importTuneupFile(const std::string& path)
-{
+TraceModel importTuneupFile(const std::string& path) {
     const auto started = std::chrono::steady_clock::now();
     const auto file = TuneupFile::open(path);
     const TuneupFileSummary summary = file->summary(/*eventSpan=*/false);
@@ -169,10 +165,8 @@ TraceModel importTuneupFile(const std::string& path)
     TraceInfo& info = builder.info();
     info.schemaVersion = summary.schemaVersion;
     info.vendor = GpuVendor::Nvidia;
-    if (const std::string rank = summary.metaValue("rank"); !rank.empty())
-        info.rank = std::stoi(rank);
-    if (const std::string world = summary.metaValue("world_size"); !world.empty())
-        info.worldSize = std::stoi(world);
+    if (const std::string rank = summary.metaValue("rank"); !rank.empty()) info.rank = std::stoi(rank);
+    if (const std::string world = summary.metaValue("world_size"); !world.empty()) info.worldSize = std::stoi(world);
     for (const auto& [key, value] : summary.meta)
         info.metadata.emplace_back(key, value);
     // Older files do not say: their numbers are read as x86-64's, as docs/schema.md then said they were.
@@ -180,7 +174,9 @@ TraceModel importTuneupFile(const std::string& path)
     const int64_t pid = summary.metaValue("pid").empty() ? 0 : std::stoll(summary.metaValue("pid"));
     for (const StatRow& stat : summary.stats)
         builder.stats().add("recording." + stat.name,
-            stat.severity == "data_loss" ? StatSeverity::DataLoss : stat.severity == "error" ? StatSeverity::Error : StatSeverity::Info,
+            stat.severity == "data_loss"   ? StatSeverity::DataLoss
+                : stat.severity == "error" ? StatSeverity::Error
+                                           : StatSeverity::Info,
             stat.value, stat.description);
 
     // The kernels on a second connection and thread while this one reads the other tables.
@@ -192,10 +188,8 @@ TraceModel importTuneupFile(const std::string& path)
     struct JoinAndClose {
         std::thread& thread;
         sqlite3* db;
-        ~JoinAndClose()
-        {
-            if (thread.joinable())
-                thread.join();
+        ~JoinAndClose() {
+            if (thread.joinable()) thread.join();
             sqlite3_close(db);
         }
     } joinKernelReader { kernelReader, kernelDb };
@@ -205,10 +199,10 @@ TraceModel importTuneupFile(const std::string& path)
 
     // Strings once, by id.
     std::unordered_map<int64_t, StringId> strings;
-    query(*file, "SELECT id, value FROM strings", [&](sqlite3_stmt* s) { strings[i64(s, 0)] = builder.intern(text(s, 1)); });
+    query(*file, "SELECT id, value FROM strings",
+        [&](sqlite3_stmt* s) { strings[i64(s, 0)] = builder.intern(text(s, 1)); });
     auto name = [&](sqlite3_stmt* s, int column) -> StringId {
-        if (sqlite3_column_type(s, column) == SQLITE_NULL)
-            return kEmptyString;
+        if (sqlite3_column_type(s, column) == SQLITE_NULL) return kEmptyString;
         auto it = strings.find(i64(s, column));
         return it == strings.end() ? kEmptyString : it->second;
     };
@@ -227,8 +221,7 @@ TraceModel importTuneupFile(const std::string& path)
     query(*file, "SELECT t.tid, t.pid, s.value FROM threads t LEFT JOIN strings s ON s.id = t.name_id",
         [&](sqlite3_stmt* s) {
             builder.thread(i64(s, 1), i64(s, 0));
-            if (!text(s, 2).empty())
-                builder.setThreadName(i64(s, 1), i64(s, 0), text(s, 2));
+            if (!text(s, 2).empty()) builder.setThreadName(i64(s, 1), i64(s, 0), text(s, 2));
         });
     query(*file,
         "SELECT start_ns, end_ns, device_id, stream_id, correlation_id, bytes, copy_kind, src_kind, dst_kind "
@@ -259,7 +252,8 @@ TraceModel importTuneupFile(const std::string& path)
             builder.addMemset(m);
         });
     query(*file,
-        "SELECT start_ns, end_ns, sync_type, coalesce(stream_id, -1), coalesce(event_id, -1), correlation_id FROM syncs",
+        "SELECT start_ns, end_ns, sync_type, coalesce(stream_id, -1), coalesce(event_id, -1), correlation_id FROM "
+        "syncs",
         [&](sqlite3_stmt* s) {
             Sync y;
             y.startNs = i64(s, 0);
@@ -270,17 +264,18 @@ TraceModel importTuneupFile(const std::string& path)
             y.correlation = uint64_t(i64(s, 5));
             builder.addSync(y);
         });
-    query(*file, "SELECT start_ns, end_ns, tid, api, cbid, name_id, correlation_id FROM api_calls", [&](sqlite3_stmt* s) {
-        ApiCall a;
-        a.startNs = i64(s, 0);
-        a.endNs = i64(s, 1);
-        a.thread = builder.thread(pid, i64(s, 2));
-        a.api = ApiKind(i32(s, 3));
-        a.cbid = i32(s, 4);
-        a.name = name(s, 5);
-        a.correlation = uint64_t(i64(s, 6));
-        builder.addApiCall(a);
-    });
+    query(
+        *file, "SELECT start_ns, end_ns, tid, api, cbid, name_id, correlation_id FROM api_calls", [&](sqlite3_stmt* s) {
+            ApiCall a;
+            a.startNs = i64(s, 0);
+            a.endNs = i64(s, 1);
+            a.thread = builder.thread(pid, i64(s, 2));
+            a.api = ApiKind(i32(s, 3));
+            a.cbid = i32(s, 4);
+            a.name = name(s, 5);
+            a.correlation = uint64_t(i64(s, 6));
+            builder.addApiCall(a);
+        });
     // Schema 2 added the torch probes' readings; NULL is "could not read" (-1 in the model).
     if (summary.schemaVersion >= 2)
         query(*file, "SELECT ts_ns, coalesce(value, -1), name_id FROM framework_flags ORDER BY ts_ns, id",
@@ -328,8 +323,7 @@ TraceModel importTuneupFile(const std::string& path)
     query(*file, "SELECT start_ns, coalesce(end_ns, -1), tid, name_id FROM nvtx_ranges", [&](sqlite3_stmt* s) {
         Annotation a;
         a.startNs = i64(s, 0);
-        if (i64(s, 1) < 0 && !endOfRecording)
-            endOfRecording = file->summary().lastNs.value_or(0);
+        if (i64(s, 1) < 0 && !endOfRecording) endOfRecording = file->summary().lastNs.value_or(0);
         a.endNs = i64(s, 1) >= 0 ? i64(s, 1) : std::max(*endOfRecording, a.startNs);
         a.thread = builder.thread(pid, i64(s, 2));
         a.name = name(s, 3);
@@ -338,10 +332,8 @@ TraceModel importTuneupFile(const std::string& path)
 
     if (!kernelDb && rowsIn(summary, "kernels") > 0)
         readKernels(file->db(), file->path(), rowsIn(summary, "kernels"), kernels);
-    if (kernelReader.joinable())
-        kernelReader.join();
-    if (kernels.error)
-        std::rethrow_exception(kernels.error);
+    if (kernelReader.joinable()) kernelReader.join();
+    if (kernels.error) std::rethrow_exception(kernels.error);
     for (size_t i = 0; i < kernels.rows.size(); ++i) {
         auto it = strings.find(kernels.nameIds[i]);
         kernels.rows[i].name = it == strings.end() ? kEmptyString : it->second;

@@ -41,13 +41,13 @@ private:
     void grow();
     static uint64_t hash(std::string_view s);
 
-    std::vector<std::string_view> m_views;            // id -> text in the arena
-    std::vector<std::unique_ptr<char[]>> m_chunks;    // arena: text is never moved once written
-    char* m_chunk = nullptr;                          // the chunk small strings are appended to
+    std::vector<std::string_view> m_views; // id -> text in the arena
+    std::vector<std::unique_ptr<char[]>> m_chunks; // arena: text is never moved once written
+    char* m_chunk = nullptr; // the chunk small strings are appended to
     size_t m_chunkUsed = 0;
     // Open addressing: slot -> id + 1 (0 = empty); the low hash bits pick the slot.
     std::vector<uint32_t> m_slots;
-    std::vector<uint32_t> m_hashes;                   // id -> upper hash bits, to skip most compares
+    std::vector<uint32_t> m_hashes; // id -> upper hash bits, to skip most compares
 };
 
 } // namespace tuneup::analysis

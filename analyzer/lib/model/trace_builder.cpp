@@ -11,25 +11,21 @@ using Permutation = std::vector<uint32_t>;
 
 // Order by start, the longer event first when two start together (so an enclosing range precedes
 // what it encloses), then by arrival: a deterministic order that nesting can be read from.
-Permutation sortOrder(const std::vector<int64_t>& start, const std::vector<int64_t>& end)
-{
+Permutation sortOrder(const std::vector<int64_t>& start, const std::vector<int64_t>& end) {
     Permutation order(start.size());
     std::iota(order.begin(), order.end(), 0u);
     bool sorted = true;
     for (size_t i = 1; i < start.size() && sorted; ++i)
         sorted = start[i - 1] < start[i] || (start[i - 1] == start[i] && end[i - 1] >= end[i]);
-    if (sorted)
-        return {}; // identity: most tables arrive nearly sorted per track, often fully
+    if (sorted) return {}; // identity: most tables arrive nearly sorted per track, often fully
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-        if (start[a] != start[b])
-            return start[a] < start[b];
+        if (start[a] != start[b]) return start[a] < start[b];
         return end[a] > end[b];
     });
     return order;
 }
 
-template <class T> void applyPermutation(std::vector<T>& column, const Permutation& order)
-{
+template <class T> void applyPermutation(std::vector<T>& column, const Permutation& order) {
     std::vector<T> sorted;
     sorted.reserve(column.size());
     for (uint32_t i : order)
@@ -38,11 +34,9 @@ template <class T> void applyPermutation(std::vector<T>& column, const Permutati
 }
 
 // Sorts a table by time; returns old row -> new row (empty when nothing moved).
-template <class Table> Permutation sortTable(Table& table)
-{
+template <class Table> Permutation sortTable(Table& table) {
     Permutation order = sortOrder(table.startNs, table.endNs);
-    if (order.empty())
-        return {};
+    if (order.empty()) return {};
     table.forEachColumn([&order](auto& column) { applyPermutation(column, order); });
     Permutation newIndex(order.size());
     for (uint32_t newRow = 0; newRow < order.size(); ++newRow)
@@ -52,21 +46,16 @@ template <class Table> Permutation sortTable(Table& table)
 
 // Sorts a table of observations at one instant (timeNs) by time; stable, so same-time rows keep their
 // arrival order.
-template <class Table> void sortInstants(Table& table)
-{
-    if (std::is_sorted(table.timeNs.begin(), table.timeNs.end()))
-        return;
+template <class Table> void sortInstants(Table& table) {
+    if (std::is_sorted(table.timeNs.begin(), table.timeNs.end())) return;
     Permutation order(table.size());
     std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(
-        order.begin(), order.end(), [&t = table.timeNs](uint32_t x, uint32_t y) { return t[x] < t[y]; });
+    std::stable_sort(order.begin(), order.end(), [&t = table.timeNs](uint32_t x, uint32_t y) { return t[x] < t[y]; });
     table.forEachColumn([&order](auto& column) { applyPermutation(column, order); });
 }
 
-void renumber(std::vector<RowIndex>& links, const Permutation& newIndex)
-{
-    if (newIndex.empty())
-        return;
+void renumber(std::vector<RowIndex>& links, const Permutation& newIndex) {
+    if (newIndex.empty()) return;
     for (auto& link : links)
         if (link >= 0 && static_cast<size_t>(link) < newIndex.size())
             link = static_cast<RowIndex>(newIndex[static_cast<size_t>(link)]);
@@ -75,8 +64,7 @@ void renumber(std::vector<RowIndex>& links, const Permutation& newIndex)
 // depth/parent by nesting per thread; rows must be sorted by (start, longer first).
 void computeNesting(const std::vector<int64_t>& start, const std::vector<int64_t>& end,
     const std::vector<ThreadIndex>& thread, size_t threadCount, std::vector<int32_t>& depth,
-    std::vector<RowIndex>& parent)
-{
+    std::vector<RowIndex>& parent) {
     std::vector<std::vector<RowIndex>> stacks(std::max<size_t>(threadCount, 1));
     for (size_t i = 0; i < start.size(); ++i) {
         auto& stack = stacks[thread[i] < stacks.size() ? thread[i] : 0];
@@ -94,22 +82,19 @@ void computeNesting(const std::vector<int64_t>& start, const std::vector<int64_t
 // An API call whose External id names no CPU op (traces rewritten by HTA, where kernels and runtime
 // calls carry their correlation id instead) belongs to the innermost CPU op of its thread that
 // encloses it in time. Needs cpuOps sorted and their nesting computed.
-void linkApiCallsByNesting(TraceModel& m)
-{
+void linkApiCallsByNesting(TraceModel& m) {
     std::vector<std::vector<RowIndex>> opsByThread(m.threads.size());
     for (size_t i = 0; i < m.cpuOps.size(); ++i)
         if (m.cpuOps.thread[i] < opsByThread.size())
             opsByThread[m.cpuOps.thread[i]].push_back(static_cast<RowIndex>(i));
     for (size_t i = 0; i < m.apiCalls.size(); ++i) {
-        if (m.apiCalls.cpuOp[i] != kNoRow || m.apiCalls.thread[i] >= opsByThread.size())
-            continue;
+        if (m.apiCalls.cpuOp[i] != kNoRow || m.apiCalls.thread[i] >= opsByThread.size()) continue;
         const auto& ops = opsByThread[m.apiCalls.thread[i]];
         const int64_t start = m.apiCalls.startNs[i], end = m.apiCalls.endNs[i];
         // The last op that starts at or before the call, then up its parents to one that encloses it.
         auto it = std::upper_bound(ops.begin(), ops.end(), start,
             [&m](int64_t t, RowIndex op) { return t < m.cpuOps.startNs[static_cast<size_t>(op)]; });
-        if (it == ops.begin())
-            continue;
+        if (it == ops.begin()) continue;
         RowIndex op = *(it - 1);
         while (op != kNoRow && m.cpuOps.endNs[static_cast<size_t>(op)] < end)
             op = m.cpuOps.parent[static_cast<size_t>(op)];
@@ -118,66 +103,54 @@ void linkApiCallsByNesting(TraceModel& m)
 }
 
 // apiCall and cpuOp for GPU-side tables: the API call by correlation, the op by external id or via the call.
-template <class Table> void linkGpuRows(Table& table, const TraceModel& m)
-{
+template <class Table> void linkGpuRows(Table& table, const TraceModel& m) {
     for (size_t i = 0; i < table.size(); ++i) {
         const RowIndex api = m.apiCallByCorrelation(table.correlation[i]).value_or(kNoRow);
         table.apiCall[i] = api;
         RowIndex op = m.cpuOpByExternalId(table.externalId[i]).value_or(kNoRow);
-        if (op == kNoRow && api != kNoRow)
-            op = m.apiCalls.cpuOp[static_cast<size_t>(api)];
+        if (op == kNoRow && api != kNoRow) op = m.apiCalls.cpuOp[static_cast<size_t>(api)];
         table.cpuOp[i] = op;
     }
 }
 
 } // namespace
 
-TraceBuilder::TraceBuilder(SourceFormat format, std::string path)
-{
+TraceBuilder::TraceBuilder(SourceFormat format, std::string path) {
     m_model.info.format = format;
     m_model.info.path = std::move(path);
 }
 
-ThreadIndex TraceBuilder::thread(int64_t pid, int64_t tid)
-{
+ThreadIndex TraceBuilder::thread(int64_t pid, int64_t tid) {
     const std::pair<int64_t, int64_t> key(pid, tid);
-    if (m_haveLastThread && key == m_lastThreadKey)
-        return m_lastThread; // consecutive events mostly share a thread
+    if (m_haveLastThread && key == m_lastThreadKey) return m_lastThread; // consecutive events mostly share a thread
     auto [it, added] = m_threadIndex.try_emplace(key, static_cast<ThreadIndex>(m_model.threads.size()));
-    if (added)
-        m_model.threads.push_back({ pid, tid, kEmptyString });
+    if (added) m_model.threads.push_back({ pid, tid, kEmptyString });
     m_lastThreadKey = key;
     m_lastThread = it->second;
     m_haveLastThread = true;
     return it->second;
 }
 
-void TraceBuilder::setThreadName(int64_t pid, int64_t tid, std::string_view name)
-{
+void TraceBuilder::setThreadName(int64_t pid, int64_t tid, std::string_view name) {
     m_threadNames[{ pid, tid }] = std::string(name);
 }
 
-ProcessInfo& TraceBuilder::process(int64_t pid)
-{
+ProcessInfo& TraceBuilder::process(int64_t pid) {
     for (auto& p : m_model.processes)
-        if (p.pid == pid)
-            return p;
+        if (p.pid == pid) return p;
     m_model.processes.push_back({ pid, {}, {} });
     return m_model.processes.back();
 }
 
-void TraceBuilder::setProcessName(int64_t pid, std::string_view name)
-{
+void TraceBuilder::setProcessName(int64_t pid, std::string_view name) {
     process(pid).name = std::string(name);
 }
 
-void TraceBuilder::setProcessLabels(int64_t pid, std::string_view labels)
-{
+void TraceBuilder::setProcessLabels(int64_t pid, std::string_view labels) {
     process(pid).labels = std::string(labels);
 }
 
-void TraceBuilder::addDevice(DeviceInfo device)
-{
+void TraceBuilder::addDevice(DeviceInfo device) {
     for (auto& d : m_model.devices) {
         if (d.id == device.id) {
             d = std::move(device);
@@ -187,18 +160,15 @@ void TraceBuilder::addDevice(DeviceInfo device)
     m_model.devices.push_back(std::move(device));
 }
 
-RowIndex TraceBuilder::addCounterRange(const CounterRange& row, std::span<const std::pair<StringId, double>> values)
-{
+RowIndex TraceBuilder::addCounterRange(const CounterRange& row, std::span<const std::pair<StringId, double>> values) {
     const RowIndex range = append(m_model.counterRanges, row);
     for (const auto& [metric, value] : values)
         m_model.counterValues.append({ range, metric, value });
     return range;
 }
 
-void TraceBuilder::shiftTimes(int64_t deltaNs)
-{
-    if (deltaNs == 0)
-        return;
+void TraceBuilder::shiftTimes(int64_t deltaNs) {
+    if (deltaNs == 0) return;
     auto shift = [deltaNs](std::vector<int64_t>& column) {
         for (auto& t : column)
             t += deltaNs;
@@ -231,8 +201,7 @@ void TraceBuilder::shiftTimes(int64_t deltaNs)
     }
 }
 
-void TraceBuilder::reserve(const RowCounts& counts)
-{
+void TraceBuilder::reserve(const RowCounts& counts) {
     m_model.kernels.reserve(counts.kernels);
     m_model.memcpys.reserve(counts.memcpys);
     m_model.memsets.reserve(counts.memsets);
@@ -241,15 +210,13 @@ void TraceBuilder::reserve(const RowCounts& counts)
     m_model.annotations.reserve(counts.annotations);
 }
 
-TraceModel TraceBuilder::finish()
-{
+TraceModel TraceBuilder::finish() {
     TraceModel& m = m_model;
 
     // Thread names only for threads that produced events (Kineto also names GPU streams this way).
     for (auto& t : m.threads) {
         auto it = m_threadNames.find({ t.pid, t.tid });
-        if (it != m_threadNames.end())
-            t.name = m.strings.intern(it->second);
+        if (it != m_threadNames.end()) t.name = m.strings.intern(it->second);
     }
     std::sort(m.devices.begin(), m.devices.end(), [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
 
@@ -284,8 +251,8 @@ TraceModel TraceBuilder::finish()
     m.m_apiCallByCorrelation = TraceModel::buildKeyIndex(m.apiCalls.correlation);
     m.m_kernelByCorrelation = TraceModel::buildKeyIndex(m.kernels.correlation);
     m.m_cpuOpByExternalId = TraceModel::buildKeyIndex(m.cpuOps.externalId);
-    computeNesting(m.cpuOps.startNs, m.cpuOps.endNs, m.cpuOps.thread, m.threads.size(), m.cpuOps.depth,
-        m.cpuOps.parent);
+    computeNesting(
+        m.cpuOps.startNs, m.cpuOps.endNs, m.cpuOps.thread, m.threads.size(), m.cpuOps.depth, m.cpuOps.parent);
     for (size_t i = 0; i < m.apiCalls.size(); ++i)
         m.apiCalls.cpuOp[i] = m.cpuOpByExternalId(m.apiCalls.externalId[i]).value_or(kNoRow);
     linkApiCallsByNesting(m);

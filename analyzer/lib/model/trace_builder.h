@@ -54,7 +54,9 @@ public:
     // library call it ran in (see GemmCallTable, ConvCallTable, ExternalCorrelationTable).
     RowIndex addGemmCall(const GemmCall& row) { return append(m_model.gemmCalls, row); }
     RowIndex addConvCall(const ConvCall& row) { return append(m_model.convCalls, row); }
-    RowIndex addExternalCorrelation(const ExternalCorrelation& row) { return append(m_model.externalCorrelations, row); }
+    RowIndex addExternalCorrelation(const ExternalCorrelation& row) {
+        return append(m_model.externalCorrelations, row);
+    }
 
     // Room for rows about to be added, when the importer knows how many (saves regrowing columns).
     struct RowCounts {
@@ -78,16 +80,14 @@ public:
     TraceModel finish();
 
 private:
-    template <class Table> RowIndex append(Table& table, const typename Table::RowType& row)
-    {
+    template <class Table> RowIndex append(Table& table, const typename Table::RowType& row) {
         table.append(row);
         return static_cast<RowIndex>(table.size() - 1);
     }
     ProcessInfo& process(int64_t pid);
 
     struct PidTidHash {
-        size_t operator()(const std::pair<int64_t, int64_t>& k) const
-        {
+        size_t operator()(const std::pair<int64_t, int64_t>& k) const {
             return std::hash<uint64_t>()(static_cast<uint64_t>(k.first) * 1000003u ^ static_cast<uint64_t>(k.second));
         }
     };

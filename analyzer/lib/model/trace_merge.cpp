@@ -13,8 +13,7 @@ namespace tuneup::analysis {
 namespace {
 
 // Appends every row of `from`, each passed through fix(row) first.
-template <class Table, class Fix> void appendRows(Table& into, const Table& from, Fix&& fix)
-{
+template <class Table, class Fix> void appendRows(Table& into, const Table& from, Fix&& fix) {
     // Room for them first, growing geometrically as push_back would, so that no column is moved
     // while the rows go in.
     size_t capacity = SIZE_MAX;
@@ -28,15 +27,13 @@ template <class Table, class Fix> void appendRows(Table& into, const Table& from
     }
 }
 
-RowIndex shifted(RowIndex row, size_t base)
-{
+RowIndex shifted(RowIndex row, size_t base) {
     return row == kNoRow ? kNoRow : static_cast<RowIndex>(static_cast<size_t>(row) + base);
 }
 
 } // namespace
 
-std::vector<StringId> TraceBuilder::append(TraceBuilder& part)
-{
+std::vector<StringId> TraceBuilder::append(TraceBuilder& part) {
     TraceModel& into = m_model;
     TraceModel& from = part.m_model;
 
@@ -54,18 +51,16 @@ std::vector<StringId> TraceBuilder::append(TraceBuilder& part)
         addDevice(std::move(d));
     for (const ProcessInfo& p : from.processes) {
         ProcessInfo& mine = process(p.pid);
-        if (!p.name.empty())
-            mine.name = p.name;
-        if (!p.labels.empty())
-            mine.labels = p.labels;
+        if (!p.name.empty()) mine.name = p.name;
+        if (!p.labels.empty()) mine.labels = p.labels;
     }
 
     const size_t kernelBase = into.kernels.size(), cpuOpBase = into.cpuOps.size();
     const size_t rangeBase = into.counterRanges.size();
     appendRows(into.kernels, from.kernels, [&](Kernel& r) { r.name = s[r.name]; });
-    appendRows(into.memcpys, from.memcpys, [](Memcpy&) { });
-    appendRows(into.memsets, from.memsets, [](Memset&) { });
-    appendRows(into.syncs, from.syncs, [](Sync&) { });
+    appendRows(into.memcpys, from.memcpys, [](Memcpy&) {});
+    appendRows(into.memsets, from.memsets, [](Memset&) {});
+    appendRows(into.syncs, from.syncs, [](Sync&) {});
     appendRows(into.apiCalls, from.apiCalls, [&](ApiCall& r) {
         r.thread = t[r.thread];
         r.name = s[r.name];
@@ -109,7 +104,7 @@ std::vector<StringId> TraceBuilder::append(TraceBuilder& part)
         r.thread = t[r.thread];
         r.name = s[r.name];
     });
-    appendRows(into.externalCorrelations, from.externalCorrelations, [](ExternalCorrelation&) { });
+    appendRows(into.externalCorrelations, from.externalCorrelations, [](ExternalCorrelation&) {});
 
     into.info.profilerWindows.insert(
         into.info.profilerWindows.end(), from.info.profilerWindows.begin(), from.info.profilerWindows.end());

@@ -6,32 +6,28 @@
 
 namespace tuneup::analysis {
 
-std::string_view copyKindName(CopyKind k)
-{
-    static constexpr std::array<std::string_view, 11> kNames = { "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-        "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+std::string_view copyKindName(CopyKind k) {
+    static constexpr std::array<std::string_view, 11> kNames
+        = { "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
     const auto i = static_cast<size_t>(k);
     return i < kNames.size() ? kNames[i] : "unknown";
 }
 
-std::string_view memoryKindName(MemoryKind k)
-{
-    static constexpr std::array<std::string_view, 8> kNames = { "unknown", "pageable", "pinned", "device", "array",
-        "managed", "device_static", "managed_static" };
+std::string_view memoryKindName(MemoryKind k) {
+    static constexpr std::array<std::string_view, 8> kNames
+        = { "unknown", "pageable", "pinned", "device", "array", "managed", "device_static", "managed_static" };
     const auto i = static_cast<size_t>(k);
     return i < kNames.size() ? kNames[i] : "unknown";
 }
 
-std::string_view syncTypeName(SyncType t)
-{
-    static constexpr std::array<std::string_view, 5> kNames = { "unknown", "event_synchronize", "stream_wait_event",
-        "stream_synchronize", "context_synchronize" };
+std::string_view syncTypeName(SyncType t) {
+    static constexpr std::array<std::string_view, 5> kNames
+        = { "unknown", "event_synchronize", "stream_wait_event", "stream_synchronize", "context_synchronize" };
     const auto i = static_cast<size_t>(t);
     return i < kNames.size() ? kNames[i] : "unknown";
 }
 
-std::string_view sourceFormatName(SourceFormat f)
-{
+std::string_view sourceFormatName(SourceFormat f) {
     switch (f) {
     case SourceFormat::KinetoJson:
         return "kineto-json";
@@ -45,8 +41,7 @@ std::string_view sourceFormatName(SourceFormat f)
     return "unknown";
 }
 
-std::string_view gpuVendorName(GpuVendor v)
-{
+std::string_view gpuVendorName(GpuVendor v) {
     switch (v) {
     case GpuVendor::Nvidia:
         return "nvidia";
@@ -58,16 +53,13 @@ std::string_view gpuVendorName(GpuVendor v)
     return "unknown";
 }
 
-std::string TraceInfo::metadataValue(std::string_view key) const
-{
+std::string TraceInfo::metadataValue(std::string_view key) const {
     for (const auto& [k, v] : metadata)
-        if (k == key)
-            return v;
+        if (k == key) return v;
     return {};
 }
 
-void ImportStats::add(std::string_view name, StatSeverity severity, int64_t delta, std::string_view description)
-{
+void ImportStats::add(std::string_view name, StatSeverity severity, int64_t delta, std::string_view description) {
     for (auto& e : m_entries) {
         if (e.name == name) {
             e.value += delta;
@@ -77,92 +69,74 @@ void ImportStats::add(std::string_view name, StatSeverity severity, int64_t delt
     m_entries.push_back({ std::string(name), severity, delta, std::string(description) });
 }
 
-int64_t ImportStats::value(std::string_view name) const
-{
+int64_t ImportStats::value(std::string_view name) const {
     for (const auto& e : m_entries)
-        if (e.name == name)
-            return e.value;
+        if (e.name == name) return e.value;
     return 0;
 }
 
-const DeviceInfo* TraceModel::device(int32_t id) const
-{
+const DeviceInfo* TraceModel::device(int32_t id) const {
     for (const auto& d : devices)
-        if (d.id == id)
-            return &d;
+        if (d.id == id) return &d;
     return nullptr;
 }
 
-TraceModel::KeyIndex TraceModel::buildKeyIndex(const std::vector<uint64_t>& keys)
-{
+TraceModel::KeyIndex TraceModel::buildKeyIndex(const std::vector<uint64_t>& keys) {
     KeyIndex index;
     for (size_t i = 0; i < keys.size(); ++i)
-        if (keys[i] != 0)
-            index.push_back(static_cast<RowIndex>(i));
+        if (keys[i] != 0) index.push_back(static_cast<RowIndex>(i));
     const auto byKey = [&keys](RowIndex a, RowIndex b) {
         const uint64_t x = keys[static_cast<size_t>(a)], y = keys[static_cast<size_t>(b)];
         return x != y ? x < y : a < b;
     };
     // Correlation ids mostly grow with time, so the rows often come in key order already.
-    if (!std::is_sorted(index.begin(), index.end(), byKey))
-        std::sort(index.begin(), index.end(), byKey);
+    if (!std::is_sorted(index.begin(), index.end(), byKey)) std::sort(index.begin(), index.end(), byKey);
     index.shrink_to_fit();
     return index;
 }
 
-RowIndex TraceModel::findByKey(const KeyIndex& index, const std::vector<uint64_t>& keys, uint64_t key)
-{
-    if (key == 0)
-        return kNoRow;
+RowIndex TraceModel::findByKey(const KeyIndex& index, const std::vector<uint64_t>& keys, uint64_t key) {
+    if (key == 0) return kNoRow;
     const auto it = std::lower_bound(index.begin(), index.end(), key,
         [&keys](RowIndex row, uint64_t k) { return keys[static_cast<size_t>(row)] < k; });
     return it != index.end() && keys[static_cast<size_t>(*it)] == key ? *it : kNoRow;
 }
 
 namespace {
-std::optional<RowIndex> found(RowIndex row)
-{
+std::optional<RowIndex> found(RowIndex row) {
     return row == kNoRow ? std::nullopt : std::optional<RowIndex>(row);
 }
 } // namespace
 
-std::optional<RowIndex> TraceModel::kernelByCorrelation(uint64_t correlation) const
-{
+std::optional<RowIndex> TraceModel::kernelByCorrelation(uint64_t correlation) const {
     return found(findByKey(m_kernelByCorrelation, kernels.correlation, correlation));
 }
 
-std::optional<RowIndex> TraceModel::apiCallByCorrelation(uint64_t correlation) const
-{
+std::optional<RowIndex> TraceModel::apiCallByCorrelation(uint64_t correlation) const {
     return found(findByKey(m_apiCallByCorrelation, apiCalls.correlation, correlation));
 }
 
-std::optional<RowIndex> TraceModel::cpuOpByExternalId(uint64_t externalId) const
-{
+std::optional<RowIndex> TraceModel::cpuOpByExternalId(uint64_t externalId) const {
     return found(findByKey(m_cpuOpByExternalId, cpuOps.externalId, externalId));
 }
 
-bool TraceModel::hasGpuActivity() const
-{
+bool TraceModel::hasGpuActivity() const {
     return !kernels.empty() || !memcpys.empty() || !memsets.empty() || !gpuAnnotations.empty();
 }
 
-size_t TraceModel::eventCount() const
-{
+size_t TraceModel::eventCount() const {
     return kernels.size() + memcpys.size() + memsets.size() + syncs.size() + apiCalls.size() + cpuOps.size()
         + annotations.size() + gpuAnnotations.size() + counterRanges.size() + gemmCalls.size() + convCalls.size();
 }
 
-std::optional<TimeSpan> TraceModel::span() const
-{
+std::optional<TimeSpan> TraceModel::span() const {
     std::optional<TimeSpan> result;
     auto take = [&result](const std::vector<int64_t>& starts, const std::vector<int64_t>& ends) {
-        if (starts.empty())
-            return;
+        if (starts.empty()) return;
         // Tables are sorted by start; ends are not.
         const int64_t first = starts.front();
         const int64_t last = *std::max_element(ends.begin(), ends.end());
-        if (!result)
-            result = TimeSpan { first, last };
+        if (!result) result = TimeSpan { first, last };
         result->startNs = std::min(result->startNs, first);
         result->endNs = std::max(result->endNs, last);
     };
@@ -180,8 +154,7 @@ std::optional<TimeSpan> TraceModel::span() const
     return result;
 }
 
-std::vector<std::vector<int64_t>> parseInputDims(std::string_view dims)
-{
+std::vector<std::vector<int64_t>> parseInputDims(std::string_view dims) {
     std::vector<std::vector<int64_t>> inputs;
     // Expect "[" input ("," input)* "]" where input is "[" ints "]" or anything nested.
     size_t i = 0;
@@ -190,13 +163,11 @@ std::vector<std::vector<int64_t>> parseInputDims(std::string_view dims)
             ++i;
     };
     skipSpace();
-    if (i >= dims.size() || dims[i] != '[')
-        return inputs;
+    if (i >= dims.size() || dims[i] != '[') return inputs;
     ++i;
     while (i < dims.size()) {
         skipSpace();
-        if (i < dims.size() && dims[i] == ']')
-            break;
+        if (i < dims.size() && dims[i] == ']') break;
         std::vector<int64_t>& sizes = inputs.emplace_back();
         if (i < dims.size() && dims[i] == '[') {
             ++i;
@@ -219,46 +190,38 @@ std::vector<std::vector<int64_t>> parseInputDims(std::string_view dims)
                     else if (depth == 1)
                         sizes.push_back(v);
                     i = static_cast<size_t>(end - dims.data());
-                    if (ec != std::errc())
-                        ++i;
+                    if (ec != std::errc()) ++i;
                 } else {
-                    if (c != ',' && c != ' ')
-                        flat = false;
+                    if (c != ',' && c != ' ') flat = false;
                     ++i;
                 }
             }
-            if (!flat)
-                sizes.clear();
+            if (!flat) sizes.clear();
         } else {
             // A scalar where a list was expected: skip to the next top-level comma.
             while (i < dims.size() && dims[i] != ',' && dims[i] != ']')
                 ++i;
         }
         skipSpace();
-        if (i < dims.size() && dims[i] == ',')
-            ++i;
+        if (i < dims.size() && dims[i] == ',') ++i;
     }
     return inputs;
 }
 
-std::vector<std::string_view> splitInputTypes(std::string_view types)
-{
+std::vector<std::string_view> splitInputTypes(std::string_view types) {
     std::vector<std::string_view> parts;
-    if (types.empty())
-        return parts;
+    if (types.empty()) return parts;
     size_t start = 0;
     for (;;) {
         const size_t comma = types.find(',', start);
         parts.push_back(types.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-        if (comma == std::string_view::npos)
-            break;
+        if (comma == std::string_view::npos) break;
         start = comma + 1;
     }
     return parts;
 }
 
-int dtypeBytes(std::string_view dtype)
-{
+int dtypeBytes(std::string_view dtype) {
     struct Entry {
         std::string_view name;
         int bytes;
@@ -267,10 +230,8 @@ int dtypeBytes(std::string_view dtype)
         { "Long", 8 }, { "Short", 2 }, { "Char", 1 }, { "Byte", 1 }, { "Bool", 1 }, { "ComplexHalf", 4 },
         { "ComplexFloat", 8 }, { "ComplexDouble", 16 }, { "UInt16", 2 }, { "UInt32", 4 }, { "UInt64", 8 } };
     for (const auto& e : kTable)
-        if (e.name == dtype)
-            return e.bytes;
-    if (dtype.substr(0, 6) == "Float8")
-        return 1;
+        if (e.name == dtype) return e.bytes;
+    if (dtype.substr(0, 6) == "Float8") return 1;
     return 0;
 }
 

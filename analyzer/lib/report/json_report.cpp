@@ -6,16 +6,11 @@
 
 namespace tuneup::analysis {
 
-std::optional<ReportFormat> parseReportFormat(std::string_view text)
-{
-    if (text == "text")
-        return ReportFormat::Text;
-    if (text == "json")
-        return ReportFormat::Json;
-    if (text == "markdown" || text == "md")
-        return ReportFormat::Markdown;
-    if (text == "html")
-        return ReportFormat::Html;
+std::optional<ReportFormat> parseReportFormat(std::string_view text) {
+    if (text == "text") return ReportFormat::Text;
+    if (text == "json") return ReportFormat::Json;
+    if (text == "markdown" || text == "md") return ReportFormat::Markdown;
+    if (text == "html") return ReportFormat::Html;
     return std::nullopt;
 }
 
@@ -23,16 +18,19 @@ namespace {
 
 using Writer = rapidjson::PrettyWriter<rapidjson::OStreamWrapper>;
 
-void string(Writer& w, std::string_view s) { w.String(s.data(), rapidjson::SizeType(s.size())); }
-void key(Writer& w, std::string_view s) { w.Key(s.data(), rapidjson::SizeType(s.size())); }
+void string(Writer& w, std::string_view s) {
+    w.String(s.data(), rapidjson::SizeType(s.size()));
+}
+void key(Writer& w, std::string_view s) {
+    w.Key(s.data(), rapidjson::SizeType(s.size()));
+}
 
-void breakdown(Writer& w, const StepBreakdown& b)
-{
+void breakdown(Writer& w, const StepBreakdown& b) {
     w.StartObject();
-    const std::pair<const char*, int64_t> fields[] = { { "step_ns", b.stepNs }, { "compute_ns", b.computeNs },
-        { "communication_ns", b.communicationNs }, { "memcpy_ns", b.memcpyNs }, { "memset_ns", b.memsetNs },
-        { "idle_ns", b.idleNs }, { "idle_data_ns", b.idleDataNs }, { "idle_sync_ns", b.idleSyncNs },
-        { "idle_host_ns", b.idleHostNs } };
+    const std::pair<const char*, int64_t> fields[]
+        = { { "step_ns", b.stepNs }, { "compute_ns", b.computeNs }, { "communication_ns", b.communicationNs },
+              { "memcpy_ns", b.memcpyNs }, { "memset_ns", b.memsetNs }, { "idle_ns", b.idleNs },
+              { "idle_data_ns", b.idleDataNs }, { "idle_sync_ns", b.idleSyncNs }, { "idle_host_ns", b.idleHostNs } };
     for (const auto& [name, value] : fields) {
         w.Key(name);
         w.Int64(value);
@@ -40,8 +38,7 @@ void breakdown(Writer& w, const StepBreakdown& b)
     w.EndObject();
 }
 
-void finding(Writer& w, const Finding& f, const ReportContext& context)
-{
+void finding(Writer& w, const Finding& f, const ReportContext& context) {
     w.StartObject();
     key(w, "rule");
     string(w, f.ruleId);
@@ -117,8 +114,7 @@ void finding(Writer& w, const Finding& f, const ReportContext& context)
 
 } // namespace
 
-void writeJsonReport(std::ostream& out, const AdviceReport& report, const ReportContext& context)
-{
+void writeJsonReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     rapidjson::OStreamWrapper stream(out);
     Writer w(stream);
     w.SetIndent(' ', 2);
@@ -180,8 +176,7 @@ void writeJsonReport(std::ostream& out, const AdviceReport& report, const Report
     key(w, "rules_without_findings");
     w.StartArray();
     for (const RuleOutcome& o : report.outcomes) {
-        if (o.status == RuleStatus::Raised)
-            continue;
+        if (o.status == RuleStatus::Raised) continue;
         w.StartObject();
         key(w, "rule");
         string(w, o.ruleId);

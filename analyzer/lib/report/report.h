@@ -17,8 +17,8 @@ std::optional<ReportFormat> parseReportFormat(std::string_view text);
 struct ReportContext {
     std::vector<std::string> inputs; // the files, in job order
     std::string toolVersion;
-    bool color = false;              // ANSI colours in text (a terminal)
-    std::string docsDir;             // where rules/<id>.md live, for links
+    bool color = false; // ANSI colours in text (a terminal)
+    std::string docsDir; // where rules/<id>.md live, for links
 };
 
 // Version of the JSON report's layout; bumped on incompatible changes.

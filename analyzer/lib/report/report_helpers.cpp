@@ -166,8 +166,7 @@ std::vector<std::pair<std::string, std::string>> recordedSettings(const TraceMod
     const auto& facts = model.programFacts;
     for (size_t i = 0; i < facts.size(); ++i) {
         std::string_view name = model.str(facts.name[i]);
-        if (name.starts_with("tuneup."))
-            name.remove_prefix(7);
+        if (name.starts_with("tuneup.")) name.remove_prefix(7);
         set(std::string(name), std::to_string(facts.value[i]));
     }
     return settings;

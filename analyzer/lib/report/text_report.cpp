@@ -13,20 +13,19 @@ struct Style {
     bool color;
     std::string bold(std::string_view s) const { return wrap("1", s); }
     std::string dim(std::string_view s) const { return wrap("2", s); }
-    std::string severity(Severity v, std::string_view s) const
-    {
+    std::string severity(Severity v, std::string_view s) const {
         return wrap(v == Severity::Error ? "1;31" : v == Severity::Warning ? "1;33" : "1;36", s);
     }
-    std::string wrap(std::string_view code, std::string_view s) const
-    {
+    std::string wrap(std::string_view code, std::string_view s) const {
         return color ? "\033[" + std::string(code) + "m" + std::string(s) + "\033[0m" : std::string(s);
     }
 };
 
-std::string share(int64_t part, int64_t whole) { return whole > 0 ? formatPercent(double(part) / double(whole)) : "-"; }
+std::string share(int64_t part, int64_t whole) {
+    return whole > 0 ? formatPercent(double(part) / double(whole)) : "-";
+}
 
-void writeBreakdown(std::ostream& out, const RankAnalysis& rank, const Style& style)
-{
+void writeBreakdown(std::ostream& out, const RankAnalysis& rank, const Style& style) {
     const StepBreakdown& b = rank.steps.median;
     const auto& d = rank.steps.detection;
     if (d.steps.empty()) {
@@ -42,25 +41,25 @@ void writeBreakdown(std::ostream& out, const RankAnalysis& rank, const Style& st
     out << "  GPU " << rank.steps.device << " per step: compute " << formatDuration(b.computeNs) << " ("
         << share(b.computeNs, b.stepNs) << ")";
     if (b.communicationNs)
-        out << ", communication " << formatDuration(b.communicationNs) << " (" << share(b.communicationNs, b.stepNs) << ")";
+        out << ", communication " << formatDuration(b.communicationNs) << " (" << share(b.communicationNs, b.stepNs)
+            << ")";
     out << ", copies " << formatDuration(b.memcpyNs) << " (" << share(b.memcpyNs, b.stepNs) << ")";
-    if (b.memsetNs)
-        out << ", memset " << formatDuration(b.memsetNs);
+    if (b.memsetNs) out << ", memset " << formatDuration(b.memsetNs);
     out << ", idle " << formatDuration(b.idleNs) << " (" << share(b.idleNs, b.stepNs) << ")\n";
     if (b.idleNs > 0)
         out << "  idle: waiting for data " << formatDuration(b.idleDataNs) << ", after synchronisation "
             << formatDuration(b.idleSyncNs) << ", launch/Python overhead " << formatDuration(b.idleHostNs) << "\n";
 }
 
-std::string indent(std::string_view text, std::string_view prefix)
-{
+std::string indent(std::string_view text, std::string_view prefix) {
     std::string out;
     size_t start = 0;
     while (start <= text.size()) {
         const size_t end = text.find('\n', start);
-        out += std::string(prefix) + std::string(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start)) + "\n";
-        if (end == std::string_view::npos)
-            break;
+        out += std::string(prefix)
+            + std::string(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start))
+            + "\n";
+        if (end == std::string_view::npos) break;
         start = end + 1;
     }
     return out;
@@ -68,14 +67,12 @@ std::string indent(std::string_view text, std::string_view prefix)
 
 } // namespace
 
-void writeTextReport(std::ostream& out, const AdviceReport& report, const ReportContext& context)
-{
+void writeTextReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     const Style style { context.color };
     for (size_t i = 0; i < report.ranks.size(); ++i) {
         const RankAnalysis& rank = report.ranks[i];
         out << style.bold(i < context.inputs.size() ? context.inputs[i] : rank.model->info.path);
-        if (report.ranks.size() > 1)
-            out << " (rank " << rank.rank << ")";
+        if (report.ranks.size() > 1) out << " (rank " << rank.rank << ")";
         out << " — " << sourceFormatName(rank.model->info.format) << ", " << rank.model->eventCount() << " events\n";
         writeBreakdown(out, rank, style);
         const auto settings = recordedSettings(*rank.model);
@@ -99,8 +96,7 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
         out << " " << i + 1 << ". " << style.severity(f.severity, std::string(severityName(f.severity))) << " "
             << style.bold(f.ruleId) << (f.rank >= 0 ? " [rank " + std::to_string(f.rank) + "]" : "") << "  "
             << gain.str() << "\n    " << f.title << "\n";
-        if (i >= kDetailed)
-            continue;
+        if (i >= kDetailed) continue;
         if (!f.evidence.facts.empty()) {
             out << "    " << style.dim("evidence:");
             for (size_t k = 0; k < f.evidence.facts.size() && k < 4; ++k)
@@ -108,9 +104,9 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
             out << "\n";
         }
         if (f.gain && !f.gain->model.empty())
-            out << "    " << style.dim("gain:") << " " << f.gain->model << " (confidence " << f.gain->confidence << ")\n";
-        if (!f.fixPython.empty())
-            out << "    " << style.dim("fix:") << "\n" << indent(f.fixPython, "      ");
+            out << "    " << style.dim("gain:") << " " << f.gain->model << " (confidence " << f.gain->confidence
+                << ")\n";
+        if (!f.fixPython.empty()) out << "    " << style.dim("fix:") << "\n" << indent(f.fixPython, "      ");
     }
 
     // Per-rank rules repeat their outcome for every rank: list each rule once. Rules that could not run
@@ -119,8 +115,7 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
     std::vector<std::pair<std::string, std::string>> notEvaluatedByReason, notApplicableByReason;
     std::set<std::pair<std::string, RuleStatus>> listed;
     for (const RuleOutcome& o : report.outcomes) {
-        if (o.status == RuleStatus::Raised || !listed.emplace(o.ruleId, o.status).second)
-            continue;
+        if (o.status == RuleStatus::Raised || !listed.emplace(o.ruleId, o.status).second) continue;
         if (o.status == RuleStatus::Clean) {
             clean += (clean.empty() ? "" : ", ") + o.ruleId;
             continue;
@@ -141,12 +136,11 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
     const std::string notEvaluated = lines(notEvaluatedByReason), notApplicable = lines(notApplicableByReason);
     if (!notEvaluated.empty())
         out << "\n" << style.bold("Not evaluated") << " (the trace lacks what they need):\n" << notEvaluated;
-    if (!notApplicable.empty())
-        out << style.bold("Not applicable") << ":\n" << notApplicable;
-    if (!clean.empty())
-        out << style.bold("Checked, nothing found") << ": " << clean << "\n";
+    if (!notApplicable.empty()) out << style.bold("Not applicable") << ":\n" << notApplicable;
+    if (!clean.empty()) out << style.bold("Checked, nothing found") << ": " << clean << "\n";
     const std::string first = context.inputs.empty() ? "run.db" : context.inputs.front();
-    out << "\n" << style.dim("More: tuneup advise " + first + " --format html -o report.html (evidence, charts, C++ fixes)")
+    out << "\n"
+        << style.dim("More: tuneup advise " + first + " --format html -o report.html (evidence, charts, C++ fixes)")
         << "\n";
 }
 

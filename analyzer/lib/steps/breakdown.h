@@ -13,14 +13,14 @@ namespace tuneup::analysis {
 
 struct StepBreakdown {
     int64_t stepNs = 0;
-    int64_t computeNs = 0;       // kernels other than communication
+    int64_t computeNs = 0; // kernels other than communication
     int64_t communicationNs = 0; // NCCL kernels not overlapped by compute
-    int64_t memcpyNs = 0;        // copies not overlapped by kernels
-    int64_t memsetNs = 0;        // sets not overlapped by the above
-    int64_t idleNs = 0;          // no GPU work at all
-    int64_t idleDataNs = 0;      // ... while the host waited for the DataLoader
-    int64_t idleSyncNs = 0;      // ... after the host synchronised with the GPU
-    int64_t idleHostNs = 0;      // ... otherwise: launch, Python and framework overhead
+    int64_t memcpyNs = 0; // copies not overlapped by kernels
+    int64_t memsetNs = 0; // sets not overlapped by the above
+    int64_t idleNs = 0; // no GPU work at all
+    int64_t idleDataNs = 0; // ... while the host waited for the DataLoader
+    int64_t idleSyncNs = 0; // ... after the host synchronised with the GPU
+    int64_t idleHostNs = 0; // ... otherwise: launch, Python and framework overhead
 };
 
 // A stretch of a step with no GPU work on the step's device, and what the host did meanwhile.
@@ -28,8 +28,8 @@ struct StepBreakdown {
 // millions of back-to-back kernels has millions of gaps.
 struct IdleGap {
     TimeSpan span;
-    int64_t dataNs = 0;     // covered by DataLoader waits
-    int32_t step = 0;       // index in StepAnalysis::perStep
+    int64_t dataNs = 0; // covered by DataLoader waits
+    int32_t step = 0; // index in StepAnalysis::perStep
     bool afterSync = false; // the host sat in a synchronisation as the GPU ran dry
     // The rest of the gap: after a synchronisation, or else launch, Python and framework overhead.
     int64_t syncNs() const { return afterSync ? span.durationNs() - dataNs : 0; }
@@ -38,15 +38,14 @@ struct IdleGap {
 
 struct StepAnalysis {
     StepDetection detection;
-    int32_t device = -1;                 // the GPU the breakdown is for (most kernel time), -1 when none
-    std::vector<StepBreakdown> perStep;  // parallel to detection.steps
-    StepBreakdown median;                // the breakdown of the median step (its parts add up)
-    std::vector<IdleGap> gaps;           // every idle gap of every step, in time order
+    int32_t device = -1; // the GPU the breakdown is for (most kernel time), -1 when none
+    std::vector<StepBreakdown> perStep; // parallel to detection.steps
+    StepBreakdown median; // the breakdown of the median step (its parts add up)
+    std::vector<IdleGap> gaps; // every idle gap of every step, in time order
     // The main thread's sampled states; empty for traces without them (all but tuneup recordings).
     HostStateTimeline hostStates;
     // What the main thread did during a gap: the state covering most of it (Unknown without samples).
-    HostState hostStateDuring(size_t gap) const
-    {
+    HostState hostStateDuring(size_t gap) const {
         return gap < gaps.size() ? hostStates.dominant(gaps[gap].span) : HostState {};
     }
     int64_t medianStepNs() const { return median.stepNs; }

@@ -6,43 +6,47 @@
 
 namespace tuneup::analysis {
 
-std::string_view stepSourceName(StepSource s)
-{
+std::string_view stepSourceName(StepSource s) {
     switch (s) {
-    case StepSource::UserRange: return "the range given with --step-range";
-    case StepSource::ProfilerStep: return "ProfilerStep#N ranges";
-    case StepSource::BootstrapRange: return "tuneup.step ranges (Python bootstrap)";
-    case StepSource::StepRange: return "ranges named \"step\"";
-    case StepSource::OptimizerRanges: return "optimizer ranges (one Optimizer.zero_grad/step per step)";
-    case StepSource::KernelPattern: return "the repeating kernel pattern";
-    case StepSource::None: return "none";
+    case StepSource::UserRange:
+        return "the range given with --step-range";
+    case StepSource::ProfilerStep:
+        return "ProfilerStep#N ranges";
+    case StepSource::BootstrapRange:
+        return "tuneup.step ranges (Python bootstrap)";
+    case StepSource::StepRange:
+        return "ranges named \"step\"";
+    case StepSource::OptimizerRanges:
+        return "optimizer ranges (one Optimizer.zero_grad/step per step)";
+    case StepSource::KernelPattern:
+        return "the repeating kernel pattern";
+    case StepSource::None:
+        return "none";
     }
     return "none";
 }
 
 namespace {
 
-bool matchesRange(std::string_view name, std::string_view wanted)
-{
+bool matchesRange(std::string_view name, std::string_view wanted) {
     return name == wanted || (name.size() > wanted.size() && name.starts_with(wanted) && name[wanted.size()] == '#');
 }
 
 // Steps from annotations whose name matches; nested matches (a step inside a step) keep the outer one.
-std::vector<Step> stepsFromRanges(const TraceModel& model, std::string_view wanted, bool numbered)
-{
+std::vector<Step> stepsFromRanges(const TraceModel& model, std::string_view wanted, bool numbered) {
     std::vector<Step> steps;
     const auto& a = model.annotations;
     for (size_t i = 0; i < a.size(); ++i) {
         const std::string_view name = model.str(a.name[i]);
-        if (!matchesRange(name, wanted) || a.endNs[i] <= a.startNs[i])
-            continue;
+        if (!matchesRange(name, wanted) || a.endNs[i] <= a.startNs[i]) continue;
         if (!steps.empty() && a.startNs[i] < steps.back().endNs)
             continue; // nested in (or overlapping) the previous step
         Step step;
         step.number = int64_t(steps.size());
         if (numbered && name.size() > wanted.size() + 1) {
             const std::string_view digits = name.substr(wanted.size() + 1);
-            if (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            if (!digits.empty()
+                && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
                 step.number = std::stoll(std::string(digits));
         }
         step.startNs = a.startNs[i];
@@ -55,8 +59,7 @@ std::vector<Step> stepsFromRanges(const TraceModel& model, std::string_view want
 
 // Steps bounded by a range that occurs once per iteration: each step runs from one occurrence's
 // start to the next one's start; the last ends where the trace's CPU activity ends.
-std::vector<Step> stepsBetween(const TraceModel& model, std::string_view prefix)
-{
+std::vector<Step> stepsBetween(const TraceModel& model, std::string_view prefix) {
     std::vector<int64_t> starts;
     std::vector<RowIndex> rows;
     const auto& a = model.annotations;
@@ -66,8 +69,7 @@ std::vector<Step> stepsBetween(const TraceModel& model, std::string_view prefix)
             rows.push_back(RowIndex(i));
         }
     std::vector<Step> steps;
-    if (starts.size() < 2)
-        return steps;
+    if (starts.size() < 2) return steps;
     const auto span = model.span();
     for (size_t i = 0; i < starts.size(); ++i) {
         Step step;
@@ -75,41 +77,36 @@ std::vector<Step> stepsBetween(const TraceModel& model, std::string_view prefix)
         step.startNs = starts[i];
         step.endNs = i + 1 < starts.size() ? starts[i + 1] : (span ? span->endNs : starts[i]);
         step.annotation = rows[i];
-        if (step.endNs > step.startNs)
-            steps.push_back(step);
+        if (step.endNs > step.startNs) steps.push_back(step);
     }
     return steps;
 }
 
 // The repeating kernel pattern: the kernel name that occurs most often at a constant distance (in
 // kernels) from its previous occurrence marks the start of each step.
-std::vector<Step> stepsFromKernelPattern(const TraceModel& model)
-{
+std::vector<Step> stepsFromKernelPattern(const TraceModel& model) {
     const auto& k = model.kernels;
     std::vector<Step> steps;
-    if (k.size() < 8)
-        return steps;
+    if (k.size() < 8) return steps;
     std::unordered_map<StringId, std::vector<size_t>> positions;
     for (size_t i = 0; i < k.size(); ++i)
         positions[k.name[i]].push_back(i);
     StringId best = 0;
     size_t bestCount = 0;
     for (const auto& [name, where] : positions) {
-        if (where.size() < 3 || where.size() > k.size() / 4)
-            continue;
+        if (where.size() < 3 || where.size() > k.size() / 4) continue;
         std::map<size_t, size_t> gaps;
         for (size_t i = 1; i < where.size(); ++i)
             ++gaps[where[i] - where[i - 1]];
-        const auto common = std::max_element(gaps.begin(), gaps.end(),
-            [](const auto& x, const auto& y) { return x.second < y.second; });
+        const auto common = std::max_element(
+            gaps.begin(), gaps.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
         // Regular: at least 90% of the gaps are the same, and the period spans several kernels.
         if (common->first >= 4 && common->second * 10 >= (where.size() - 1) * 9 && where.size() > bestCount) {
             best = name;
             bestCount = where.size();
         }
     }
-    if (!bestCount)
-        return steps;
+    if (!bestCount) return steps;
     const auto& where = positions[best];
     for (size_t i = 0; i + 1 < where.size(); ++i) {
         Step step;
@@ -123,15 +120,13 @@ std::vector<Step> stepsFromKernelPattern(const TraceModel& model)
 
 } // namespace
 
-StepDetection detectSteps(const TraceModel& model, std::string_view userRange)
-{
+StepDetection detectSteps(const TraceModel& model, std::string_view userRange) {
     StepDetection result;
     if (!userRange.empty()) {
         result.source = StepSource::UserRange;
         result.detail = std::string(userRange);
         result.steps = stepsFromRanges(model, userRange, true);
-        if (result.steps.empty())
-            result.detail = "no range named \"" + std::string(userRange) + "\" in the trace";
+        if (result.steps.empty()) result.detail = "no range named \"" + std::string(userRange) + "\" in the trace";
         return result;
     }
     struct Candidate {
