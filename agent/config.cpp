@@ -1,5 +1,4 @@
 #include "config.h"
-
 #include "log.h"
 
 #include <cstdlib>
@@ -60,11 +59,14 @@ bool parseTraceSelection(const std::string& text, TraceSelection& out, std::stri
             selection.runtime = true;
         else if (item == "driver")
             selection.driver = true;
+        else if (item == "noisy-api")
+            selection.noisyApi = true;
         else if (item == "none")
             ;
         else {
             error = "unknown trace item '" + item
-                + "' (known: nvtx, torch, cuda, kernel, memcpy, memset, sync, runtime, driver, gemm, conv, none)";
+                + "' (known: nvtx, torch, cuda, kernel, memcpy, memset, sync, runtime, driver, gemm, conv, noisy-api, "
+                  "none)";
             return false;
         }
     }

@@ -14,6 +14,8 @@ struct TraceSelection {
     bool gemm = true; // cuBLAS / cuBLASLt GEMM calls (blas_interposer, blaslt_interposer)
     bool conv = true; // cuDNN convolution calls (cudnn_interposer, cudnn_backend_interposer)
     bool kernel = true, memcpy = true, memset = true, sync = true, runtime = true, driver = true;
+    // Noisy CUDA API calls (common/cuda_api.h) as api_calls rows too; else only counted per name.
+    bool noisyApi = false;
     bool anyCuda() const { return kernel || memcpy || memset || sync || runtime || driver; }
 };
 

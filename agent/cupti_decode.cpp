@@ -104,14 +104,21 @@ template <typename Layout> Layout read(const CUpti_Activity* record) {
     return layout;
 }
 
+// CUDA 12.8+ (CUPTI 26+) appends the call's return value to synchronisation records.
+using SyncReturnLayout = CUpti_ActivitySynchronization2;
+static_assert(offsetof(SyncReturnLayout, returnValue) >= sizeof(SyncLayout));
+
 class Decoder {
 public:
-    Decoder(const DecodeOptions& options, ActivitySink& sink, DecodeStats& stats)
+    Decoder(const DecodeOptions& options, ActivitySink& sink, DecodeStats& stats, std::vector<SyncRecord>& syncs,
+        std::unordered_set<uint32_t>& queries)
         : m_options(options)
         , m_sink(sink)
-        , m_stats(stats) { }
+        , m_stats(stats)
+        , m_syncs(syncs)
+        , m_queries(queries) { }
 
-    void decode(const CUpti_Activity* record) {
+    void decode(const CUpti_Activity* record, size_t size) {
         CUpti_ActivityKind kind;
         std::memcpy(&kind, record, sizeof kind);
         switch (kind) {
@@ -129,6 +136,11 @@ public:
             memset(read<MemsetLayout>(record));
             break;
         case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+            // The return value exists only in records of CUPTIs that emit the longer layout.
+            if (size >= sizeof(SyncReturnLayout) && read<SyncReturnLayout>(record).returnValue != 0) {
+                ++m_stats.syncNotWaits; // a query of unfinished work (CUDA_ERROR_NOT_READY): no wait
+                break;
+            }
             sync(read<SyncLayout>(record));
             break;
         case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -255,11 +267,18 @@ private:
         out.correlationId = s.correlationId;
         out.streamId = s.streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : int64_t(s.streamId);
         out.eventId = s.cudaEventId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : int64_t(s.cudaEventId);
-        m_sink.sync(out);
-        ++m_stats.syncs;
+        m_syncs.push_back(out); // written at the end of the pass, unless its call was a query
     }
 
     void api(const ApiLayout& a, schema::ApiKind kind) {
+        const ApiNameInfo info = m_options.apiName ? m_options.apiName(kind, a.cbid) : ApiNameInfo {};
+        if (info.query) m_queries.insert(a.correlationId);
+        if (info.noisy && !m_options.noisyApiRows) {
+            auto it = m_stats.countedApis.find(info.name);
+            if (it == m_stats.countedApis.end()) it = m_stats.countedApis.emplace(std::string(info.name), 0).first;
+            ++it->second;
+            return;
+        }
         ApiRecord out;
         if (!times(a.start, a.end, out.startNs, out.endNs)) return;
         out.api = uint32_t(kind);
@@ -268,7 +287,7 @@ private:
         out.threadId = a.threadId;
         out.correlationId = a.correlationId;
         out.returnValue = int64_t(a.returnValue); // CUresult or cudaError_t
-        if (m_options.apiName) out.name = m_options.apiName(kind, a.cbid);
+        out.name = info.name;
         m_sink.api(out);
         ++(kind == schema::kApiRuntime ? m_stats.runtimeApis : m_stats.driverApis);
     }
@@ -307,6 +326,8 @@ private:
     const DecodeOptions& m_options;
     ActivitySink& m_sink;
     DecodeStats& m_stats;
+    std::vector<SyncRecord>& m_syncs;
+    std::unordered_set<uint32_t>& m_queries;
 };
 
 } // namespace
@@ -336,28 +357,54 @@ DecodeStats& DecodeStats::operator+=(const DecodeStats& other) {
     noTimestamp += other.noTimestamp;
     endBeforeStart += other.endBeforeStart;
     invalidBuffers += other.invalidBuffers;
+    syncNotWaits += other.syncNotWaits;
+    for (const auto& [name, calls] : other.countedApis)
+        countedApis[name] += calls;
     return *this;
+}
+
+void ActivityDecoder::record(const CUpti_Activity* record, size_t size) {
+    Decoder(m_options, m_sink, m_stats, m_syncs, m_queryCorrelations).decode(record, size);
+}
+
+void ActivityDecoder::decode(uint8_t* buffer, size_t validSize, const RecordWalker& walker) {
+    ++m_stats.buffers;
+    if (!buffer || validSize == 0) return;
+    // One record ahead: a record's size is the distance to the next one (or to the end), which tells
+    // which version of its struct the running CUPTI wrote.
+    CUpti_Activity* current = nullptr;
+    RecordWalker::Step step = walker.next(buffer, validSize, current);
+    while (step == RecordWalker::Step::Record) {
+        CUpti_Activity* next = current;
+        const RecordWalker::Step nextStep = walker.next(buffer, validSize, next);
+        const auto* at = reinterpret_cast<const uint8_t*>(current);
+        const size_t size = nextStep == RecordWalker::Step::Record ? size_t(reinterpret_cast<const uint8_t*>(next) - at)
+                                                                   : validSize - size_t(at - buffer);
+        record(current, size);
+        current = next;
+        step = nextStep;
+    }
+    if (step == RecordWalker::Step::Invalid) ++m_stats.invalidBuffers;
+}
+
+void ActivityDecoder::finish() {
+    for (const SyncRecord& sync : m_syncs) {
+        if (m_queryCorrelations.count(sync.correlationId)) {
+            ++m_stats.syncNotWaits;
+            continue;
+        }
+        m_sink.sync(sync);
+        ++m_stats.syncs;
+    }
+    m_syncs.clear();
+    m_queryCorrelations.clear();
 }
 
 void decodeActivityBuffer(uint8_t* buffer, size_t validSize, const RecordWalker& walker, const DecodeOptions& options,
     ActivitySink& sink, DecodeStats& stats) {
-    ++stats.buffers;
-    if (!buffer || validSize == 0) return;
-    Decoder decoder(options, sink, stats);
-    CUpti_Activity* record = nullptr;
-    for (;;) {
-        switch (walker.next(buffer, validSize, record)) {
-        case RecordWalker::Step::Record:
-            decoder.decode(record);
-            continue;
-        case RecordWalker::Step::End:
-            return;
-        case RecordWalker::Step::Invalid:
-            ++stats.invalidBuffers;
-            return;
-        }
-        return;
-    }
+    ActivityDecoder decoder(options, sink, stats);
+    decoder.decode(buffer, validSize, walker);
+    decoder.finish();
 }
 
 std::string_view apiDisplayName(std::string_view name) {

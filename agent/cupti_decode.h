@@ -9,7 +9,11 @@
 #include <cstdint>
 #include <cupti_activity.h>
 #include <functional>
+#include <map>
+#include <string>
 #include <string_view>
+#include <unordered_set>
+#include <vector>
 
 namespace tuneup::agent {
 
@@ -34,15 +38,22 @@ private:
     decltype(&::cuptiActivityGetNextRecord) m_nextRecord;
 };
 
-// Name of a runtime or driver API call (schema::ApiKind, CUPTI callback id); empty when unknown.
-// The view must stay valid while the decoder runs.
-using ApiNameLookup = std::function<std::string_view(int api, uint32_t cbid)>;
+// What the decoder needs to know of a runtime or driver API function (common/cuda_api.h).
+struct ApiNameInfo {
+    std::string_view name; // empty when unknown; must stay valid while the decoder runs
+    bool noisy = false; // counted per name instead of written as rows (unless DecodeOptions::noisyApiRows)
+    bool query = false; // only asks whether work finished: its synchronisation records are not waits
+};
+// The function of a runtime or driver API call (schema::ApiKind, CUPTI callback id).
+using ApiNameLookup = std::function<ApiNameInfo(int api, uint32_t cbid)>;
 
 struct DecodeOptions {
     ApiNameLookup apiName;
     // Subtracted from every timestamp: CUPTI's clock minus CLOCK_MONOTONIC, when CUPTI could not
     // be given our clock (0 when it was).
     int64_t clockOffsetNs = 0;
+    // Noisy API calls as rows too (TUNEUP_TRACE noisy-api); by default they are only counted.
+    bool noisyApiRows = false;
 };
 
 // What the decoder did, summed over buffers.
@@ -55,6 +66,11 @@ struct DecodeStats {
     uint64_t noTimestamp = 0; // start == end == 0 (CUPTI had no timing): not written
     uint64_t endBeforeStart = 0; // written with end = start, so durations are never negative
     uint64_t invalidBuffers = 0; // walks stopped by a record CUPTI could not read: the rest is lost
+    // Synchronisation records that are not waits, not written: a query that found work still running
+    // (return value not 0: CUDA_ERROR_NOT_READY) or any record of a query call (cudaStreamQuery, ...).
+    uint64_t syncNotWaits = 0;
+    // Noisy API calls counted instead of written, by function name (cudaGetDevice, ...).
+    std::map<std::string, uint64_t, std::less<>> countedApis;
 
     uint64_t records() const {
         return kernels + memcpys + memsets + syncs + runtimeApis + driverApis + devices + externalCorrelations;
@@ -63,7 +79,34 @@ struct DecodeStats {
     bool operator==(const DecodeStats&) const = default;
 };
 
-// Decodes the records of one completed buffer into `sink` and adds what happened to `stats`.
+// Decodes the completed buffers of one pass into `sink` and adds what happened to `stats`.
+// Synchronisation records are held back to the end of the pass (finish), so that those of query calls,
+// whose API records may come later in the pass, are recognised and left out.
+class ActivityDecoder {
+public:
+    ActivityDecoder(const DecodeOptions& options, ActivitySink& sink, DecodeStats& stats)
+        : m_options(options)
+        , m_sink(sink)
+        , m_stats(stats) { }
+    ActivityDecoder(const ActivityDecoder&) = delete;
+    ActivityDecoder& operator=(const ActivityDecoder&) = delete;
+
+    void decode(uint8_t* buffer, size_t validSize, const RecordWalker& walker);
+    // Writes the synchronisation records held back; call after the pass's last buffer.
+    void finish();
+
+    // One record of `size` bytes (the distance to the next record: what this CUPTI's record holds).
+    void record(const CUpti_Activity* record, size_t size);
+
+private:
+    const DecodeOptions& m_options;
+    ActivitySink& m_sink;
+    DecodeStats& m_stats;
+    std::vector<SyncRecord> m_syncs;
+    std::unordered_set<uint32_t> m_queryCorrelations;
+};
+
+// One buffer, decoded and finished.
 void decodeActivityBuffer(uint8_t* buffer, size_t validSize, const RecordWalker& walker, const DecodeOptions& options,
     ActivitySink& sink, DecodeStats& stats);
 

@@ -4,6 +4,7 @@
 
 #include <cupti.h>
 #include <string>
+#include <vector>
 
 namespace tuneup::agent {
 
@@ -11,7 +12,8 @@ namespace tuneup::agent {
 // ones (newer CUPTI only) are null when the library lacks them.
 struct CuptiApi {
     void* handle = nullptr;
-    std::string path; // the library in use
+    std::string path; // the file in use
+    std::string origin; // how it was found (cuptiCandidates), "already loaded by the process" when reused
     bool reused = false; // already loaded by the process, not by us
 
     decltype(&::cuptiGetVersion) getVersion = nullptr;
@@ -35,15 +37,32 @@ struct CuptiApi {
     decltype(&::cuptiSetThreadIdType) setThreadIdType = nullptr;
     decltype(&::cuptiActivityPushExternalCorrelationId) pushExternalCorrelationId = nullptr;
     decltype(&::cuptiActivityPopExternalCorrelationId) popExternalCorrelationId = nullptr;
+    decltype(&::cuptiActivityEnableAllSyncRecords) enableAllSyncRecords = nullptr; // 12.8+: query records
 
     bool loaded() const { return handle != nullptr; }
     // "CUPTI_ERROR_UNKNOWN", or "CUPTI error <n>" when the library cannot name it.
     std::string resultString(CUptiResult result) const;
 };
 
-// Loads CUPTI: a libcupti already in the process first, then `explicitPath` (TUNEUP_CUPTI_PATH)
-// when not empty, then libcupti.so{,.13,.12,.11} from the library path, $CUDA_HOME and
-// /usr/local/cuda. On failure returns false and says what was tried in `error`.
+// Where a libcupti may be, best first, and why it is there.
+struct CuptiCandidate {
+    std::string path; // a file path, or a bare soname for the loader's own search
+    std::string origin; // stored as meta cupti.origin: "beside libcudart.so.13 (/...)", ...
+};
+
+// The search order, a pure function of the loaded objects' paths (in load order) and the settings:
+//  1. TUNEUP_CUPTI_PATH;
+//  2. the CUPTI that came with the process's CUDA: beside each loaded libcudart / libtorch_cuda, in the
+//     toolkit (lib64, extras/CUPTI/lib64) and pip layouts (nvidia/cu13/lib, nvidia/cuda_cupti/lib);
+//  3. libcupti.so.<major of the loaded libcudart>, then .13, .12, .11.8, .11, then libcupti.so, from the
+//     loader's search path (LD_LIBRARY_PATH, RUNPATH, ldconfig);
+//  4. $CUDA_HOME, $CUDA_PATH, /usr/local/cuda.
+std::vector<CuptiCandidate> cuptiCandidates(const std::vector<std::string>& loadedObjects,
+    const std::string& explicitPath, const std::string& cudaHome, const std::string& cudaPath);
+
+// Loads CUPTI: a libcupti already in the process first (two CUPTIs in one process would fight over the
+// one subscriber), then the candidates above; `api.path` is the file loaded and `api.origin` why. On
+// failure returns false and says what was tried in `error`.
 bool loadCupti(const std::string& explicitPath, CuptiApi& api, std::string& error);
 
 } // namespace tuneup::agent

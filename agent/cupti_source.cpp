@@ -1,6 +1,7 @@
 #include "cupti_source.h"
 
 #include "clock.h"
+#include "cuda_api.h"
 #include "cupti_decode.h"
 #include "cupti_loader.h"
 #include "log.h"
@@ -23,11 +24,12 @@ namespace tuneup::agent {
 
 namespace {
 
-// CUPTI recommends 1-10 MB buffers. 1 MiB holds ~4800 kernel records; at most kMaxBuffers are out
-// at once (given to CUPTI or waiting for the writer): when none is free CUPTI gets none and counts
-// the records it drops.
+// CUPTI recommends 1-10 MB buffers. 1 MiB holds ~4800 kernel records. CUPTI may hold half the agent's
+// buffer budget (TUNEUP_MAX_BUFFER_MB, shared with the threads' event rings), allocated as it asks and
+// no spare is left: beyond it CUPTI gets none and counts the records it drops. The writer keeps a few
+// emptied buffers for reuse and frees the rest.
 constexpr size_t kBufferBytes = size_t(1) << 20;
-constexpr size_t kMaxBuffers = 16;
+constexpr size_t kSpareBuffers = 4;
 // Completed-but-partial buffers come back only when flushed: bounds what a SIGKILL loses.
 constexpr uint64_t kPeriodicFlushNs = 500'000'000;
 
@@ -49,15 +51,22 @@ struct CaptureState {
     std::vector<uint8_t*> ours; // every buffer we allocated
     std::vector<uint8_t*> spare; // zeroed, ready for CUPTI
     std::vector<std::pair<uint8_t*, size_t>> completed;
-    size_t maxBuffers = kMaxBuffers;
+    size_t maxBuffers = 2;
     uint64_t refused = 0;
+    size_t peakBuffers = 0;
 
     std::atomic<uint64_t> dropped { 0 };
+
+    bool noisyApiRows = false; // TUNEUP_TRACE noisy-api
 
     // Writer thread only.
     DecodeStats stats;
     uint64_t lastFlushNs = 0;
-    std::unordered_map<uint64_t, std::string> names; // (api << 32 | cbid) -> display name
+    struct ApiName {
+        std::string name;
+        bool noisy = false, query = false;
+    };
+    std::unordered_map<uint64_t, ApiName> names; // (api << 32 | cbid) -> display name
 };
 
 std::mutex s_startMutex;
@@ -92,6 +101,7 @@ void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumReco
         // calloc: zeroed (we told CUPTI so) and 16-byte aligned (CUPTI needs 8).
         if (auto* fresh = static_cast<uint8_t*>(calloc(1, kBufferBytes))) {
             state->ours.push_back(fresh);
+            state->peakBuffers = std::max(state->peakBuffers, state->ours.size());
             *buffer = fresh;
         }
     }
@@ -185,18 +195,20 @@ void collectDropped(CaptureState& state) {
     if (state.api.activityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) state.dropped.fetch_add(dropped);
 }
 
-std::string_view apiName(CaptureState& state, int api, uint32_t cbid) {
+ApiNameInfo apiName(CaptureState& state, int api, uint32_t cbid) {
     const uint64_t key = (uint64_t(uint32_t(api)) << 32) | cbid;
     auto it = state.names.find(key);
     if (it == state.names.end()) {
-        std::string name;
+        CaptureState::ApiName entry;
         const char* raw = nullptr;
         const auto domain = api == schema::kApiRuntime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
         if (state.api.getCallbackName && state.api.getCallbackName(domain, cbid, &raw) == CUPTI_SUCCESS && raw)
-            name = apiDisplayName(raw);
-        it = state.names.emplace(key, std::move(name)).first; // node-based: the view stays valid
+            entry.name = apiDisplayName(raw);
+        entry.noisy = cuda_api::isNoisy(entry.name);
+        entry.query = cuda_api::isQuery(entry.name);
+        it = state.names.emplace(key, std::move(entry)).first; // node-based: the view stays valid
     }
-    return it->second;
+    return { it->second.name, it->second.noisy, it->second.query };
 }
 
 // The writer thread's GPU pass: flush CUPTI now and then, decode completed buffers, recycle them.
@@ -224,9 +236,12 @@ void drain(ActivitySink& sink, bool final) {
         DecodeOptions options;
         options.apiName = [state](int kind, uint32_t cbid) { return apiName(*state, kind, cbid); };
         options.clockOffsetNs = state->ownClock ? 0 : measureClockOffset(api);
+        options.noisyApiRows = state->noisyApiRows;
         const CuptiRecordWalker walker(api.activityGetNextRecord);
+        ActivityDecoder decoder(options, sink, state->stats);
         for (auto& [buffer, validSize] : completed)
-            decodeActivityBuffer(buffer, validSize, walker, options, sink, state->stats);
+            decoder.decode(buffer, validSize, walker);
+        decoder.finish();
         std::vector<uint8_t*> recycled;
         {
             // A buffer that is not ours (another CUPTI client's callbacks mixed with ours) is left alone.
@@ -237,8 +252,19 @@ void drain(ActivitySink& sink, bool final) {
         }
         for (uint8_t* buffer : recycled)
             std::memset(buffer, 0, kBufferBytes); // off the application's threads
-        std::lock_guard lock(state->poolMutex);
-        state->spare.insert(state->spare.end(), recycled.begin(), recycled.end());
+        std::vector<uint8_t*> surplus;
+        {
+            std::lock_guard lock(state->poolMutex);
+            state->spare.insert(state->spare.end(), recycled.begin(), recycled.end());
+            while (state->spare.size() > kSpareBuffers) { // the rest goes back to the budget
+                uint8_t* buffer = state->spare.back();
+                state->spare.pop_back();
+                state->ours.erase(std::find(state->ours.begin(), state->ours.end(), buffer));
+                surplus.push_back(buffer);
+            }
+        }
+        for (uint8_t* buffer : surplus)
+            free(buffer);
     } catch (...) {
         // Never let an exception reach the writer: the records of this pass are lost.
     }
@@ -247,10 +273,11 @@ void drain(ActivitySink& sink, bool final) {
 void reportStats(const std::function<void(const char*, const char*, int64_t, const char*)>& setStat) {
     CaptureState* state = s_state.load(std::memory_order_acquire);
     if (!state) return;
-    uint64_t refused;
+    uint64_t refused, peakBuffers;
     {
         std::lock_guard lock(state->poolMutex);
         refused = state->refused;
+        peakBuffers = state->peakBuffers;
     }
     const DecodeStats& stats = state->stats;
     setStat("cupti.records", "info", int64_t(stats.records()),
@@ -258,7 +285,17 @@ void reportStats(const std::function<void(const char*, const char*, int64_t, con
     setStat("cupti.dropped", "data_loss", int64_t(state->dropped.load()),
         "GPU activity records CUPTI dropped for lack of buffer space");
     setStat("cupti.buffers_refused", "info", int64_t(refused),
-        "CUPTI buffer requests refused because all buffers were in use (their records are in cupti.dropped)");
+        "CUPTI buffer requests refused because CUPTI's half of the buffer budget (TUNEUP_MAX_BUFFER_MB) was in use "
+        "(their records are in cupti.dropped)");
+    setStat("cupti.buffer_bytes_peak", "info", int64_t(peakBuffers * kBufferBytes),
+        "most memory CUPTI's activity buffers held at once (from the agent's buffer budget)");
+    setStat("cupti.sync_not_waits", "info", int64_t(stats.syncNotWaits),
+        "CUPTI synchronisation records of stream and event queries (not waits): not written");
+    for (const auto& [name, calls] : stats.countedApis) {
+        const std::string key = "cupti.api_counted." + name;
+        setStat(key.c_str(), "info", int64_t(calls),
+            "calls counted, not written to api_calls (a noisy CUDA API; TUNEUP_TRACE noisy-api writes them)");
+    }
     setStat("cupti.unknown_kind", "info", int64_t(stats.unknownKind),
         "CUPTI records of kinds the agent does not decode (skipped)");
     setStat("cupti.no_timestamp", "data_loss", int64_t(stats.noTimestamp),
@@ -310,6 +347,7 @@ bool startLocked(const Config& config, std::string& status) {
     uint32_t version = 0;
     if (api.getVersion(&version) == CUPTI_SUCCESS) Writer::setMeta("cupti.version", std::to_string(version));
     Writer::setMeta("cupti.path", api.path);
+    Writer::setMeta("cupti.origin", api.origin);
 
     // Subscribe first: when another tool owns CUPTI, touch nothing of its session.
     CUptiResult rc;
@@ -341,8 +379,14 @@ bool startLocked(const Config& config, std::string& status) {
     uint8_t zeroed = 1;
     size_t zeroedSize = sizeof zeroed;
     api.activitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroedSize, &zeroed);
-    // Rings and CUPTI buffers share TUNEUP_MAX_BUFFER_MB: CUPTI gets up to a third of it.
-    state.maxBuffers = std::clamp<size_t>(config.maxBufferMiB * (size_t(1) << 20) / 3 / kBufferBytes, 2, kMaxBuffers);
+    state.noisyApiRows = config.trace.noisyApi;
+    state.maxBuffers = std::max<size_t>(2, (size_t(config.maxBufferMiB) << 20) / 2 / kBufferBytes);
+    // CUDA 13 also reports stream and event queries as synchronisation records; these are not waits.
+    // Older CUPTIs lack the switch (and the records).
+    if (api.enableAllSyncRecords) {
+        const CUptiResult syncRc = api.enableAllSyncRecords(0);
+        Writer::setMeta("cupti.sync_queries", syncRc == CUPTI_SUCCESS ? "off" : "on: " + api.resultString(syncRc));
+    }
 
     rc = api.activityRegisterCallbacks(bufferRequested, bufferCompleted);
     if (rc != CUPTI_SUCCESS) {

@@ -1,6 +1,5 @@
-#include "record_command.h"
-
 #include "import/tuneup_file.h"
+#include "record_command.h"
 #include "text_format.h"
 
 #include <algorithm>
@@ -80,7 +79,7 @@ std::optional<std::tuple<int, long, long>> recordingKey(std::string_view middle)
 
 bool validTraceList(const std::string& list, std::string& normalized, std::string& error) {
     static const char* kKnown[] = { "nvtx", "torch", "cuda", "kernel", "memcpy", "memset", "sync", "runtime", "driver",
-        "gemm", "conv", "none" };
+        "gemm", "conv", "noisy-api", "none" };
     normalized.clear();
     size_t pos = 0;
     while (pos <= list.size()) {
@@ -95,7 +94,8 @@ bool validTraceList(const std::string& list, std::string& normalized, std::strin
         }
         if (std::none_of(std::begin(kKnown), std::end(kKnown), [&](const char* known) { return item == known; })) {
             error = "unknown --trace item '" + item
-                + "' (known: nvtx, torch, cuda, kernel, memcpy, memset, sync, runtime, driver, gemm, conv, none)";
+                + "' (known: nvtx, torch, cuda, kernel, memcpy, memset, sync, runtime, driver, gemm, conv, noisy-api, "
+                  "none)";
             return false;
         }
         normalized += (normalized.empty() ? "" : ",") + item;
@@ -103,14 +103,14 @@ bool validTraceList(const std::string& list, std::string& normalized, std::strin
     return true;
 }
 
-// Any item but nvtx, gemm, conv and none asks for CUPTI (trace is already validated and normalized).
+// Any item but nvtx, gemm, conv, noisy-api and none asks for CUPTI (trace is already validated and normalized).
 bool requestsCuda(const std::string& trace) {
     size_t pos = 0;
     while (pos <= trace.size()) {
         const size_t comma = std::min(trace.find(',', pos), trace.size());
         const std::string item = trace.substr(pos, comma - pos);
         pos = comma + 1;
-        if (item != "nvtx" && item != "gemm" && item != "conv" && item != "none") return true;
+        if (item != "nvtx" && item != "gemm" && item != "conv" && item != "noisy-api" && item != "none") return true;
     }
     return false;
 }

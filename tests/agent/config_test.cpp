@@ -15,7 +15,7 @@ std::string describe(const TraceSelection& s) {
     std::string out;
     for (auto [on, name] : { std::pair { s.nvtx, "nvtx" }, { s.kernel, "kernel" }, { s.memcpy, "memcpy" },
              { s.memset, "memset" }, { s.sync, "sync" }, { s.runtime, "runtime" }, { s.driver, "driver" },
-             { s.gemm, "gemm" }, { s.conv, "conv" } })
+             { s.gemm, "gemm" }, { s.conv, "conv" }, { s.noisyApi, "noisy-api" } })
         if (on) out += out.empty() ? name : std::string(",") + name;
     return out;
 }
@@ -54,6 +54,9 @@ TEST(TraceSelection, Items) {
     EXPECT_EQ(parsed("sync,runtime,driver,memset"), "memset,sync,runtime,driver");
     EXPECT_EQ(parsed("none"), "");
     EXPECT_EQ(parsed("nvtx,nvtx"), "nvtx");
+    // Noisy CUDA API calls are counted by default; the item writes them as rows too.
+    EXPECT_FALSE(TraceSelection {}.noisyApi);
+    EXPECT_EQ(parsed("cuda,noisy-api"), std::string(kAllCuda) + ",noisy-api");
     TraceSelection nothing;
     nothing.kernel = nothing.memcpy = nothing.memset = nothing.sync = nothing.runtime = nothing.driver = false;
     EXPECT_FALSE(nothing.anyCuda());

@@ -4,6 +4,7 @@
 // on a machine without a driver.
 
 #include "config.h"
+#include "cuda_api.h"
 #include "cupti_decode.h"
 #include "cupti_loader.h"
 #include "cupti_source.h"
@@ -14,7 +15,9 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -109,10 +112,14 @@ private:
     size_t m_bytes = 0;
 };
 
-// Walks with the record sizes of the headers this test is compiled with.
+// Walks with the record sizes of the headers this test is compiled with (or, for kinds in `older`,
+// those of an older CUPTI).
 class HeaderLayoutWalker final : public RecordWalker {
 public:
-    static size_t recordSize(CUpti_ActivityKind kind) {
+    std::map<CUpti_ActivityKind, size_t> older;
+
+    size_t recordSize(CUpti_ActivityKind kind) const {
+        if (auto it = older.find(kind); it != older.end()) return it->second;
         switch (kind) {
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -169,10 +176,21 @@ const CuptiApi* cupti() {
     return api.loaded() ? &api : nullptr;
 }
 
-std::string_view testApiName(int api, uint32_t cbid) {
+ApiNameInfo info(std::string_view name) {
+    return { name, cuda_api::isNoisy(name), cuda_api::isQuery(name) };
+}
+
+ApiNameInfo testApiName(int api, uint32_t cbid) {
     if (api == schema::kApiRuntime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
-        return "cudaLaunchKernel";
-    if (api == schema::kApiDriver && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) return "cuLaunchKernel";
+        return info("cudaLaunchKernel");
+    if (api == schema::kApiRuntime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020)
+        return info("cudaGetDevice");
+    if (api == schema::kApiRuntime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020)
+        return info("cudaEventQuery");
+    if (api == schema::kApiRuntime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020)
+        return info("cudaEventSynchronize");
+    if (api == schema::kApiDriver && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) return info("cuLaunchKernel");
+    if (api == schema::kApiDriver && cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamQuery) return info("cuStreamQuery");
     return {};
 }
 
@@ -441,7 +459,7 @@ TEST_P(DecodeTest, ManyRecordsOfEveryKind) {
     static const char* const kNames[] = { "_Z6kernelPfi",
         "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int, float*)",
         "ampere_sgemm_128x64_tn", "" };
-    std::vector<std::string> expected;
+    std::vector<std::string> expected, expectedSyncs; // syncs come at the end of their pass
     DecodeStats expectedStats;
     const int kBuffers = 3;
     const uint32_t kPerBuffer = 300;
@@ -485,7 +503,7 @@ TEST_P(DecodeTest, ManyRecordsOfEveryKind) {
                 break;
             case 3:
                 buffer.add(syncRecord(t + 6000, t + 9000, i));
-                expected.push_back(describe(expectedSync(t + 6000, t + 9000, i)));
+                expectedSyncs.push_back(describe(expectedSync(t + 6000, t + 9000, i)));
                 expectedStats.syncs++;
                 break;
             }
@@ -526,6 +544,8 @@ TEST_P(DecodeTest, ManyRecordsOfEveryKind) {
             }
         }
         decode(buffer);
+        expected.insert(expected.end(), expectedSyncs.begin(), expectedSyncs.end());
+        expectedSyncs.clear();
         expectedStats.buffers++;
     }
     ASSERT_EQ(m_sink.lines.size(), expected.size());
@@ -596,6 +616,118 @@ TEST_P(DecodeTest, ApiNamesAreEmptyWithoutLookup) {
     EXPECT_EQ(m_sink.lines, std::vector<std::string> { describe(expected) });
 }
 
+// ---- synchronisation records that are not waits (CUDA 13 reports queries by default) ------------
+
+CUpti_ActivityAPI callRecord(uint64_t start, uint32_t correlation, bool runtime, uint32_t cbid) {
+    CUpti_ActivityAPI a = apiRecord(start, start + 100, 1, runtime);
+    a.cbid = cbid;
+    a.correlationId = correlation;
+    a.returnValue = 0;
+    return a;
+}
+
+TEST_P(DecodeTest, QueriesOfUnfinishedWorkAreNotWaits) {
+    ActivityBuffer buffer;
+    CUpti_ActivitySynchronization2 notReady = syncRecord(10, 11, 1);
+    notReady.returnValue = 600; // CUDA_ERROR_NOT_READY: cudaEventQuery found the event pending
+    buffer.add(notReady);
+    buffer.add(syncRecord(20, 90, 4)); // a real wait (returnValue 0)
+    decode(buffer);
+    EXPECT_EQ(m_sink.lines, std::vector<std::string> { describe(expectedSync(20, 90, 4)) });
+    EXPECT_EQ(m_stats.syncNotWaits, 1u);
+    EXPECT_EQ(m_stats.syncs, 1u);
+}
+
+TEST_P(DecodeTest, QueryCallsAreNotWaitsEvenInALaterBufferOfThePass) {
+    // The sync record of a finished query (return value 0) is told from a wait by its call's API record,
+    // which may come first, later in the buffer, or in another buffer of the same pass.
+    ActivityBuffer first, second;
+    CUpti_ActivitySynchronization2 query = syncRecord(100, 101, 1);
+    query.correlationId = 71;
+    first.add(query);
+    CUpti_ActivitySynchronization2 driverQuery = syncRecord(200, 201, 0);
+    driverQuery.correlationId = 72;
+    first.add(driverQuery);
+    CUpti_ActivitySynchronization2 wait = syncRecord(300, 900, 1);
+    wait.correlationId = 73;
+    first.add(wait);
+    first.add(callRecord(300, 73, true, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020));
+    second.add(callRecord(100, 71, true, CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020));
+    second.add(callRecord(200, 72, false, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery));
+    ActivityDecoder pass(m_options, m_sink, m_stats);
+    pass.decode(first.data(), first.size(), walker());
+    pass.decode(second.data(), second.size(), walker());
+    pass.finish();
+    SyncRecord expectedWait = expectedSync(300, 900, 1);
+    expectedWait.correlationId = 73;
+    ApiRecord synchronize = expectedApi(300, 400, 1, true);
+    synchronize.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020;
+    synchronize.correlationId = 73;
+    synchronize.returnValue = 0;
+    synchronize.name = "cudaEventSynchronize";
+    // The queries are noisy calls: counted, not written.
+    EXPECT_EQ(m_sink.lines, (std::vector<std::string> { describe(synchronize), describe(expectedWait) }));
+    EXPECT_EQ(m_stats.syncNotWaits, 2u);
+    EXPECT_EQ(m_stats.syncs, 1u);
+    EXPECT_EQ(m_stats.countedApis,
+        (std::map<std::string, uint64_t, std::less<>> { { "cudaEventQuery", 1 }, { "cuStreamQuery", 1 } }));
+}
+
+TEST_P(DecodeTest, ReturnValueIsReadOnlyWhereTheRecordHasIt) {
+    // A CUPTI before 12.8 writes the shorter synchronisation record: its return value does not exist, and
+    // the bytes where it would be belong to the next record.
+    if (GetParam() == WalkerKind::Cupti) GTEST_SKIP() << "this CUPTI writes the longer record";
+    m_headerWalker.older[CUPTI_ACTIVITY_KIND_SYNCHRONIZATION] = sizeof(CUpti_ActivitySynchronization);
+    ActivityBuffer buffer;
+    CUpti_ActivitySynchronization old {};
+    old.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    old.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    old.start = 10;
+    old.end = 50;
+    old.correlationId = 5;
+    old.contextId = 1;
+    old.streamId = 7;
+    old.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    buffer.add(old);
+    buffer.add(memsetRecord(60, 70, 3)); // non-zero bytes where a longer record's returnValue would be
+    decode(buffer);
+    SyncRecord expected;
+    expected.startNs = 10;
+    expected.endNs = 50;
+    expected.type = 3;
+    expected.contextId = 1;
+    expected.correlationId = 5;
+    expected.streamId = 7;
+    EXPECT_EQ(m_sink.lines, (std::vector<std::string> { describe(expectedMemset(60, 70, 3)), describe(expected) }));
+    EXPECT_EQ(m_stats.syncNotWaits, 0u);
+}
+
+// ---- noisy API calls: counted per name, not written -------------------------------------------
+
+TEST_P(DecodeTest, NoisyCallsAreCountedPerName) {
+    ActivityBuffer buffer;
+    for (uint32_t i = 0; i < 50; ++i)
+        buffer.add(callRecord(1000 + i, 100 + i, true, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+    buffer.add(callRecord(5000, 900, true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+    decode(buffer);
+    ASSERT_EQ(m_sink.lines.size(), 1u);
+    EXPECT_NE(m_sink.lines[0].find("'cudaLaunchKernel'"), std::string::npos) << m_sink.lines[0];
+    EXPECT_EQ(m_stats.countedApis, (std::map<std::string, uint64_t, std::less<>> { { "cudaGetDevice", 50 } }));
+    EXPECT_EQ(m_stats.runtimeApis, 1u);
+}
+
+TEST_P(DecodeTest, NoisyCallsAsRowsWhenAsked) {
+    m_options.noisyApiRows = true;
+    ActivityBuffer buffer;
+    buffer.add(callRecord(1000, 100, true, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+    buffer.add(callRecord(2000, 101, false, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery));
+    decode(buffer);
+    ASSERT_EQ(m_sink.lines.size(), 2u);
+    EXPECT_NE(m_sink.lines[0].find("'cudaGetDevice'"), std::string::npos) << m_sink.lines[0];
+    EXPECT_NE(m_sink.lines[1].find("'cuStreamQuery'"), std::string::npos) << m_sink.lines[1];
+    EXPECT_TRUE(m_stats.countedApis.empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Walkers, DecodeTest, ::testing::Values(WalkerKind::Header, WalkerKind::Cupti),
     [](const ::testing::TestParamInfo<WalkerKind>& param) {
         return param.param == WalkerKind::Cupti ? std::string("CuptiGetNextRecord") : std::string("HeaderLayout");
@@ -657,6 +789,37 @@ TEST(CuptiLoader, CallbackNamesFromTheRealLibrary) {
     ASSERT_EQ(cupti()->getCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &name),
         CUPTI_SUCCESS);
     EXPECT_EQ(apiDisplayName(name), "cuLaunchKernel");
+}
+
+TEST(CudaApiNames, BaseNamesAndClasses) {
+    EXPECT_EQ(cuda_api::baseName("cudaStreamQuery_ptsz"), "cudaStreamQuery");
+    EXPECT_EQ(cuda_api::baseName("cuStreamGetCaptureInfo_v3"), "cuStreamGetCaptureInfo");
+    EXPECT_EQ(cuda_api::baseName("cudaGetDevice_v3020"), "cudaGetDevice");
+    EXPECT_EQ(cuda_api::baseName("cuMemcpyHtoD_v2"), "cuMemcpyHtoD");
+    EXPECT_EQ(cuda_api::baseName("cudaLaunchKernel"), "cudaLaunchKernel");
+    EXPECT_EQ(cuda_api::baseName("_v"), "_v");
+    EXPECT_TRUE(cuda_api::isNoisy("cudaStreamQuery_ptsz"));
+    EXPECT_TRUE(cuda_api::isQuery("cuEventQuery"));
+    EXPECT_FALSE(cuda_api::isNoisy("cudaStreamSynchronize"));
+    EXPECT_FALSE(cuda_api::isQuery("cudaEventSynchronize"));
+    EXPECT_FALSE(cuda_api::isNoisy("cudaLaunchKernel"));
+}
+
+TEST(CudaApiNames, EveryNoisyNameIsARealCuptiFunction) {
+    // The list is matched against CUPTI's own callback names: a misspelt entry would never match.
+    if (!cupti() || !cupti()->getCallbackName) GTEST_SKIP() << "no libcupti with cuptiGetCallbackName";
+    std::set<std::string> names;
+    for (const auto domain : { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API })
+        for (uint32_t cbid = 1; cbid < 2000; ++cbid) {
+            const char* name = nullptr;
+            if (cupti()->getCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name)
+                names.insert(std::string(cuda_api::baseName(apiDisplayName(name))));
+        }
+    ASSERT_GT(names.size(), 500u);
+    for (std::string_view noisy : cuda_api::kNoisy)
+        EXPECT_TRUE(names.count(std::string(noisy))) << noisy << " is not a CUDA API function this CUPTI knows";
+    for (std::string_view query : cuda_api::kQueries)
+        EXPECT_TRUE(cuda_api::isNoisy(query)) << query;
 }
 
 TEST(CuptiCapture, NotSelectedIsOff) {
