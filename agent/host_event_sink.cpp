@@ -81,6 +81,7 @@ std::optional<int64_t> HostEventSink::messageId(const NvtxEventFixed& event, std
 
 void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte* body) {
     ++m_consumed;
+    m_written.add(tid, header.source);
     noteThread(tid);
     switch (header.kind) {
     case HostEventKind::NvtxPush:
@@ -196,8 +197,6 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
         m_db.addConvCall(header.timeNs, tid, functionName(call.function), call);
         break;
     }
-    case HostEventKind::Padding:
-        break;
     }
 }
 

@@ -3,6 +3,7 @@
 // thread and domain (with depth and parent), start/end by range id, resolves registered strings
 // and domains, writes the interposers' GEMM and convolution calls. Runs on the writer thread only.
 
+#include "event_counts.h"
 #include "host_events.h"
 #include "trace_db.h"
 #include "trace_schema.h"
@@ -19,11 +20,19 @@ public:
     HostEventSink(TraceDb& db, int pid);
 
     void consume(int tid, const RecordHeader& header, const std::byte* body);
+    // A record the writer cannot write (the file is gone, the disk is full): counted as dropped.
+    void discard(int tid, const RecordHeader& header) { m_discarded.add(tid, header.source); }
+    // A row the writer made itself for `source` on thread `tid` (the main thread's samples).
+    void countWritten(int tid, EventSource source) { m_written.add(tid, source); }
     // Writes ranges still open (end_ns NULL): at the end of the recording.
     void closeOpenRanges();
 
     uint64_t consumed() const { return m_consumed; }
+    uint64_t discarded() const { return m_discarded.total(); }
     uint64_t unmatchedEnds() const { return m_unmatchedEnds; }
+    // By thread and source: records consumed (and rows counted by countWritten), records discarded.
+    const ThreadSourceTally& written() const { return m_written; }
+    const ThreadSourceTally& discardedBySource() const { return m_discarded; }
 
 private:
     struct OpenRange {
@@ -40,6 +49,7 @@ private:
     int64_t m_nextRangeId;
     uint64_t m_consumed = 0;
     uint64_t m_unmatchedEnds = 0;
+    ThreadSourceTally m_written, m_discarded;
     std::vector<int64_t> m_functionNames; // LibraryFunction -> strings.id, -1 until interned
     std::unordered_map<uint64_t, int64_t> m_registeredStrings; // handle id -> strings.id
     std::unordered_map<uint64_t, bool> m_knownDomains;

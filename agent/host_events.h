@@ -3,12 +3,13 @@
 // Each record is a RecordHeader, a kind-specific fixed part, then `textBytes` of text (not
 // NUL-terminated). Records are 16-byte aligned. Strings are copied, never interned, on the hot path.
 
+#include "event_source.h"
+
 #include <cstdint>
 
 namespace tuneup::agent {
 
-enum class HostEventKind : uint16_t {
-    Padding = 0, // filler to the end of the ring; skipped
+enum class HostEventKind : uint8_t {
     NvtxPush = 1, // NvtxEventFixed + message
     NvtxPop = 2, // NvtxScopeFixed
     NvtxStart = 3, // NvtxEventFixed + message; rangeId set
@@ -26,6 +27,7 @@ enum class HostEventKind : uint16_t {
 struct RecordHeader {
     uint32_t size; // whole record, header included, multiple of 16
     HostEventKind kind;
+    EventSource source; // what made it: written and dropped events are counted by source
     uint16_t textBytes; // text after the fixed part
     uint64_t timeNs;
 };

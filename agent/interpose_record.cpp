@@ -47,11 +47,13 @@ void popExternalId(uint64_t id) {
 }
 
 void emitGemmCall(uint64_t startNs, const GemmCallFixed& call) {
-    RingRegistry::emit(HostEventKind::GemmCall, startNs, &call, sizeof call, {}, openRangeReserveBytes());
+    RingRegistry::emit(
+        EventSource::Gemm, HostEventKind::GemmCall, startNs, &call, sizeof call, {}, openRangeReserveBytes());
 }
 
 void emitConvCall(uint64_t startNs, const ConvCallFixed& call) {
-    RingRegistry::emit(HostEventKind::ConvCall, startNs, &call, sizeof call, {}, openRangeReserveBytes());
+    RingRegistry::emit(
+        EventSource::Conv, HostEventKind::ConvCall, startNs, &call, sizeof call, {}, openRangeReserveBytes());
 }
 
 } // namespace tuneup::agent

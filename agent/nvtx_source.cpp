@@ -70,8 +70,8 @@ void emitTorchFlagChanges(uint64_t now) {
     for (size_t i = 0; i < kTorchFlagCount; ++i) {
         if (t_torchFlagsWritten && flags.values[i] == t_lastTorchFlags.values[i]) continue;
         const FrameworkFlagFixed fixed { flags.values[i] };
-        if (!RingRegistry::emit(HostEventKind::FrameworkFlag, now, &fixed, sizeof fixed, kTorchFlagNames[i],
-                size_t(t_openWritten) * kPopReserveBytes))
+        if (!RingRegistry::emit(EventSource::Torch, HostEventKind::FrameworkFlag, now, &fixed, sizeof fixed,
+                kTorchFlagNames[i], size_t(t_openWritten) * kPopReserveBytes))
             return; // dropped (and counted): try again at the next sample
         t_lastTorchFlags.values[i] = flags.values[i];
     }
@@ -145,7 +145,8 @@ std::string_view describe(const nvtxEventAttributes_t* attributes, NvtxEventFixe
     return {};
 }
 
-bool emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtxEventAttributes_t* attributes) {
+bool emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtxEventAttributes_t* attributes,
+    EventSource source = EventSource::Nvtx) {
     const uint64_t now = nowNs();
     sampleTorchFlags(now);
     NvtxEventFixed event;
@@ -153,35 +154,39 @@ bool emitEvent(HostEventKind kind, uint64_t domain, uint64_t rangeId, const nvtx
     const std::string_view text = describe(attributes, event, wide);
     event.domain = domain;
     event.rangeId = rangeId;
-    return RingRegistry::emit(kind, now, &event, sizeof event, text, reserveFor(kind));
+    return RingRegistry::emit(source, kind, now, &event, sizeof event, text, reserveFor(kind));
 }
 
 bool emitText(HostEventKind kind, uint64_t timeNs, const char* text) {
     sampleTorchFlags(timeNs);
     NvtxEventFixed event {};
     event.messageKind = MessageKind::Text;
-    return RingRegistry::emit(
-        kind, timeNs, &event, sizeof event, text ? std::string_view(text) : std::string_view(), reserveFor(kind));
+    return RingRegistry::emit(EventSource::Nvtx, kind, timeNs, &event, sizeof event,
+        text ? std::string_view(text) : std::string_view(), reserveFor(kind));
 }
 
-void emitScope(HostEventKind kind, uint64_t domain, uint64_t rangeId) {
+void emitScope(HostEventKind kind, uint64_t domain, uint64_t rangeId, EventSource source = EventSource::Nvtx) {
     const NvtxScopeFixed scope { domain, rangeId };
-    RingRegistry::emit(kind, nowNs(), &scope, sizeof scope, {}, reserveFor(kind));
+    RingRegistry::emit(source, kind, nowNs(), &scope, sizeof scope, {}, reserveFor(kind));
 }
 
-int pop(uint64_t domain) {
+int push(uint64_t domain, const nvtxEventAttributes_t* attributes, EventSource source = EventSource::Nvtx) {
+    return notePush(emitEvent(HostEventKind::NvtxPush, domain, 0, attributes, source));
+}
+
+int pop(uint64_t domain, EventSource source = EventSource::Nvtx) {
     int level;
     if (notePop(level)) {
         if (level >= 0 && t_openWritten > 0) --t_openWritten; // before the write: the pop may use the room kept for it
-        emitScope(HostEventKind::NvtxPop, domain, 0);
+        emitScope(HostEventKind::NvtxPop, domain, 0, source);
     } else
-        RingRegistry::countDropped();
+        RingRegistry::countDropped(source);
     return level;
 }
 
 void emitName(HostEventKind kind, uint64_t domain, uint64_t id, std::string_view name) {
     const NvtxNameFixed fixed { domain, id };
-    RingRegistry::emit(kind, nowNs(), &fixed, sizeof fixed, name, reserveFor(kind));
+    RingRegistry::emit(EventSource::Nvtx, kind, nowNs(), &fixed, sizeof fixed, name, reserveFor(kind));
 }
 
 // ---- CORE -------------------------------------------------------------------------------------
@@ -209,7 +214,7 @@ nvtxRangeId_t NVTX_API rangeStartA(const char* message) {
     NvtxEventFixed event {};
     event.messageKind = MessageKind::Text;
     event.rangeId = id;
-    RingRegistry::emit(HostEventKind::NvtxStart, now, &event, sizeof event, message ? message : "",
+    RingRegistry::emit(EventSource::Nvtx, HostEventKind::NvtxStart, now, &event, sizeof event, message ? message : "",
         reserveFor(HostEventKind::NvtxStart));
     return id;
 }
@@ -223,7 +228,7 @@ void NVTX_API rangeEnd(nvtxRangeId_t id) {
 }
 
 int NVTX_API rangePushEx(const nvtxEventAttributes_t* a) {
-    return notePush(emitEvent(HostEventKind::NvtxPush, 0, 0, a));
+    return push(0, a);
 }
 
 int NVTX_API rangePushA(const char* message) {
@@ -269,7 +274,7 @@ void NVTX_API domainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) {
 }
 
 int NVTX_API domainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-    return notePush(emitEvent(HostEventKind::NvtxPush, domainOf(d), 0, a));
+    return push(domainOf(d), a);
 }
 
 int NVTX_API domainRangePop(nvtxDomainHandle_t d) {
@@ -362,11 +367,11 @@ int bootstrapRangePush(const char* name) {
     a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
     a.messageType = NVTX_MESSAGE_TYPE_ASCII;
     a.message.ascii = name ? name : "";
-    return domainRangePushEx(bootstrapDomain(), &a);
+    return push(domainOf(bootstrapDomain()), &a, EventSource::Python);
 }
 
 int bootstrapRangePop() {
-    return bootstrapRecording() ? domainRangePop(bootstrapDomain()) : -1;
+    return bootstrapRecording() ? pop(domainOf(bootstrapDomain()), EventSource::Python) : -1;
 }
 
 void bootstrapMark(const char* name, int64_t value) {
@@ -378,7 +383,7 @@ void bootstrapMark(const char* name, int64_t value) {
     a.message.ascii = name ? name : "";
     a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
     a.payload.llValue = value;
-    domainMarkEx(bootstrapDomain(), &a);
+    emitEvent(HostEventKind::NvtxMark, domainOf(bootstrapDomain()), 0, &a, EventSource::Python);
 }
 
 bool nvtxAttached() {

@@ -1,7 +1,10 @@
 #include "ring_registry.h"
 
+#include "buffer_budget.h"
+#include "event_counts.h"
 #include "log.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <new>
@@ -13,18 +16,23 @@ namespace tuneup::agent {
 
 namespace {
 
-// Heap objects that are never destroyed: threads may still emit while the process exits.
-std::mutex& s_mutex = *new std::mutex; // guards s_rings; never held over I/O
-std::vector<ThreadRing*>& s_rings = *new std::vector<ThreadRing*>;
-std::atomic<void (*)()> s_firstRingHook { nullptr };
-std::atomic<size_t> s_ringBytes { 1u << 20 };
-std::atomic<size_t> s_budgetBytes { 32u << 20 };
-std::atomic<size_t> s_allocatedBytes { 0 };
-// Totals of rings already freed, and of events from threads that got no ring.
-RingTotals s_retiredTotals;
-std::atomic<uint64_t> s_noRingProduced { 0 };
+// A thread's first segment: most threads make few events, so they take little of the budget.
+constexpr size_t kFirstSegmentBytes = 64 << 10;
+// Emptied segments the writer keeps for the spares of busy threads; the rest go back to the system.
+constexpr size_t kPooledSegments = 4;
 
-// A thread that could not get a ring (budget spent) points here, so it does not retry each event.
+// Heap objects that are never destroyed: threads may still emit while the process exits.
+std::mutex& s_mutex = *new std::mutex; // guards what follows; never held over I/O or mmap
+std::vector<ThreadRing*>& s_rings = *new std::vector<ThreadRing*>;
+std::vector<RingSegment*>& s_pool = *new std::vector<RingSegment*>; // emptied regular segments
+std::vector<ThreadDrops>& s_retiredDrops = *new std::vector<ThreadDrops>; // freed rings that dropped
+RingTotals s_retiredTotals; // totals of rings already freed
+std::atomic<void (*)()> s_firstRingHook { nullptr };
+std::atomic<size_t> s_segmentBytes { 1u << 20 };
+// Events of threads that got no ring, by source.
+std::atomic<uint64_t> s_noRingDropped[kEventSourceCount];
+
+// A thread that could not get a ring points here, so it does not retry each event.
 ThreadRing* const kNoRing = reinterpret_cast<ThreadRing*>(uintptr_t(1));
 
 // initial-exec: one plain TLS load on the hot path, also when the agent was dlopen'ed by NVTX.
@@ -38,33 +46,19 @@ struct RingOwner {
 };
 thread_local RingOwner t_owner;
 
-ThreadRing* allocateRing() {
-    const size_t bytes = s_ringBytes.load(std::memory_order_relaxed);
-    if (s_allocatedBytes.fetch_add(bytes) + bytes > s_budgetBytes.load(std::memory_order_relaxed)) {
-        s_allocatedBytes.fetch_sub(bytes);
-        static std::atomic<bool> warned { false };
-        if (!warned.exchange(true))
-            TUNEUP_LOG(Warn,
-                "event buffers use their whole budget (TUNEUP_MAX_BUFFER_MB); events of further "
-                "threads are dropped and counted");
-        return kNoRing;
-    }
-    ThreadRing* ring = new (std::nothrow) ThreadRing(bytes, int(syscall(SYS_gettid)));
-    if (!ring) {
-        s_allocatedBytes.fetch_sub(bytes);
-        return kNoRing;
-    }
-    (void)&t_owner; // touching it registers its destructor for this thread
-    std::lock_guard lock(s_mutex);
-    s_rings.push_back(ring);
-    return ring;
-}
-
 ThreadRing* makeRing() {
-    ThreadRing* ring = allocateRing();
+    const size_t segment = s_segmentBytes.load(std::memory_order_relaxed);
+    // The ring maps nothing yet: its first write takes a segment from the budget, or counts a drop.
+    ThreadRing* ring
+        = new (std::nothrow) ThreadRing(int(syscall(SYS_gettid)), std::min(segment, kFirstSegmentBytes), segment);
+    if (ring) {
+        (void)&t_owner; // touching it registers its destructor for this thread
+        std::lock_guard lock(s_mutex);
+        s_rings.push_back(ring);
+    }
     // Even a thread with no ring starts the writer: the file must still say what was dropped.
     if (auto hook = s_firstRingHook.load()) hook();
-    return ring;
+    return ring ? ring : kNoRing;
 }
 
 void addTotals(RingTotals& into, const ThreadRing& ring) {
@@ -73,35 +67,50 @@ void addTotals(RingTotals& into, const ThreadRing& ring) {
     into.truncated += ring.truncated();
 }
 
+ThreadDrops dropsOf(const ThreadRing& ring) {
+    ThreadDrops drops;
+    drops.tid = ring.tid();
+    for (size_t s = 0; s < kEventSourceCount; ++s)
+        drops.dropped[s] = ring.dropped(EventSource(s));
+    return drops;
+}
+
+void warnOnceWhenFull() {
+    static std::atomic<bool> warned { false };
+    if (BufferBudget::used() * 4 >= BufferBudget::limit() * 3 && !warned.exchange(true))
+        TUNEUP_LOG(Warn,
+            "event buffers hold three quarters of their budget (TUNEUP_MAX_BUFFER_MB): the writer is "
+            "behind; events beyond the budget are dropped and counted");
+}
+
 } // namespace
 
-void RingRegistry::configure(size_t ringBytes, size_t budgetBytes) {
-    // The budget counts what a ring really takes: freeing subtracts its capacity.
-    s_ringBytes.store(ThreadRing::capacityFor(ringBytes));
-    s_budgetBytes.store(budgetBytes);
+void RingRegistry::configure(size_t segmentBytes, size_t budgetBytes) {
+    s_segmentBytes.store(segmentBytes);
+    BufferBudget::setLimit(budgetBytes);
 }
 
 void RingRegistry::setFirstRingHook(void (*hook)()) {
     s_firstRingHook.store(hook);
 }
 
-bool RingRegistry::emit(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes,
+bool RingRegistry::emit(EventSource source, HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes,
     std::string_view text, size_t reserveBytes) {
     ThreadRing* ring = t_ring;
     if (__builtin_expect(ring == nullptr, 0)) ring = t_ring = makeRing();
     if (__builtin_expect(ring == kNoRing, 0)) {
-        s_noRingProduced.fetch_add(1, std::memory_order_relaxed);
+        s_noRingDropped[size_t(source)].fetch_add(1, std::memory_order_relaxed);
         return false;
     }
-    return ring->write(kind, timeNs, fixed, fixedBytes, text, reserveBytes);
+    return ring->write(source, kind, timeNs, fixed, fixedBytes, text, reserveBytes);
 }
 
-void RingRegistry::countDropped() {
+void RingRegistry::countDropped(EventSource source) {
     ThreadRing* ring = t_ring;
     if (ring && ring != kNoRing)
-        ring->countDropped();
+        ring->countDropped(source);
     else
-        s_noRingProduced.fetch_add(1, std::memory_order_relaxed);
+        s_noRingDropped[size_t(source)].fetch_add(1, std::memory_order_relaxed);
 }
 
 size_t RingRegistry::drainAll(const std::function<void(int, const RecordHeader&, const std::byte*)>& visit) {
@@ -111,24 +120,85 @@ size_t RingRegistry::drainAll(const std::function<void(int, const RecordHeader&,
         rings = s_rings;
     }
     size_t count = 0;
-    std::vector<ThreadRing*> finished;
+    std::vector<RingSegment*> emptied;
+    std::vector<ThreadRing*> finished, advanced, idle;
     for (ThreadRing* ring : rings) {
         // Read `retired` before draining: a ring retired after this drain is drained again next time.
         const bool retired = ring->retired();
         const int tid = ring->tid();
-        count += ring->drain([&](const RecordHeader& header, const std::byte* body) { visit(tid, header, body); });
-        if (retired) finished.push_back(ring);
+        const size_t emptiedBefore = emptied.size();
+        count += ring->drain([&](const RecordHeader& header, const std::byte* body) { visit(tid, header, body); },
+            [&](RingSegment* segment) { emptied.push_back(segment); });
+        if (retired)
+            finished.push_back(ring);
+        else if (emptied.size() > emptiedBefore)
+            advanced.push_back(ring); // it filled a segment since the last pass: it may soon fill another
+        else
+            idle.push_back(ring);
     }
-    if (!finished.empty()) {
+
+    // Under pressure, memory kept for reuse goes back to the budget first: events come before spares.
+    const bool pressed = BufferBudget::used() * 2 > BufferBudget::limit();
+    std::vector<RingSegment*> toFree;
+    std::vector<ThreadRing*> wantSpare;
+    {
         std::lock_guard lock(s_mutex);
         for (ThreadRing* ring : finished) {
             std::erase(s_rings, ring);
             addTotals(s_retiredTotals, *ring);
-            s_allocatedBytes.fetch_sub(ring->capacity());
-            delete ring;
+            if (ring->dropped() > 0) s_retiredDrops.push_back(dropsOf(*ring));
+        }
+        const size_t regular = RingSegment::mappedSize(s_segmentBytes.load(std::memory_order_relaxed));
+        for (RingSegment* segment : emptied) {
+            if (segment->mappedBytes == regular) {
+                segment->reset();
+                s_pool.push_back(segment);
+            } else {
+                toFree.push_back(segment);
+            }
+        }
+        for (ThreadRing* ring : advanced) {
+            if (ring->hasSpare()) continue;
+            if (s_pool.empty()) {
+                wantSpare.push_back(ring);
+                continue;
+            }
+            ring->offerSpare(s_pool.back());
+            s_pool.pop_back();
+        }
+        const size_t keep = pressed ? 0 : kPooledSegments;
+        while (s_pool.size() > keep) {
+            toFree.push_back(s_pool.back());
+            s_pool.pop_back();
         }
     }
+    if (pressed) {
+        for (ThreadRing* ring : idle)
+            if (RingSegment* spare = ring->takeSpareBack()) toFree.push_back(spare);
+        warnOnceWhenFull();
+    } else {
+        // Mapped here rather than by the busy thread, while the budget has room to spare.
+        for (ThreadRing* ring : wantSpare)
+            if (RingSegment* spare = RingSegment::allocate(ring->segmentBytes() - RingSegment::kRecordsOffset))
+                ring->offerSpare(spare);
+    }
+    for (RingSegment* segment : toFree)
+        RingSegment::free(segment);
+    for (ThreadRing* ring : finished)
+        delete ring; // unreachable now: unmaps what it still holds
     return count;
+}
+
+void RingRegistry::releaseSpareSegments() {
+    std::vector<RingSegment*> toFree;
+    {
+        std::lock_guard lock(s_mutex);
+        toFree.swap(s_pool);
+        for (ThreadRing* ring : s_rings)
+            if (RingSegment* spare = ring->takeSpareBack()) toFree.push_back(spare);
+    }
+    for (RingSegment* segment : toFree)
+        RingSegment::free(segment);
 }
 
 RingTotals RingRegistry::totals() {
@@ -136,10 +206,25 @@ RingTotals RingRegistry::totals() {
     RingTotals totals = s_retiredTotals;
     for (const ThreadRing* ring : s_rings)
         addTotals(totals, *ring);
-    const uint64_t noRing = s_noRingProduced.load(std::memory_order_relaxed);
-    totals.produced += noRing;
-    totals.dropped += noRing;
+    for (const auto& count : s_noRingDropped) {
+        const uint64_t noRing = count.load(std::memory_order_relaxed);
+        totals.produced += noRing;
+        totals.dropped += noRing;
+    }
     return totals;
+}
+
+std::vector<ThreadDrops> RingRegistry::drops() {
+    std::lock_guard lock(s_mutex);
+    std::vector<ThreadDrops> drops = s_retiredDrops;
+    for (const ThreadRing* ring : s_rings)
+        if (ring->dropped() > 0) drops.push_back(dropsOf(*ring));
+    ThreadDrops noRing;
+    for (size_t s = 0; s < kEventSourceCount; ++s)
+        noRing.dropped[s] = s_noRingDropped[s].load(std::memory_order_relaxed);
+    if (std::any_of(noRing.dropped.begin(), noRing.dropped.end(), [](uint64_t n) { return n > 0; }))
+        drops.push_back(noRing);
+    return drops;
 }
 
 void RingRegistry::lockForFork() {
@@ -152,13 +237,19 @@ void RingRegistry::unlockAfterFork() {
 
 void RingRegistry::resetAfterFork() {
     // Called in the child with s_mutex held by lockForFork. The parent's rings belong to threads
-    // that do not exist here; their events are the parent's to write.
+    // that do not exist here; their events are the parent's to write. A segment the parent's
+    // writer or a parent thread held in hand at the fork stays mapped here, unused.
     for (ThreadRing* ring : s_rings)
         delete ring;
     s_rings.clear();
+    for (RingSegment* segment : s_pool)
+        RingSegment::free(segment);
+    s_pool.clear();
+    s_retiredDrops.clear();
     s_retiredTotals = {};
-    s_allocatedBytes.store(0);
-    s_noRingProduced.store(0);
+    for (auto& count : s_noRingDropped)
+        count.store(0);
+    SourceCounts::resetAfterFork();
     t_ring = nullptr;
 }
 

@@ -1,62 +1,83 @@
 #include "thread_ring.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tuneup::agent {
 
 namespace {
-// 16-byte records keep room for a padding header at the end of the ring.
 constexpr size_t roundUp16(size_t n) {
     return (n + 15) & ~size_t(15);
 }
-
 } // namespace
 
-size_t ThreadRing::capacityFor(size_t bytes) {
-    size_t p = 4096;
-    while (p < bytes)
-        p <<= 1;
-    return p;
+ThreadRing::ThreadRing(int tid, size_t firstBytes, size_t segmentBytes)
+    : m_tid(tid)
+    , m_firstBytes(RingSegment::mappedSize(firstBytes))
+    , m_segmentBytes(RingSegment::mappedSize(segmentBytes))
+    , m_writeSegment(&m_stub)
+    , m_readSegment(&m_stub) {
 }
 
-ThreadRing::ThreadRing(size_t capacityBytes, int tid)
-    : m_data(new std::byte[capacityFor(capacityBytes)])
-    , m_capacity(capacityFor(capacityBytes))
-    , m_tid(tid) {
+ThreadRing::~ThreadRing() {
+    for (RingSegment* segment = m_readSegment; segment;) {
+        RingSegment* next = segment->next.load(std::memory_order_acquire);
+        RingSegment::free(segment); // the stub is not mapped: free() leaves it
+        segment = next;
+    }
+    RingSegment::free(m_spare.load(std::memory_order_acquire));
 }
 
-bool ThreadRing::write(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes, std::string_view text,
-    size_t reserveBytes) {
+uint64_t ThreadRing::dropped() const {
+    uint64_t total = 0;
+    for (const auto& count : m_droppedBy)
+        total += count.load(std::memory_order_acquire);
+    return total;
+}
+
+bool ThreadRing::write(EventSource source, HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes,
+    std::string_view text, size_t reserveBytes) {
     bump(m_produced);
-    if (text.size() > 0xffff) {
+    if (text.size() > 0xffff) [[unlikely]] {
         text = text.substr(0, 0xffff);
         bump(m_truncated);
     }
     const size_t size = roundUp16(sizeof(RecordHeader) + fixedBytes + text.size());
-    const uint64_t head = m_head.load(std::memory_order_relaxed);
-    const size_t offset = head & (m_capacity - 1);
-    const size_t untilEnd = m_capacity - offset;
-    // A record never wraps: if it does not fit before the end, pad to the end and start at 0.
-    const size_t needed = size <= untilEnd ? size : untilEnd + size;
-    if (head + needed + reserveBytes - m_cachedTail > m_capacity) {
-        m_cachedTail = m_tail.load(std::memory_order_acquire);
-        if (head + needed + reserveBytes - m_cachedTail > m_capacity || size > m_capacity / 2) {
-            bump(m_dropped);
+    RingSegment* segment = m_writeSegment;
+    size_t pos = m_writePos;
+    if (pos + size + reserveBytes > segment->capacity) [[unlikely]] {
+        segment = advance(size + reserveBytes);
+        if (!segment) {
+            bump(m_droppedBy[size_t(source)]);
             return false;
         }
+        pos = 0;
     }
-    std::byte* at = m_data.get() + offset;
-    if (size > untilEnd) {
-        RecordHeader padding { uint32_t(untilEnd), HostEventKind::Padding, 0, 0 };
-        memcpy(at, &padding, sizeof padding);
-        at = m_data.get();
-    }
-    RecordHeader header { uint32_t(size), kind, uint16_t(text.size()), timeNs };
+    std::byte* at = segment->records() + pos;
+    const RecordHeader header { uint32_t(size), kind, source, uint16_t(text.size()), timeNs };
     memcpy(at, &header, sizeof header);
     if (fixedBytes) memcpy(at + sizeof header, fixed, fixedBytes);
     if (!text.empty()) memcpy(at + sizeof header + fixedBytes, text.data(), text.size());
-    m_head.store(head + needed, std::memory_order_release);
+    m_writePos = pos + size;
+    segment->head.store(uint32_t(pos + size), std::memory_order_release);
     return true;
+}
+
+RingSegment* ThreadRing::advance(size_t recordBytes) {
+    RingSegment* next = nullptr;
+    // The writer's spare: already mapped and faulted in. Only the writer fills the slot, and only
+    // when it is empty, so the segment seen here is the one the exchange takes.
+    if (RingSegment* spare = m_spare.load(std::memory_order_acquire); spare && spare->capacity >= recordBytes)
+        next = m_spare.exchange(nullptr, std::memory_order_acq_rel);
+    if (!next) {
+        const size_t regular = m_writeSegment == &m_stub ? m_firstBytes : m_segmentBytes;
+        next = RingSegment::allocate(std::max(recordBytes, regular - RingSegment::kRecordsOffset));
+        if (!next) return nullptr;
+    }
+    m_writeSegment->next.store(next, std::memory_order_release); // seals the full segment
+    m_writeSegment = next;
+    m_writePos = 0;
+    return next;
 }
 
 } // namespace tuneup::agent

@@ -1,46 +1,68 @@
 #pragma once
-// A single-producer, single-consumer byte ring: one per producing thread. The producer (the
-// thread being recorded) never blocks and never locks: when the ring is full the event is
-// dropped and counted. The consumer (the writer thread) reads whatever has been published.
+// One producing thread's event buffer: a single-producer, single-consumer chain of segments
+// (ring_segment.h) that grows from the shared BufferBudget. The producer (the thread being recorded)
+// never blocks and takes no lock: when its segment is full it takes the spare segment the writer
+// left it, else maps a new one; only when the budget is spent is the event dropped, and counted by
+// its source. The consumer (the writer thread) reads what has been published and hands back the
+// segments it has emptied.
 
+#include "event_source.h"
 #include "host_events.h"
+#include "ring_segment.h"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string_view>
 
 namespace tuneup::agent {
 
 class ThreadRing {
 public:
-    ThreadRing(size_t capacityBytes, int tid);
-    // The capacity a ring asked to hold `bytes` gets: a power of two, at least 4096.
-    static size_t capacityFor(size_t bytes);
+    // The first segment maps `firstBytes`, later ones `segmentBytes` (or more, for a record that
+    // needs it). Nothing is mapped before the first write.
+    ThreadRing(int tid, size_t firstBytes, size_t segmentBytes);
+    // Frees every segment still held. Only once neither side uses the ring any more.
+    ~ThreadRing();
+    ThreadRing(const ThreadRing&) = delete;
+    ThreadRing& operator=(const ThreadRing&) = delete;
 
     int tid() const { return m_tid; }
-    size_t capacity() const { return m_capacity; }
+    // What a regular (not first, not oversized) segment of this ring maps.
+    size_t segmentBytes() const { return m_segmentBytes; }
 
-    // Producer side. Copies `fixed` and `text` (truncated to 65535 bytes) into one record.
-    // Returns false, and counts a drop, when the ring has no room for it plus `reserveBytes`
-    // left free after it (room the producer keeps for records it must not lose, see nvtx_source).
-    bool write(HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes, std::string_view text,
-        size_t reserveBytes = 0);
+    // Producer side. Copies `fixed` and `text` (truncated to 65535 bytes) into one record. Returns
+    // false, and counts a drop for `source`, when no memory is left for it plus `reserveBytes` kept
+    // free after it in the same segment (room the producer keeps for records it must not lose, see
+    // nvtx_source).
+    bool write(EventSource source, HostEventKind kind, uint64_t timeNs, const void* fixed, size_t fixedBytes,
+        std::string_view text, size_t reserveBytes = 0);
 
     // Producer side: an event produced and dropped on purpose.
-    void countDropped() {
+    void countDropped(EventSource source) {
         bump(m_produced);
-        bump(m_dropped);
+        bump(m_droppedBy[size_t(source)]);
     }
 
     // Consumer side: calls visit(const RecordHeader&, const std::byte* fixedAndText) for every
-    // published record, then frees their space. Returns the number of records visited.
-    template <typename Visitor> size_t drain(Visitor&& visit);
+    // published record, and recycle(RingSegment*) for each segment it has emptied and left (no
+    // longer reachable from the ring). Returns the number of records visited.
+    template <typename Visitor, typename Recycler> size_t drain(Visitor&& visit, Recycler&& recycle);
+    // The same, unmapping emptied segments.
+    template <typename Visitor> size_t drain(Visitor&& visit) {
+        return drain(visit, [](RingSegment* segment) { RingSegment::free(segment); });
+    }
 
-    // Counters, exact: produced() == consumed() + dropped() once drained.
+    // Consumer side: the spare segment the producer takes before it maps one. `offerSpare` only
+    // when `hasSpare()` is false; `takeSpareBack` returns it (or null if the producer took it).
+    bool hasSpare() const { return m_spare.load(std::memory_order_acquire) != nullptr; }
+    void offerSpare(RingSegment* segment) { m_spare.store(segment, std::memory_order_release); }
+    RingSegment* takeSpareBack() { return m_spare.exchange(nullptr, std::memory_order_acq_rel); }
+
+    // Counters, exact: produced() == consumed + dropped() once drained.
     uint64_t produced() const { return m_produced.load(std::memory_order_acquire); }
-    uint64_t dropped() const { return m_dropped.load(std::memory_order_acquire); }
+    uint64_t dropped() const;
+    uint64_t dropped(EventSource source) const { return m_droppedBy[size_t(source)].load(std::memory_order_acquire); }
     uint64_t truncated() const { return m_truncated.load(std::memory_order_acquire); }
 
     // Set by the owning thread when it exits; the writer frees the ring after a last drain.
@@ -52,34 +74,55 @@ private:
         // Only the producer writes the counters: a plain load/store pair, no locked instruction.
         counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     }
+    // Links a segment with room for `recordBytes` after the current one; null when none can be had.
+    RingSegment* advance(size_t recordBytes);
 
-    std::unique_ptr<std::byte[]> m_data;
-    size_t m_capacity;
-    int m_tid;
-    alignas(64) std::atomic<uint64_t> m_head { 0 }; // bytes published by the producer
+    // An empty segment of no capacity: where both sides start, so the first write takes the
+    // ordinary path to a real segment.
+    RingSegment m_stub;
+    const int m_tid;
+    const size_t m_firstBytes, m_segmentBytes;
+
+    // Producer side.
+    alignas(64) RingSegment* m_writeSegment;
+    size_t m_writePos = 0; // == m_writeSegment->head
     std::atomic<uint64_t> m_produced { 0 };
-    std::atomic<uint64_t> m_dropped { 0 };
     std::atomic<uint64_t> m_truncated { 0 };
-    uint64_t m_cachedTail = 0; // producer's last view of m_tail
-    alignas(64) std::atomic<uint64_t> m_tail { 0 }; // bytes freed by the consumer
+    std::atomic<uint64_t> m_droppedBy[kEventSourceCount] = {};
+
+    // Consumer side.
+    alignas(64) RingSegment* m_readSegment;
+    size_t m_readPos = 0;
+    std::atomic<RingSegment*> m_spare { nullptr };
     std::atomic<bool> m_retired { false };
 };
 
-template <typename Visitor> size_t ThreadRing::drain(Visitor&& visit) {
-    const uint64_t head = m_head.load(std::memory_order_acquire);
-    uint64_t tail = m_tail.load(std::memory_order_relaxed);
+template <typename Visitor, typename Recycler> size_t ThreadRing::drain(Visitor&& visit, Recycler&& recycle) {
+    RingSegment* segment = m_readSegment;
+    size_t pos = m_readPos;
     size_t visited = 0;
-    while (tail < head) {
-        const std::byte* at = m_data.get() + (tail & (m_capacity - 1));
-        RecordHeader header;
-        __builtin_memcpy(&header, at, sizeof header);
-        if (header.kind != HostEventKind::Padding) {
+    for (;;) {
+        // `next` before `head`: once the producer has linked a next segment, the head read after
+        // it is final (the producer published it before linking).
+        RingSegment* next = segment->next.load(std::memory_order_acquire);
+        const size_t head = segment->head.load(std::memory_order_acquire);
+        while (pos < head) {
+            const std::byte* at = segment->records() + pos;
+            RecordHeader header;
+            __builtin_memcpy(&header, at, sizeof header);
             visit(header, at + sizeof header);
             ++visited;
+            pos += header.size;
         }
-        tail += header.size;
+        if (!next) break;
+        m_readSegment = next; // before recycling: the ring never reaches a segment given away
+        m_readPos = 0;
+        if (segment != &m_stub) recycle(segment);
+        segment = next;
+        pos = 0;
     }
-    m_tail.store(tail, std::memory_order_release);
+    m_readSegment = segment;
+    m_readPos = pos;
     return visited;
 }
 

@@ -83,6 +83,9 @@ public:
     // A sampled thread state (thread_sampler.h); syscall -2 (unknown) is stored as NULL.
     void addThreadState(uint64_t tsNs, int tid, char state, int64_t syscall);
 
+    // What `source` wrote and dropped on thread `tid` (0: no thread), for event_counts.
+    void addEventCount(std::string_view source, int tid, uint64_t written, uint64_t dropped);
+
     // A recorded GEMM / convolution call (interpose_record.h) on thread `tid`; `nameId` is its function.
     void addGemmCall(uint64_t startNs, int tid, int64_t nameId, const GemmCallFixed& call);
     void addConvCall(uint64_t startNs, int tid, int64_t nameId, const ConvCallFixed& call);

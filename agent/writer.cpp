@@ -1,6 +1,7 @@
 #include "writer.h"
 
 #include "clock.h"
+#include "event_counts.h"
 #include "host_event_sink.h"
 #include "log.h"
 #include "ring_registry.h"
@@ -159,12 +160,14 @@ void finalize(WriterState& state) {
     state.sink->closeOpenRanges();
     const RingTotals totals = RingRegistry::totals();
     const uint64_t written = state.sink->consumed();
-    const uint64_t accounted = written + totals.dropped;
+    const uint64_t dropped = totals.dropped + state.sink->discarded();
+    const uint64_t accounted = written + dropped;
     TraceDb& db = *state.db;
     db.setStat("events.produced", "info", int64_t(totals.produced), "host events produced by the recorded threads");
     db.setStat("events.written", "info", int64_t(written), "host events written to this file");
-    db.setStat("events.dropped", "data_loss", int64_t(totals.dropped),
-        "host events dropped because a thread's buffer was full (raise TUNEUP_BUFFER_KB)");
+    db.setStat("events.dropped", "data_loss", int64_t(dropped),
+        "host events dropped: the event buffers were full (TUNEUP_MAX_BUFFER_MB); by source and thread in "
+        "event_counts");
     db.setStat("events.unwritten_at_exit", "data_loss",
         int64_t(totals.produced > accounted ? totals.produced - accounted : 0),
         "host events still in flight when the file was closed");
@@ -180,6 +183,9 @@ void finalize(WriterState& state) {
         report([&](const char* name, const char* severity, int64_t value, const char* description) {
             db.setStat(name, severity, value, description);
         });
+    // After the reporters: a source outside the rings (CUPTI) adds its counts as it reports.
+    for (const EventCountRow& row : collectEventCounts(state.sink->written(), state.sink->discardedBySource()))
+        db.addEventCount(eventSourceName(row.source), row.tid, row.written, row.dropped);
     const uint64_t end = nowNs();
     db.setMeta("end_ns", std::to_string(end));
     db.endProcess(state.pid, end);
@@ -194,6 +200,7 @@ void sampleMainThread(WriterState& state, uint64_t now) {
     ThreadSample sample;
     if (!state.sampler->sample(sample) || (state.sampled && sample == state.lastSample)) return;
     state.db->addThreadState(now, state.pid, sample.state, sample.syscall);
+    if (state.sink) state.sink->countWritten(state.pid, EventSource::HostSampler);
     state.lastSample = sample;
     state.sampled = true;
 }

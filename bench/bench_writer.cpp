@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     HostEventSink sink(*db, int(getpid()));
-    ThreadRing ring(1 << 20, int(getpid()));
+    ThreadRing ring(int(getpid()), 1 << 20, 1 << 20);
     const char* names[] = { "forward", "backward", "optimizer.step", "zero_grad" };
     NvtxEventFixed event {};
     event.messageKind = MessageKind::Text;
@@ -57,11 +57,11 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 4096; i += 2) {
             const char* name = names[(produced >> 1) & 3];
             if (marks) {
-                ring.write(HostEventKind::NvtxMark, nowNs(), &event, sizeof event, name);
-                ring.write(HostEventKind::NvtxMark, nowNs(), &event, sizeof event, name);
+                ring.write(EventSource::Nvtx, HostEventKind::NvtxMark, nowNs(), &event, sizeof event, name);
+                ring.write(EventSource::Nvtx, HostEventKind::NvtxMark, nowNs(), &event, sizeof event, name);
             } else {
-                ring.write(HostEventKind::NvtxPush, nowNs(), &event, sizeof event, name);
-                ring.write(HostEventKind::NvtxPop, nowNs(), &scope, sizeof scope, {});
+                ring.write(EventSource::Nvtx, HostEventKind::NvtxPush, nowNs(), &event, sizeof event, name);
+                ring.write(EventSource::Nvtx, HostEventKind::NvtxPop, nowNs(), &scope, sizeof scope, {});
             }
             produced += 2;
         }

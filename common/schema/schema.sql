@@ -273,6 +273,17 @@ CREATE TABLE stats (
   description TEXT NOT NULL
 ) WITHOUT ROWID;
 
+-- What each source of events wrote to this file and dropped, per thread (schema 4). source: nvtx, python (the
+-- Python bootstrap's ranges and marks), torch (setting changes), gemm, conv (library calls), cupti (GPU
+-- records), host_sampler (thread_states). tid NULL: not tied to one thread. A thread that wrote nothing and
+-- dropped nothing has no row. A process that exec()s adds its rows again: sum rows of one (source, tid).
+CREATE TABLE event_counts (
+  source  TEXT NOT NULL,
+  tid     INTEGER,
+  written INTEGER NOT NULL,
+  dropped INTEGER NOT NULL
+);
+
 -- Lookup tables for the codes above (CUPTI's values), so SQL can read names.
 CREATE TABLE copy_kinds (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT INTO copy_kinds VALUES (0,'unknown'),(1,'HtoD'),(2,'DtoH'),(3,'HtoA'),(4,'AtoH'),(5,'AtoA'),(6,'AtoD'),

@@ -2,6 +2,7 @@
 // nesting (depth, parent) per thread and domain, start/end across threads, registered strings,
 // domains, categories, thread names, unmatched ends, payloads of every type; read back with SQLite.
 
+#include "event_counts.h"
 #include "host_event_sink.h"
 #include "sqlite_query.h"
 #include "temp_dir.h"
@@ -65,6 +66,12 @@ public:
         feed(kind, tid, 1, &fixed, sizeof fixed, text);
     }
 
+    // A mark or push with no message, from `source`.
+    void bare(HostEventKind kind, int tid, uint64_t t, EventSource source) {
+        const NvtxEventFixed fixed {};
+        feed(kind, tid, t, &fixed, sizeof fixed, {}, source);
+    }
+
 private:
     void event(HostEventKind kind, int tid, uint64_t t, uint64_t domain, uint64_t rangeId, const Message& m,
         const Attributes& a) {
@@ -86,9 +93,10 @@ private:
         const NvtxScopeFixed fixed { domain, rangeId };
         feed(kind, tid, t, &fixed, sizeof fixed, {});
     }
-    void feed(HostEventKind kind, int tid, uint64_t t, const void* fixed, size_t fixedBytes, const std::string& text) {
+    void feed(HostEventKind kind, int tid, uint64_t t, const void* fixed, size_t fixedBytes, const std::string& text,
+        EventSource source = EventSource::Nvtx) {
         const size_t size = (sizeof(RecordHeader) + fixedBytes + text.size() + 15) & ~size_t(15);
-        RecordHeader header { uint32_t(size), kind, uint16_t(text.size()), t };
+        RecordHeader header { uint32_t(size), kind, source, uint16_t(text.size()), t };
         std::vector<std::byte> body(size - sizeof header);
         memcpy(body.data(), fixed, fixedBytes);
         memcpy(body.data() + fixedBytes, text.data(), text.size());
@@ -414,4 +422,38 @@ TEST_F(HostEventSinkTest, RangeIdsAndStringsContinueInAReopenedFile) {
     EXPECT_EQ(q.rows("SELECT r.id, s.value FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id ORDER BY r.start_ns"),
         (std::vector<Row> { { v("1"), v("before-exec") }, { v("2"), v("after-exec") }, { v("3"), v("before-exec") } }));
     EXPECT_EQ(q.scalar("SELECT count(*) FROM strings WHERE value = 'before-exec'"), 1);
+}
+
+TEST_F(HostEventSinkTest, RecordsWrittenAndDiscardedAreCountedByThreadAndSource) {
+    auto& f = *m_feed;
+    f.push(7, 10, 0, Feeder::text("a"));
+    f.pop(7, 20);
+    f.bare(HostEventKind::NvtxMark, 7, 30, EventSource::Python);
+    f.bare(HostEventKind::NvtxMark, 8, 40, EventSource::Python);
+    m_sink->countWritten(kPid, EventSource::HostSampler);
+    RecordHeader header {};
+    header.source = EventSource::Gemm;
+    m_sink->discard(8, header);
+    m_sink->discard(8, header);
+    EXPECT_EQ(m_sink->consumed(), 4u);
+    EXPECT_EQ(m_sink->discarded(), 2u);
+    const auto& written = m_sink->written().counts();
+    ASSERT_EQ(written.size(), 3u);
+    EXPECT_EQ(written.at(7)[size_t(EventSource::Nvtx)], 2u);
+    EXPECT_EQ(written.at(7)[size_t(EventSource::Python)], 1u);
+    EXPECT_EQ(written.at(8)[size_t(EventSource::Python)], 1u);
+    EXPECT_EQ(written.at(kPid)[size_t(EventSource::HostSampler)], 1u);
+    EXPECT_EQ(m_sink->discardedBySource().counts().at(8)[size_t(EventSource::Gemm)], 2u);
+
+    // The table: one row per (source, thread), and CUPTI's counts with no thread.
+    SourceCounts::addWritten(EventSource::Cupti, 100);
+    SourceCounts::addDropped(EventSource::Cupti, 5);
+    for (const EventCountRow& row : collectEventCounts(m_sink->written(), m_sink->discardedBySource()))
+        m_db->addEventCount(eventSourceName(row.source), row.tid, row.written, row.dropped);
+    SourceCounts::resetAfterFork();
+    auto q = finish();
+    EXPECT_EQ(q->rows("SELECT source, tid, written, dropped FROM event_counts ORDER BY source, tid"),
+        (std::vector<Row> { { v("cupti"), null, v("100"), v("5") }, { v("gemm"), v("8"), v("0"), v("2") },
+            { v("host_sampler"), v("4242"), v("1"), v("0") }, { v("nvtx"), v("7"), v("2"), v("0") },
+            { v("python"), v("7"), v("1"), v("0") }, { v("python"), v("8"), v("1"), v("0") } }));
 }

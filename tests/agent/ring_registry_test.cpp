@@ -1,17 +1,22 @@
-// RingRegistry: one ring per producing thread, made lazily within a memory budget. Many threads
-// emitting while a writer drains account for every event; threads beyond the budget have their
-// events counted as drops; rings of exited threads are freed and their memory reused.
+// RingRegistry: one ring per producing thread, made lazily, growing from one shared budget. Many
+// threads emitting while a writer drains account for every event and drop none under the budget;
+// once it is spent, drops are counted per thread and source; rings of exited threads are freed and
+// their memory reused; a busy thread lives on the writer's recycled segments instead of mapping new
+// ones. Also BufferBudget under concurrent reservations.
 // The registry is process-global: every test starts and ends with it drained, and emits only from
 // threads it starts (the main thread never gets a ring here).
 
+#include "buffer_budget.h"
 #include "ring_registry.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <gtest/gtest.h>
 #include <latch>
 #include <map>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace tuneup::agent;
@@ -22,13 +27,17 @@ struct Event {
     uint32_t thread;
     uint32_t seq;
 };
+// 16 header + 8 + 13 of text: 48 bytes a record.
+constexpr size_t kRecordBytes = 48;
+constexpr size_t kPage = 4096;
 
 // Drains until nothing is left, so retired rings are freed (a ring retired after a drain began
-// is freed by the next one).
+// is freed by the next one), then gives back the memory kept for reuse.
 size_t drainEverything() {
     size_t total = 0;
     for (int i = 0; i < 3; ++i)
         total += RingRegistry::drainAll([](int, const RecordHeader&, const std::byte*) {});
+    RingRegistry::releaseSpareSegments();
     return total;
 }
 
@@ -37,45 +46,64 @@ RingTotals delta(const RingTotals& before) {
     return { now.produced - before.produced, now.dropped - before.dropped, now.truncated - before.truncated };
 }
 
-bool emitEvent(uint32_t thread, uint32_t seq) {
+bool emitEvent(uint32_t thread, uint32_t seq, EventSource source = EventSource::Nvtx) {
     const Event event { thread, seq };
-    return RingRegistry::emit(HostEventKind::NvtxMark, seq, &event, sizeof event, "registry-test");
+    return RingRegistry::emit(source, HostEventKind::NvtxMark, seq, &event, sizeof event, "registry-test");
+}
+
+// The registry's drops of the threads `tids`, by tid.
+std::map<int, ThreadDrops> dropsOf(const std::vector<int>& tids) {
+    std::map<int, ThreadDrops> out;
+    for (const ThreadDrops& drops : RingRegistry::drops())
+        if (std::find(tids.begin(), tids.end(), drops.tid) != tids.end()) out[drops.tid] = drops;
+    return out;
 }
 
 class RingRegistryTest : public ::testing::Test {
 protected:
-    void SetUp() override { drainEverything(); }
+    void SetUp() override {
+        drainEverything();
+        ASSERT_EQ(BufferBudget::used(), 0u) << "rings of an earlier test still hold memory";
+    }
     void TearDown() override {
         drainEverything();
+        EXPECT_EQ(BufferBudget::used(), 0u) << "every segment given back once the threads are gone";
         RingRegistry::setFirstRingHook(nullptr);
         RingRegistry::configure(1 << 20, 32 << 20);
     }
 };
 
 // Runs `threads` threads that each call emitEvent `perThread` times, all alive at once while they
-// emit; returns for each thread how many events its ring accepted.
-std::vector<uint32_t> runThreads(uint32_t threads, uint32_t perThread) {
-    std::vector<uint32_t> accepted(threads, 0);
-    std::latch firstEmitted(threads), mayExit(1);
+// emit; returns for each thread how many events its ring accepted, and its tid.
+struct ThreadsRun {
+    std::vector<uint32_t> accepted;
+    std::vector<int> tids;
+};
+ThreadsRun runThreads(uint32_t threads, uint32_t perThread) {
+    ThreadsRun run { std::vector<uint32_t>(threads, 0), std::vector<int>(threads, 0) };
+    std::latch firstEmitted(threads), mayGoOn(1);
     std::vector<std::thread> pool;
     for (uint32_t t = 0; t < threads; ++t)
         pool.emplace_back([&, t] {
-            accepted[t] += emitEvent(t, 0) ? 1 : 0; // takes (or is refused) a ring
+            run.tids[t] = int(gettid());
+            run.accepted[t] += emitEvent(t, 0) ? 1 : 0; // takes (or is refused) its first segment
             firstEmitted.count_down();
-            mayExit.wait();
+            mayGoOn.wait();
             for (uint32_t i = 1; i < perThread; ++i)
-                accepted[t] += emitEvent(t, i) ? 1 : 0;
+                run.accepted[t] += emitEvent(t, i) ? 1 : 0;
         });
     firstEmitted.wait();
-    mayExit.count_down();
+    mayGoOn.count_down();
     for (auto& thread : pool)
         thread.join();
-    return accepted;
+    return run;
 }
 
 } // namespace
 
-TEST_F(RingRegistryTest, ManyThreadsWithAConcurrentWriterAccountForEveryEvent) {
+TEST_F(RingRegistryTest, ManyThreadsWithAConcurrentWriterAccountForEveryEventAndDropNone) {
+    // 16 threads x 20000 records of 48 bytes: 15 MB in 16 KiB segments, well within the budget
+    // however far behind the writer is.
     RingRegistry::configure(16 << 10, 64 << 20);
     const RingTotals before = RingRegistry::totals();
     constexpr uint32_t kThreads = 16, kPerThread = 20000;
@@ -86,6 +114,7 @@ TEST_F(RingRegistryTest, ManyThreadsWithAConcurrentWriterAccountForEveryEvent) {
         Event event;
         memcpy(&event, body, sizeof event);
         EXPECT_EQ(header.kind, HostEventKind::NvtxMark);
+        EXPECT_EQ(header.source, EventSource::Nvtx);
         EXPECT_EQ(
             std::string_view(reinterpret_cast<const char*>(body + sizeof event), header.textBytes), "registry-test");
         seen[tid].push_back(event);
@@ -112,85 +141,139 @@ TEST_F(RingRegistryTest, ManyThreadsWithAConcurrentWriterAccountForEveryEvent) {
 
     const RingTotals counted = delta(before);
     EXPECT_EQ(counted.produced, uint64_t(kThreads) * kPerThread);
-    EXPECT_EQ(drained + counted.dropped, counted.produced);
+    EXPECT_EQ(counted.dropped, 0u);
+    EXPECT_EQ(drained, counted.produced);
     EXPECT_EQ(seen.size(), size_t(kThreads)) << "one ring per thread";
     for (auto& [tid, events] : seen) {
-        ASSERT_FALSE(events.empty());
+        ASSERT_EQ(events.size(), kPerThread);
         const uint32_t thread = events[0].thread;
         for (size_t i = 0; i < events.size(); ++i) {
             ASSERT_EQ(events[i].thread, thread) << "tid " << tid << " carries another thread's events";
-            if (i > 0) {
-                ASSERT_GT(events[i].seq, events[i - 1].seq) << "events of one thread out of order";
-            }
+            ASSERT_EQ(events[i].seq, i) << "events of one thread out of order";
         }
     }
 }
 
-TEST_F(RingRegistryTest, ThreadsBeyondTheBudgetHaveTheirEventsCountedAsDropped) {
-    RingRegistry::configure(4096, 4 * 4096);
+TEST_F(RingRegistryTest, AThreadGrowsWithoutDroppingWhileTheWriterIsAway) {
+    RingRegistry::configure(16 << 10, 8 << 20);
     const RingTotals before = RingRegistry::totals();
-    const auto accepted = runThreads(6, 10);
-    int withRing = 0, without = 0;
-    for (uint32_t count : accepted) {
-        EXPECT_TRUE(count == 10 || count == 0) << count;
-        (count == 10 ? withRing : without)++;
+    const auto run = runThreads(1, 100000); // 4.8 MB, nothing drained meanwhile
+    EXPECT_EQ(run.accepted[0], 100000u);
+    EXPECT_EQ(delta(before).dropped, 0u);
+    EXPECT_EQ(drainEverything(), 100000u);
+}
+
+TEST_F(RingRegistryTest, OnceTheBudgetIsSpentDropsAreCountedPerThreadAndSource) {
+    // Four one-page first segments are the whole budget: four threads get one, two get none.
+    RingRegistry::configure(kPage, 4 * kPage);
+    const RingTotals before = RingRegistry::totals();
+    const auto run = runThreads(6, 10);
+    std::vector<int> refused;
+    for (size_t t = 0; t < run.accepted.size(); ++t) {
+        EXPECT_TRUE(run.accepted[t] == 10 || run.accepted[t] == 0) << run.accepted[t];
+        if (run.accepted[t] == 0) refused.push_back(run.tids[t]);
     }
-    EXPECT_EQ(withRing, 4);
-    EXPECT_EQ(without, 2);
+    ASSERT_EQ(refused.size(), 2u);
     const RingTotals counted = delta(before);
     EXPECT_EQ(counted.produced, 60u);
     EXPECT_EQ(counted.dropped, 20u);
+    const auto drops = dropsOf(run.tids);
+    ASSERT_EQ(drops.size(), 2u) << "only the threads that dropped";
+    for (int tid : refused) {
+        ASSERT_TRUE(drops.count(tid)) << tid;
+        for (size_t s = 0; s < kEventSourceCount; ++s)
+            EXPECT_EQ(drops.at(tid).dropped[s], EventSource(s) == EventSource::Nvtx ? 10u : 0u) << s;
+    }
     EXPECT_EQ(drainEverything(), 40u);
+    EXPECT_EQ(dropsOf(run.tids).size(), 2u) << "kept after the rings are freed";
+}
+
+TEST_F(RingRegistryTest, DropsOfOneThreadAreCountedBySource) {
+    RingRegistry::configure(kPage, 0); // nothing can be mapped
+    int tid = 0;
+    std::thread([&] {
+        tid = int(gettid());
+        emitEvent(0, 0, EventSource::Gemm);
+        emitEvent(0, 1, EventSource::Gemm);
+        emitEvent(0, 2, EventSource::Conv);
+        emitEvent(0, 3, EventSource::Torch);
+        RingRegistry::countDropped(EventSource::Python);
+    }).join();
+    const auto drops = dropsOf({ tid });
+    ASSERT_EQ(drops.size(), 1u);
+    const ThreadDrops& d = drops.at(tid);
+    EXPECT_EQ(d.dropped[size_t(EventSource::Gemm)], 2u);
+    EXPECT_EQ(d.dropped[size_t(EventSource::Conv)], 1u);
+    EXPECT_EQ(d.dropped[size_t(EventSource::Torch)], 1u);
+    EXPECT_EQ(d.dropped[size_t(EventSource::Python)], 1u);
+    EXPECT_EQ(d.dropped[size_t(EventSource::Nvtx)], 0u);
 }
 
 TEST_F(RingRegistryTest, RetiredRingsAreFreedAndTheirBudgetReused) {
-    RingRegistry::configure(4096, 4 * 4096);
+    RingRegistry::configure(kPage, 4 * kPage);
     for (int round = 0; round < 5; ++round) {
-        // Each round's threads exit; once drained, their rings' memory is free for the next round.
+        // Each round's threads exit; once drained, their memory is free for the next round.
         const RingTotals before = RingRegistry::totals();
-        const auto accepted = runThreads(4, 10);
-        for (uint32_t count : accepted)
+        const auto run = runThreads(4, 10);
+        for (uint32_t count : run.accepted)
             EXPECT_EQ(count, 10u) << "round " << round;
         EXPECT_EQ(delta(before).dropped, 0u);
         EXPECT_EQ(drainEverything(), 40u);
     }
 }
 
-TEST_F(RingRegistryTest, TheBudgetCountsTheRingsRealSize) {
-    // Rings are rounded up to a power of two: 5000 bytes make 8192-byte rings, so a budget of
-    // three rings' worth gives three rings, however the ring size was asked for.
-    RingRegistry::configure(5000, 3 * 8192);
-    for (int round = 0; round < 3; ++round) {
-        const auto accepted = runThreads(4, 2);
-        int withRing = 0;
-        for (uint32_t count : accepted)
-            withRing += count == 2 ? 1 : 0;
-        EXPECT_EQ(withRing, 3) << "round " << round;
-        drainEverything();
-    }
-}
-
 TEST_F(RingRegistryTest, TotalsSurviveTheirRingsBeingFreed) {
-    RingRegistry::configure(4096, 1 << 20);
+    // Three pages for three threads of 300 records each, nobody draining: whichever thread holds
+    // them, three full pages of 84 records are kept and the rest dropped.
+    RingRegistry::configure(kPage, 3 * kPage);
     const RingTotals before = RingRegistry::totals();
-    // 300 16-byte-aligned records of 48 bytes cannot fit a 4 KiB ring with nobody draining.
     runThreads(3, 300);
     const RingTotals whileAlive = delta(before);
-    drainEverything();
+    EXPECT_EQ(drainEverything(), 3 * ((kPage - RingSegment::kRecordsOffset) / kRecordBytes));
     const RingTotals afterFree = delta(before);
     EXPECT_EQ(whileAlive.produced, 900u);
-    EXPECT_GT(whileAlive.dropped, 0u);
+    EXPECT_EQ(whileAlive.dropped, 900u - 3 * 84);
     EXPECT_EQ(afterFree.produced, whileAlive.produced);
     EXPECT_EQ(afterFree.dropped, whileAlive.dropped);
 }
 
+TEST_F(RingRegistryTest, ABusyThreadLivesOnRecycledSegments) {
+    // Bursts smaller than a segment, drained between them: once the writer has left the thread a
+    // spare, every segment it fills comes back to it, and nothing new is mapped.
+    RingRegistry::configure(16 << 10, 64 << 20);
+    std::atomic<int> burstsDone { 0 }, burstsAllowed { 0 };
+    std::atomic<uint64_t> accepted { 0 };
+    constexpr int kBursts = 200, kPerBurst = 300; // 14 400 bytes a burst
+    std::thread producer([&] {
+        for (int b = 0; b < kBursts; ++b) {
+            while (burstsAllowed.load() <= b)
+                std::this_thread::yield();
+            for (int i = 0; i < kPerBurst; ++i)
+                accepted += emitEvent(0, uint32_t(b * kPerBurst + i)) ? 1 : 0;
+            burstsDone.store(b + 1);
+        }
+    });
+    uint64_t drained = 0, mappedAfterWarmUp = 0;
+    for (int b = 0; b < kBursts; ++b) {
+        burstsAllowed.store(b + 1);
+        while (burstsDone.load() <= b)
+            std::this_thread::yield();
+        drained += RingRegistry::drainAll([](int, const RecordHeader&, const std::byte*) {});
+        if (b == 9) mappedAfterWarmUp = RingSegment::mappedCount();
+    }
+    producer.join();
+    EXPECT_EQ(RingSegment::mappedCount(), mappedAfterWarmUp) << "segments mapped after the first ten bursts";
+    EXPECT_EQ(accepted.load(), uint64_t(kBursts) * kPerBurst);
+    EXPECT_EQ(drained + drainEverything(), uint64_t(kBursts) * kPerBurst);
+}
+
 TEST_F(RingRegistryTest, CountDroppedCountsOnTheCallingThread) {
-    RingRegistry::configure(4096, 1 << 20);
+    RingRegistry::configure(kPage, 1 << 20);
     const RingTotals before = RingRegistry::totals();
     std::thread([] {
-        RingRegistry::countDropped(); // before any ring: counted as a thread without a ring
+        RingRegistry::countDropped(EventSource::Nvtx); // before any ring: counted as a thread without one
         emitEvent(0, 0);
-        RingRegistry::countDropped();
+        RingRegistry::countDropped(EventSource::Nvtx);
     }).join();
     const RingTotals counted = delta(before);
     EXPECT_EQ(counted.produced, 3u);
@@ -206,13 +289,42 @@ void countHook() {
 } // namespace
 
 TEST_F(RingRegistryTest, FirstRingHookRunsOnceForEachNewThread) {
-    RingRegistry::configure(4096, 1 << 20);
+    RingRegistry::configure(kPage, 1 << 20);
     s_hookCalls = 0;
     RingRegistry::setFirstRingHook(countHook);
     runThreads(3, 5);
     EXPECT_EQ(s_hookCalls.load(), 3);
-    // Threads refused a ring run it too: the file must still say what they dropped.
-    RingRegistry::configure(4096, 0);
+    // Threads that get no memory run it too: the file must still say what they dropped.
+    RingRegistry::configure(kPage, 0);
     runThreads(2, 5);
     EXPECT_EQ(s_hookCalls.load(), 5);
+}
+
+TEST(BufferBudget, ConcurrentReservationsNeverPassTheLimit) {
+    const size_t limit = BufferBudget::limit();
+    const size_t base = BufferBudget::used();
+    BufferBudget::setLimit(base + 10 * kPage);
+    std::atomic<uint64_t> overLimit { 0 }, granted { 0 };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t)
+        threads.emplace_back([&] {
+            for (int i = 0; i < 20000; ++i) {
+                if (!BufferBudget::tryReserve(kPage)) continue;
+                ++granted;
+                if (BufferBudget::used() > base + 10 * kPage) ++overLimit;
+                BufferBudget::release(kPage);
+            }
+        });
+    for (auto& thread : threads)
+        thread.join();
+    EXPECT_EQ(overLimit.load(), 0u);
+    EXPECT_GT(granted.load(), 0u);
+    EXPECT_EQ(BufferBudget::used(), base);
+    // Exactly up to the limit, then refused.
+    for (int i = 0; i < 10; ++i)
+        EXPECT_TRUE(BufferBudget::tryReserve(kPage)) << i;
+    EXPECT_FALSE(BufferBudget::tryReserve(kPage));
+    EXPECT_FALSE(BufferBudget::tryReserve(size_t(-1)));
+    BufferBudget::release(10 * kPage);
+    BufferBudget::setLimit(limit);
 }

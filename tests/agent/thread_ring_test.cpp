@@ -1,7 +1,10 @@
-// ThreadRing: the lock-free per-thread event buffer. Records of every size survive the trip,
-// records never wrap (padding fills the end), a full ring drops and counts, and under a concurrent
-// producer and consumer produced == consumed + dropped exactly (run under TSan by the tsan preset).
+// ThreadRing: the lock-free per-thread event buffer that grows segment by segment from the shared
+// BufferBudget. Records of every size survive the trip, a ring grows instead of dropping while the
+// budget lasts, drops only when it is spent (counted by source), takes the writer's spare before it
+// maps memory, hands emptied segments back, and under a concurrent producer and consumer
+// produced == consumed + dropped exactly (run under TSan by the tsan preset).
 
+#include "buffer_budget.h"
 #include "thread_ring.h"
 
 #include <algorithm>
@@ -15,6 +18,9 @@
 using namespace tuneup::agent;
 
 namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kPageCapacity = kPage - RingSegment::kRecordsOffset; // record space of a one-page segment
 
 struct Drained {
     RecordHeader header;
@@ -41,30 +47,51 @@ std::vector<std::byte> pattern(size_t bytes, int seed) {
     return out;
 }
 
-} // namespace
-
-TEST(ThreadRing, CapacityIsAPowerOfTwoOfAtLeastOnePage) {
-    EXPECT_EQ(ThreadRing(1, 0).capacity(), 4096u);
-    EXPECT_EQ(ThreadRing(4096, 0).capacity(), 4096u);
-    EXPECT_EQ(ThreadRing(5000, 0).capacity(), 8192u);
-    EXPECT_EQ(ThreadRing(1 << 20, 0).capacity(), size_t(1) << 20);
-    EXPECT_EQ(ThreadRing(4096, 1234).tid(), 1234);
+bool mark(
+    ThreadRing& ring, uint64_t seq, size_t textBytes = 0, size_t reserve = 0, EventSource source = EventSource::Nvtx) {
+    return ring.write(source, HostEventKind::NvtxMark, seq, &seq, sizeof seq, std::string(textBytes, 'm'), reserve);
 }
 
-TEST(ThreadRing, RecordsOfManySizesRoundTrip) {
-    ThreadRing ring(64 << 10, 1);
+// Sets BufferBudget's limit for one test; every ring of the test is gone before it ends.
+class ThreadRingTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_EQ(BufferBudget::used(), 0u) << "a ring of an earlier test still holds memory";
+        BufferBudget::setLimit(64 << 20);
+    }
+    void TearDown() override {
+        EXPECT_EQ(BufferBudget::used(), 0u) << "a ring freed leaves nothing mapped";
+        BufferBudget::setLimit(32 << 20);
+    }
+};
+
+} // namespace
+
+TEST_F(ThreadRingTest, NothingIsMappedBeforeTheFirstWriteThenTheFirstSegment) {
+    ThreadRing ring(1234, 16 << 10, 1 << 20);
+    EXPECT_EQ(ring.tid(), 1234);
+    EXPECT_EQ(ring.segmentBytes(), size_t(1) << 20);
+    EXPECT_EQ(BufferBudget::used(), 0u);
+    ASSERT_TRUE(mark(ring, 1));
+    EXPECT_EQ(BufferBudget::used(), size_t(16) << 10);
+}
+
+TEST_F(ThreadRingTest, RecordsOfManySizesRoundTrip) {
+    ThreadRing ring(1, 64 << 10, 64 << 10);
     uint64_t written = 0;
     for (size_t fixedBytes : { 0, 8, 16, 24, 48, 72 }) {
         for (size_t textBytes : { 0, 1, 7, 15, 16, 17, 100, 1000, 4000 }) {
             const auto fixed = pattern(fixedBytes, int(fixedBytes + textBytes));
             const std::string text(textBytes, char('a' + textBytes % 26));
-            const auto kind = HostEventKind((written % 9) + 1);
-            ASSERT_TRUE(ring.write(kind, 1000 + written, fixed.data(), fixedBytes, text));
+            const auto kind = HostEventKind((written % 12) + 1);
+            const auto source = EventSource(written % 5);
+            ASSERT_TRUE(ring.write(source, kind, 1000 + written, fixed.data(), fixedBytes, text));
             ++written;
             auto records = drainAll(ring);
             ASSERT_EQ(records.size(), 1u);
             const Drained& r = records[0];
             EXPECT_EQ(r.header.kind, kind);
+            EXPECT_EQ(r.header.source, source);
             EXPECT_EQ(r.header.timeNs, 1000 + written - 1);
             EXPECT_EQ(r.header.textBytes, textBytes);
             EXPECT_EQ(r.header.size % 16, 0u);
@@ -78,85 +105,79 @@ TEST(ThreadRing, RecordsOfManySizesRoundTrip) {
     EXPECT_EQ(ring.dropped(), 0u);
 }
 
-TEST(ThreadRing, ManyRecordsDrainInOrder) {
-    ThreadRing ring(64 << 10, 1);
-    for (uint64_t i = 0; i < 500; ++i)
-        ASSERT_TRUE(ring.write(HostEventKind::NvtxMark, i, &i, sizeof i, std::string(i % 50, 'x')));
-    const auto records = drainAll(ring);
-    ASSERT_EQ(records.size(), 500u);
-    for (uint64_t i = 0; i < 500; ++i) {
-        uint64_t seq;
-        memcpy(&seq, records[i].body.data(), sizeof seq);
-        EXPECT_EQ(seq, i);
-        EXPECT_EQ(records[i].header.timeNs, i);
-        EXPECT_EQ(textOf(records[i], sizeof seq), std::string(i % 50, 'x'));
-    }
+TEST_F(ThreadRingTest, GrowsInsteadOfDroppingWhileTheBudgetLasts) {
+    // 20000 records of 32 bytes (640 000 bytes) with nobody draining: the first 4 KiB segment, then
+    // 64 KiB ones, and not one record dropped.
+    ThreadRing ring(1, kPage, 64 << 10);
+    for (uint64_t i = 0; i < 20000; ++i)
+        ASSERT_TRUE(mark(ring, i)) << i;
+    EXPECT_EQ(ring.dropped(), 0u);
+    const size_t growth = (20000 * 32 - kPageCapacity + (64 << 10) - RingSegment::kRecordsOffset - 1)
+        / ((64 << 10) - RingSegment::kRecordsOffset);
+    EXPECT_EQ(BufferBudget::used(), kPage + growth * (64 << 10));
+
+    size_t recycled = 0;
+    uint64_t expected = 0;
+    ring.drain(
+        [&](const RecordHeader& header, const std::byte* body) {
+            uint64_t seq;
+            memcpy(&seq, body, sizeof seq);
+            EXPECT_EQ(seq, expected);
+            EXPECT_EQ(header.timeNs, expected);
+            ++expected;
+        },
+        [&](RingSegment* segment) {
+            ++recycled;
+            RingSegment::free(segment);
+        });
+    EXPECT_EQ(expected, 20000u);
+    EXPECT_EQ(recycled, growth) << "every full segment but the one being written";
+    EXPECT_EQ(BufferBudget::used(), size_t(64) << 10) << "only the segment being written is left";
 }
 
-TEST(ThreadRing, ARecordThatDoesNotFitBeforeTheEndStartsAtZeroAfterPadding) {
-    ThreadRing ring(4096, 1);
-    // 50 records of 80 bytes: 4000 bytes, 96 left before the end.
-    const auto fixed = pattern(48, 1);
-    for (int i = 0; i < 50; ++i)
-        ASSERT_TRUE(ring.write(HostEventKind::NvtxMark, uint64_t(i), fixed.data(), 48, std::string(16, 'a')));
-    EXPECT_EQ(drainAll(ring).size(), 50u);
+TEST_F(ThreadRingTest, DropsOnlyWhenTheBudgetIsSpentAndCountsBySource) {
+    BufferBudget::setLimit(2 * kPage);
+    ThreadRing ring(1, kPage, kPage);
+    const size_t perSegment = kPageCapacity / 32;
+    for (uint64_t i = 0; i < 2 * perSegment; ++i)
+        ASSERT_TRUE(mark(ring, i)) << i;
+    EXPECT_EQ(BufferBudget::used(), 2 * kPage);
+    EXPECT_FALSE(mark(ring, 0, 0, 0, EventSource::Nvtx));
+    EXPECT_FALSE(mark(ring, 0, 0, 0, EventSource::Gemm));
+    EXPECT_FALSE(mark(ring, 0, 0, 0, EventSource::Gemm));
+    ring.countDropped(EventSource::Python);
+    EXPECT_EQ(ring.dropped(EventSource::Nvtx), 1u);
+    EXPECT_EQ(ring.dropped(EventSource::Gemm), 2u);
+    EXPECT_EQ(ring.dropped(EventSource::Python), 1u);
+    EXPECT_EQ(ring.dropped(EventSource::Conv), 0u);
+    EXPECT_EQ(ring.dropped(), 4u);
+    EXPECT_EQ(ring.produced(), 2 * perSegment + 4);
 
-    // 112 bytes do not fit in the last 96: padding to the end, then the record at offset 0.
-    const std::string text(48, 'w');
-    ASSERT_TRUE(ring.write(HostEventKind::NvtxPush, 77, fixed.data(), 48, text));
-    auto records = drainAll(ring);
-    ASSERT_EQ(records.size(), 1u) << "the padding record must not be visited";
-    EXPECT_EQ(records[0].header.kind, HostEventKind::NvtxPush);
-    EXPECT_EQ(records[0].header.size, 112u);
-    EXPECT_EQ(textOf(records[0], 48), text);
+    // Draining frees the full segment: the ring grows again.
+    EXPECT_EQ(drainAll(ring).size(), 2 * perSegment);
+    EXPECT_EQ(BufferBudget::used(), kPage);
+    EXPECT_TRUE(mark(ring, 1));
+    EXPECT_EQ(ring.produced(), ring.dropped() + 2 * perSegment + 1);
+}
 
-    EXPECT_EQ(ring.produced(), 51u);
+TEST_F(ThreadRingTest, ARecordLargerThanASegmentGetsASegmentOfItsOwn) {
+    ThreadRing ring(1, kPage, kPage);
+    ASSERT_TRUE(mark(ring, 1, 10));
+    const std::string big(60000, 'b');
+    ASSERT_TRUE(ring.write(EventSource::Nvtx, HostEventKind::NvtxMark, 2, nullptr, 0, big));
+    ASSERT_TRUE(mark(ring, 3, 10)); // in what is left of the big segment's last page
+    EXPECT_EQ(BufferBudget::used(), kPage + RingSegment::mappedSizeFor(60016));
+    const auto records = drainAll(ring);
+    ASSERT_EQ(records.size(), 3u);
+    EXPECT_EQ(textOf(records[1], 0), big);
+    EXPECT_EQ(records[2].header.timeNs, 3u);
     EXPECT_EQ(ring.dropped(), 0u);
 }
 
-TEST(ThreadRing, PaddingCountsAgainstTheSpaceLeft) {
-    ThreadRing ring(4096, 1);
-    const auto fixed = pattern(48, 2);
-    // 63 records of 64 bytes leave 64 bytes, all at the end of the ring.
-    for (int i = 0; i < 63; ++i)
-        ASSERT_TRUE(ring.write(HostEventKind::NvtxMark, 0, fixed.data(), 48, {}));
-    // A 96-byte record needs 64 bytes of padding plus 96: only 64 are free.
-    EXPECT_FALSE(ring.write(HostEventKind::NvtxMark, 0, fixed.data(), 48, std::string(32, 'x')));
-    // A 64-byte record fits exactly.
-    EXPECT_TRUE(ring.write(HostEventKind::NvtxMark, 0, fixed.data(), 48, {}));
-    EXPECT_FALSE(ring.write(HostEventKind::NvtxMark, 0, fixed.data(), 48, {}));
-    EXPECT_EQ(drainAll(ring).size(), 64u);
-    EXPECT_EQ(ring.produced(), 66u);
-    EXPECT_EQ(ring.dropped(), 2u);
-}
-
-TEST(ThreadRing, FullRingDropsAndCountsThenRecovers) {
-    ThreadRing ring(4096, 1);
-    int accepted = 0;
-    for (int i = 0; i < 300; ++i)
-        accepted += ring.write(HostEventKind::NvtxPop, 0, nullptr, 0, {}) ? 1 : 0; // 16-byte records
-    EXPECT_EQ(accepted, 4096 / 16);
-    EXPECT_EQ(ring.produced(), 300u);
-    EXPECT_EQ(ring.dropped(), 300u - 256);
-    EXPECT_EQ(drainAll(ring).size(), 256u);
-    EXPECT_TRUE(ring.write(HostEventKind::NvtxPop, 0, nullptr, 0, {}));
-    EXPECT_EQ(ring.produced(), 301u);
-    EXPECT_EQ(ring.dropped(), 300u - 256);
-}
-
-TEST(ThreadRing, RecordLargerThanTheRingIsDropped) {
-    ThreadRing ring(4096, 1);
-    EXPECT_FALSE(ring.write(HostEventKind::NvtxMark, 0, nullptr, 0, std::string(5000, 'x')));
-    EXPECT_EQ(ring.dropped(), 1u);
-    EXPECT_TRUE(drainAll(ring).empty());
-    EXPECT_TRUE(ring.write(HostEventKind::NvtxMark, 0, nullptr, 0, "small"));
-    EXPECT_EQ(drainAll(ring).size(), 1u);
-}
-
-TEST(ThreadRing, LongTextIsTruncatedAndCounted) {
-    ThreadRing ring(256 << 10, 1);
+TEST_F(ThreadRingTest, LongTextIsTruncatedAndCounted) {
+    ThreadRing ring(1, 64 << 10, 64 << 10);
     const std::string text(70000, 'q');
-    ASSERT_TRUE(ring.write(HostEventKind::NvtxMark, 0, nullptr, 0, text));
+    ASSERT_TRUE(ring.write(EventSource::Nvtx, HostEventKind::NvtxMark, 0, nullptr, 0, text));
     const auto records = drainAll(ring);
     ASSERT_EQ(records.size(), 1u);
     EXPECT_EQ(records[0].header.textBytes, 65535);
@@ -165,32 +186,61 @@ TEST(ThreadRing, LongTextIsTruncatedAndCounted) {
     EXPECT_EQ(ring.dropped(), 0u);
 }
 
-TEST(ThreadRing, ReservedBytesStayFree) {
-    ThreadRing ring(4096, 1);
-    const auto fixed = pattern(48, 3);
-    // 62 records of 64 bytes: 128 bytes free.
-    for (int i = 0; i < 62; ++i)
-        ASSERT_TRUE(ring.write(HostEventKind::NvtxMark, 0, fixed.data(), 48, {}));
-    // 64 bytes with 96 kept free would leave only 64: refused. With 64 kept free: accepted.
-    EXPECT_FALSE(ring.write(HostEventKind::NvtxMark, 0, fixed.data(), 48, {}, 96));
-    EXPECT_TRUE(ring.write(HostEventKind::NvtxMark, 0, fixed.data(), 48, {}, 64));
-    // The last 64 bytes, with nothing kept: accepted.
-    EXPECT_TRUE(ring.write(HostEventKind::NvtxMark, 0, fixed.data(), 48, {}, 0));
-    EXPECT_EQ(ring.dropped(), 1u);
-    EXPECT_EQ(drainAll(ring).size(), 64u);
-}
-
-TEST(ThreadRing, CountDroppedCountsProducedAndDropped) {
-    ThreadRing ring(4096, 1);
-    ring.countDropped();
-    ring.countDropped();
-    EXPECT_EQ(ring.produced(), 2u);
+TEST_F(ThreadRingTest, ReservedBytesStayFreeInTheSegmentBeingWritten) {
+    // One segment is all the budget: what a writer reserved must fit without another.
+    BufferBudget::setLimit(kPage);
+    ThreadRing ring(1, kPage, kPage);
+    // 120 records of 32 bytes: 3840 bytes, 192 left.
+    for (uint64_t i = 0; i < 120; ++i)
+        ASSERT_TRUE(mark(ring, i));
+    // 32 bytes with 192 kept free would need 224: refused. With 160 kept free: accepted.
+    EXPECT_FALSE(mark(ring, 0, 0, 192));
+    EXPECT_TRUE(mark(ring, 0, 0, 160));
+    // The kept 160 bytes take five more records reserving nothing, and not a sixth.
+    for (int i = 0; i < 5; ++i)
+        EXPECT_TRUE(mark(ring, 0));
+    EXPECT_FALSE(mark(ring, 0));
     EXPECT_EQ(ring.dropped(), 2u);
-    EXPECT_TRUE(drainAll(ring).empty());
+    EXPECT_EQ(drainAll(ring).size(), 126u);
 }
 
-TEST(ThreadRing, RetireIsVisible) {
-    ThreadRing ring(4096, 1);
+TEST_F(ThreadRingTest, ARingTakesItsSpareBeforeItMapsMemory) {
+    ThreadRing ring(1, kPage, kPage);
+    ASSERT_TRUE(mark(ring, 0));
+    RingSegment* spare = RingSegment::allocate(kPageCapacity);
+    ASSERT_NE(spare, nullptr);
+    EXPECT_FALSE(ring.hasSpare());
+    ring.offerSpare(spare);
+    EXPECT_TRUE(ring.hasSpare());
+    const size_t used = BufferBudget::used();
+    for (uint64_t i = 1; i < kPageCapacity / 32 + 1; ++i)
+        ASSERT_TRUE(mark(ring, i));
+    EXPECT_FALSE(ring.hasSpare()) << "taken when the first segment was full";
+    EXPECT_EQ(BufferBudget::used(), used) << "nothing more mapped";
+    std::vector<RingSegment*> recycled;
+    EXPECT_EQ(ring.drain([](const RecordHeader&, const std::byte*) {},
+                  [&](RingSegment* segment) { recycled.push_back(segment); }),
+        kPageCapacity / 32 + 1);
+    ASSERT_EQ(recycled.size(), 1u);
+    EXPECT_NE(recycled[0], spare) << "the first segment comes back; the spare is being written";
+    // A spare given back before the producer takes it.
+    recycled[0]->reset();
+    ring.offerSpare(recycled[0]);
+    EXPECT_EQ(ring.takeSpareBack(), recycled[0]);
+    EXPECT_EQ(ring.takeSpareBack(), nullptr);
+    RingSegment::free(recycled[0]);
+}
+
+TEST_F(ThreadRingTest, ASpareTooSmallForTheRecordIsLeftForLater) {
+    ThreadRing ring(1, kPage, kPage);
+    ring.offerSpare(RingSegment::allocate(kPageCapacity));
+    ASSERT_TRUE(ring.write(EventSource::Nvtx, HostEventKind::NvtxMark, 0, nullptr, 0, std::string(10000, 'x')));
+    EXPECT_TRUE(ring.hasSpare());
+    EXPECT_EQ(drainAll(ring).size(), 1u);
+}
+
+TEST_F(ThreadRingTest, RetireIsVisible) {
+    ThreadRing ring(1, kPage, kPage);
     EXPECT_FALSE(ring.retired());
     ring.retire();
     EXPECT_TRUE(ring.retired());
@@ -199,26 +249,36 @@ TEST(ThreadRing, RetireIsVisible) {
 namespace {
 
 // One producer writes `count` records of varying sizes (its sequence number, then text derived
-// from it) while one consumer drains; the consumer checks every record it sees.
-void stress(size_t ringBytes, uint64_t count, bool slowConsumer) {
-    ThreadRing ring(ringBytes, 1);
+// from it) while one consumer drains and, as the writer does, leaves emptied segments as spares;
+// the consumer checks every record it sees.
+void stress(size_t segmentBytes, size_t budgetBytes, uint64_t count, bool slowConsumer, bool mayDrop) {
+    BufferBudget::setLimit(budgetBytes);
+    ThreadRing ring(1, segmentBytes, segmentBytes);
     std::atomic<bool> done { false };
-    uint64_t consumed = 0, lastSeq = 0, badRecords = 0, paddingSeen = 0;
+    uint64_t consumed = 0, lastSeq = 0, badRecords = 0;
     bool first = true;
     auto consume = [&] {
-        return ring.drain([&](const RecordHeader& header, const std::byte* body) {
-            uint64_t seq;
-            memcpy(&seq, body, sizeof seq);
-            const std::string text(reinterpret_cast<const char*>(body + sizeof seq), header.textBytes);
-            const bool good = header.kind == HostEventKind::NvtxMark && header.timeNs == seq
-                && header.textBytes == seq % 301 && text == std::string(seq % 301, char('a' + seq % 26))
-                && (first || seq > lastSeq);
-            badRecords += good ? 0 : 1;
-            paddingSeen += header.kind == HostEventKind::Padding ? 1 : 0;
-            lastSeq = seq;
-            first = false;
-            ++consumed;
-        });
+        return ring.drain(
+            [&](const RecordHeader& header, const std::byte* body) {
+                uint64_t seq;
+                memcpy(&seq, body, sizeof seq);
+                const std::string text(reinterpret_cast<const char*>(body + sizeof seq), header.textBytes);
+                const bool good = header.kind == HostEventKind::NvtxMark && header.source == EventSource::Conv
+                    && header.timeNs == seq && header.textBytes == seq % 301
+                    && text == std::string(seq % 301, char('a' + seq % 26)) && (first || seq > lastSeq);
+                badRecords += good ? 0 : 1;
+                lastSeq = seq;
+                first = false;
+                ++consumed;
+            },
+            [&](RingSegment* segment) {
+                if (!ring.hasSpare() && segment->mappedBytes == ring.segmentBytes()) {
+                    segment->reset();
+                    ring.offerSpare(segment);
+                } else {
+                    RingSegment::free(segment);
+                }
+            });
     };
     std::thread consumer([&] {
         while (!done.load(std::memory_order_acquire)) {
@@ -234,28 +294,33 @@ void stress(size_t ringBytes, uint64_t count, bool slowConsumer) {
     std::string text;
     for (uint64_t seq = 0; seq < count; ++seq) {
         text.assign(seq % 301, char('a' + seq % 26));
-        accepted += ring.write(HostEventKind::NvtxMark, seq, &seq, sizeof seq, text) ? 1 : 0;
+        accepted += ring.write(EventSource::Conv, HostEventKind::NvtxMark, seq, &seq, sizeof seq, text) ? 1 : 0;
     }
     done.store(true, std::memory_order_release);
     consumer.join();
 
     EXPECT_EQ(badRecords, 0u);
-    EXPECT_EQ(paddingSeen, 0u);
     EXPECT_EQ(ring.produced(), count);
     EXPECT_EQ(consumed, accepted);
     EXPECT_EQ(ring.produced(), consumed + ring.dropped());
+    EXPECT_EQ(ring.dropped(), ring.dropped(EventSource::Conv));
+    EXPECT_LE(BufferBudget::used(), budgetBytes);
+    if (!mayDrop) {
+        EXPECT_EQ(ring.dropped(), 0u);
+    }
 }
 
 } // namespace
 
-TEST(ThreadRingStress, SmallRingConcurrentProducerAndConsumerAccountExactly) {
-    stress(4096, 300000, false);
+TEST_F(ThreadRingTest, StressSmallSegmentsWithinABudgetTheyNeverFill) {
+    // 300 000 records of at most 336 bytes: under 100 MB, the budget.
+    stress(kPage, 128 << 20, 300000, false, false);
 }
 
-TEST(ThreadRingStress, SlowConsumerDropsButAccountsExactly) {
-    stress(16 << 10, 300000, true);
+TEST_F(ThreadRingTest, StressSlowConsumerAndTinyBudgetDropsButAccountsExactly) {
+    stress(16 << 10, 64 << 10, 300000, true, true);
 }
 
-TEST(ThreadRingStress, LargeRingConcurrentProducerAndConsumer) {
-    stress(1 << 20, 300000, false);
+TEST_F(ThreadRingTest, StressLargeSegments) {
+    stress(1 << 20, 8 << 20, 300000, false, true);
 }

@@ -7,6 +7,11 @@
 //   nvtx_client fork --children C --ranges R [--busy]       a parent that forks children emitting NVTX
 //                                                           (--busy: a parent thread emits meanwhile,
 //                                                           so the parent's writer is busy at each fork)
+//   nvtx_client burst --threads N --ranges R --child-ranges C
+//                                                           a burst as fast as it goes: N threads of R
+//                                                           ranges each, and meanwhile a forked child's
+//                                                           main thread making C ranges (every thread has
+//                                                           made its first range before the fork)
 //   nvtx_client forever [--ready FILE] [--progress FILE]    ranges until killed (signal tests); --progress
 //                                                           appends "<k> <CLOCK_MONOTONIC ns>" just before
 //                                                           range k starts, every 100 ranges
@@ -171,6 +176,49 @@ int forkChildren(int argc, char** argv) {
     return 0;
 }
 
+void burstRange(const char* who, int thread, int index) {
+    char name[48];
+    snprintf(name, sizeof name, "%s/%d/%d", who, thread, index);
+    nvtxRangePushA(name);
+    nvtxRangePop();
+}
+
+int burst(int argc, char** argv) {
+    const int threads = option(argc, argv, "--threads", 4);
+    const int count = option(argc, argv, "--ranges", 20000);
+    const int childCount = option(argc, argv, "--child-ranges", 20000);
+    std::atomic<int> ready { 0 };
+    std::atomic<bool> go { false };
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t)
+        workers.emplace_back([&, t] {
+            burstRange("burst", t, 0);
+            ready.fetch_add(1);
+            while (!go.load())
+                std::this_thread::yield();
+            for (int i = 1; i < count; ++i)
+                burstRange("burst", t, i);
+        });
+    while (ready.load() < threads)
+        std::this_thread::yield();
+    const pid_t child = fork();
+    if (child == 0) {
+        for (int i = 0; i < childCount; ++i)
+            burstRange("child", 0, i);
+        exit(0);
+    }
+    go.store(true);
+    for (auto& w : workers)
+        w.join();
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "burst: the child failed\n");
+        return 1;
+    }
+    printf("emitted %lld 0\n", (long long)threads * count);
+    return 0;
+}
+
 int forever(int argc, char** argv) {
     const char* ready = textOption(argc, argv, "--ready");
     const char* progressPath = textOption(argc, argv, "--progress");
@@ -200,7 +248,8 @@ int main(int argc, char** argv) {
     if (mode == "ranges") return ranges(argc, argv);
     if (mode == "domains") return domains();
     if (mode == "fork") return forkChildren(argc, argv);
+    if (mode == "burst") return burst(argc, argv);
     if (mode == "forever") return forever(argc, argv);
-    fprintf(stderr, "usage: nvtx_client ranges|domains|fork|forever [options]\n");
+    fprintf(stderr, "usage: nvtx_client ranges|domains|fork|burst|forever [options]\n");
     return 2;
 }

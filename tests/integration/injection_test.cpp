@@ -104,7 +104,7 @@ TEST_F(InjectionTest, NvtxFromOneThread) {
 }
 
 TEST_F(InjectionTest, NvtxFromSixteenThreads) {
-    // 1000 ranges per thread fit in one 1 MiB ring: nothing can be dropped however slow the writer.
+    // 32 000 events fit the default budget many times over: nothing can be dropped however slow the writer.
     auto run = runClient({ "ranges", "--threads", "16", "--ranges", "500", "--depth", "2" });
     EXPECT_EQ(parseEmitted(run->out()).ranges, 16000);
     auto q = open();
@@ -513,9 +513,9 @@ TEST_F(InjectionTest, NoGpuMetadata) {
 }
 
 TEST_F(InjectionTest, OverflowIsAccountedExactly) {
-    // A 16 KiB ring and a burst of 200000 ranges: most are dropped, and every one is counted.
-    auto run = runClient(
-        { "ranges", "--threads", "1", "--ranges", "200000", "--unnamed" }, withEnv({ { "TUNEUP_BUFFER_KB", "16" } }));
+    // A 1 MiB budget and a burst of 200000 ranges: most are dropped, and every one is counted.
+    auto run = runClient({ "ranges", "--threads", "1", "--ranges", "200000", "--unnamed" },
+        withEnv({ { "TUNEUP_MAX_BUFFER_MB", "1" }, { "TUNEUP_BUFFER_KB", "16" } }));
     const long long ranges = parseEmitted(run->out()).ranges;
     ASSERT_EQ(ranges, 200000);
     auto q = open();
