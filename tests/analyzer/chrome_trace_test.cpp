@@ -8,6 +8,7 @@
 #include "import/importer.h"
 #include "import/kineto_json.h"
 #include "model/trace_builder.h"
+#include "shared_traces.h"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -177,8 +178,7 @@ TEST(ChromeTrace, StepsAndFindingsAreMarked) {
 TEST(ChromeTrace, RealKinetoTraceSurvivesTheRoundTrip) {
     const std::filesystem::path path = std::filesystem::path(TUNEUP_SHARED_TRACES)
         / "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz";
-    if (!std::filesystem::exists(path))
-        GTEST_SKIP() << "../shared/traces is absent (a fresh clone): the real-trace tests run in CI";
+    TUNEUP_REQUIRE_SHARED_TRACES(std::filesystem::path(TUNEUP_SHARED_TRACES));
     const TraceModel original = importTrace(path.string());
     std::vector<TraceModel> job;
     job.push_back(importTrace(path.string()));

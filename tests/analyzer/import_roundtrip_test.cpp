@@ -5,6 +5,7 @@
 #include "export/tuneup_writer.h"
 #include "import/importer.h"
 #include "model/trace_builder.h"
+#include "shared_traces.h"
 #include "temp_dir.h"
 
 #include <filesystem>
@@ -33,7 +34,7 @@ template <class Table> int64_t totalDuration(const Table& t) {
 }
 
 TEST_P(ImportRoundTrip, EveryTableKeepsItsRows) {
-    if (!fs::is_directory(kTraces)) GTEST_SKIP() << "real traces not found at " << kTraces;
+    TUNEUP_REQUIRE_SHARED_TRACES(kTraces);
     const TraceModel source = importTrace((kTraces / GetParam()).string());
     const std::string file = (fs::path(m_dir) / "imported.db").string();
     writeTuneupFile(source, file);

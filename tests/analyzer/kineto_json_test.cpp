@@ -10,6 +10,7 @@
 #include "import/import_error.h"
 #include "import/kineto_json.h"
 #include "model/trace_builder.h"
+#include "shared_traces.h"
 
 #include <algorithm>
 #include <chrono>
@@ -29,12 +30,7 @@ namespace {
 
 const fs::path kTraces = TUNEUP_SHARED_TRACES;
 
-#define REQUIRE_TRACES()                                                                                               \
-    do {                                                                                                               \
-        if (!fs::is_directory(kTraces))                                                                                \
-            GTEST_SKIP() << "real traces not found at " << kTraces                                                     \
-                         << " (configure with -DTUNEUP_SHARED_TRACES=<path to shared/traces>)";                        \
-    } while (0)
+#define REQUIRE_TRACES() TUNEUP_REQUIRE_SHARED_TRACES(kTraces)
 
 TraceModel load(const std::string& relative) {
     return importKinetoJson((kTraces / relative).string());

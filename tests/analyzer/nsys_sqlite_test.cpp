@@ -10,6 +10,7 @@
 #include "import/nsys_sqlite.h"
 #include "import/tuneup_file.h"
 #include "nsys_fixture.h"
+#include "shared_traces.h"
 #include "steps/step_detector.h"
 #include "temp_dir.h"
 
@@ -37,12 +38,7 @@ const std::string kCloverleaf = kCloverleafDir + "perlmutter-cloverleaf-cuda.sql
 const std::string kSaxpy = "pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sqlite";
 const std::string kNoCuda = "dynamicvit/nsys_profile.sqlite";
 
-#define REQUIRE_TRACES()                                                                                               \
-    do {                                                                                                               \
-        if (!fs::is_directory(kTraces))                                                                                \
-            GTEST_SKIP() << "real traces not found at " << kTraces                                                     \
-                         << " (configure with -DTUNEUP_SHARED_TRACES=<path to shared/traces>)";                        \
-    } while (0)
+#define REQUIRE_TRACES() TUNEUP_REQUIRE_SHARED_TRACES(kTraces)
 
 std::string shared(const std::string& relative) {
     return (kTraces / relative).string();

@@ -7,6 +7,7 @@
 #include "model/trace_builder.h"
 #include "report/report.h"
 #include "report/report_helpers.h"
+#include "shared_traces.h"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -302,8 +303,7 @@ TEST(ReportHelpers, TopKernelsByTotalTime) {
 TEST(Reports, RealKinetoTrace) {
     const std::filesystem::path path
         = std::filesystem::path(TUNEUP_SHARED_TRACES) / "param/et_replay/tests/inputs/resnet_kineto.json.gz";
-    if (!std::filesystem::exists(path))
-        GTEST_SKIP() << "../shared/traces is absent (a fresh clone): the real-trace tests run in CI";
+    TUNEUP_REQUIRE_SHARED_TRACES(std::filesystem::path(TUNEUP_SHARED_TRACES));
     std::vector<TraceModel> models;
     models.push_back(importTrace(path.string()));
     const Rendered r = render(std::move(models));

@@ -9,6 +9,7 @@
 #include "import/importer.h"
 #include "model/trace_builder.h"
 #include "report/report.h"
+#include "shared_traces.h"
 #include "temp_dir.h"
 #include "trace_fixture.h"
 
@@ -26,9 +27,7 @@ namespace {
 
 const fs::path kResnet = fs::path(TUNEUP_SHARED_TRACES) / "param/et_replay/tests/inputs/resnet_kineto.json.gz";
 
-#define REQUIRE_RESNET()                                                                                               \
-    if (!fs::exists(kResnet))                                                                                          \
-    GTEST_SKIP() << "../shared/traces is absent (a fresh clone): the real-trace tests run in CI"
+#define REQUIRE_RESNET() TUNEUP_REQUIRE_SHARED_TRACES(fs::path(TUNEUP_SHARED_TRACES))
 
 constexpr std::string_view kPageableRule = "-- Copies from pageable host memory, one finding per copy.\n"
                                            "-- id: pageable-copy-sql\n"

@@ -3,6 +3,7 @@
 // file that the other commands read, refusing to replace what is not its to replace.
 
 #include "nsys_fixture.h"
+#include "shared_traces.h"
 #include "temp_dir.h"
 
 #include <fcntl.h>
@@ -23,10 +24,7 @@ const std::string kNoCuda = (kTraces / "dynamicvit/nsys_profile.sqlite").string(
 const std::string kAlexnet
     = (kTraces / "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz").string();
 
-#define REQUIRE_TRACES()                                                                                               \
-    do {                                                                                                               \
-        if (!fs::is_directory(kTraces)) GTEST_SKIP() << "real traces not found at " << kTraces;                        \
-    } while (0)
+#define REQUIRE_TRACES() TUNEUP_REQUIRE_SHARED_TRACES(kTraces)
 #define EXPECT_CONTAINS(haystack, needle) EXPECT_NE((haystack).find(needle), std::string::npos) << (haystack)
 
 struct Result {

@@ -4,6 +4,7 @@
 // screenshots with pixel checks.
 
 #include "app/session.h"
+#include "ci.h"
 #include "model/trace_model.h"
 
 #include <QImage>
@@ -45,7 +46,11 @@ void isolateSettings();
 
 } // namespace tuneup::guitest
 
-// Skips the test with a clear message when ../shared/traces is absent.
+// Skips the test with a clear message when ../shared/traces is absent; under CI=true, where it must be
+// present, fails instead.
 #define TUNEUP_REQUIRE_SHARED_TRACE(var, relative)                                                                     \
     const std::string var = ::tuneup::guitest::sharedTrace(relative);                                                  \
-    if (var.empty()) QSKIP("../shared/traces is absent (a fresh clone): the real-trace GUI tests run in CI");
+    if (var.empty()) {                                                                                                 \
+        if (::tuneup::test::inCi()) QFAIL("../shared/traces is absent, and CI=true requires it");                      \
+        QSKIP("../shared/traces is absent (a fresh clone): the real-trace GUI tests run in CI");                       \
+    }

@@ -3,6 +3,7 @@
 
 #include "advise/advisor.h"
 #include "model/trace_builder.h"
+#include "shared_traces.h"
 
 #include <gtest/gtest.h>
 #include <string>
@@ -13,10 +14,10 @@ namespace tuneup::ruletest {
 // Absolute path of a file under ../shared/traces, or "" when the folder is absent (a user's clone).
 std::string sharedTrace(const std::string& relative);
 
-// Skips the test with a clear message when ../shared/traces is absent.
+// Skips the test with a clear message when ../shared/traces is absent (fails under CI=true).
 #define TUNEUP_REQUIRE_SHARED_TRACE(var, relative)                                                                     \
-    const std::string var = ::tuneup::ruletest::sharedTrace(relative);                                                 \
-    if (var.empty()) GTEST_SKIP() << "../shared/traces is absent (a fresh clone): the real-trace tests run in CI";
+    TUNEUP_REQUIRE_SHARED_TRACES(std::filesystem::path(TUNEUP_SHARED_TRACES));                                         \
+    const std::string var = ::tuneup::ruletest::sharedTrace(relative);
 
 // The outcome of the built-in rule `ruleId` on these traces (one per rank), and the report it came from.
 struct RuleRun {

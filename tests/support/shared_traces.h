@@ -3,21 +3,13 @@
 // that read it skip with a message. In CI (CI=true) the folder must be there, so a missing one is a
 // failure rather than a skip that would let a broken checkout pass.
 
-#include <cstdlib>
+#include "ci.h"
+
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <string>
-#include <string_view>
 
 namespace tuneup::test {
-
-// True under CI=true (GitHub Actions, GitLab and most CI services set it).
-inline bool inCi() {
-    const char* ci = std::getenv("CI");
-    if (!ci) return false;
-    const std::string_view v = ci;
-    return v == "true" || v == "TRUE" || v == "True" || v == "1";
-}
 
 inline std::string missingSharedTraces(const std::filesystem::path& root) {
     return "the real traces are not at " + root.string()
