@@ -1,6 +1,7 @@
 #include "steps/step_detector.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <unordered_map>
 
@@ -44,10 +45,12 @@ std::vector<Step> stepsFromRanges(const TraceModel& model, std::string_view want
         Step step;
         step.number = int64_t(steps.size());
         if (numbered && name.size() > wanted.size() + 1) {
+            // "NAME#12": 12; a suffix that is not a number, or too long for one, keeps the index.
             const std::string_view digits = name.substr(wanted.size() + 1);
-            if (!digits.empty()
-                && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-                step.number = std::stoll(std::string(digits));
+            int64_t number = 0;
+            const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+            if (error == std::errc() && end == digits.data() + digits.size() && digits.front() != '-')
+                step.number = number;
         }
         step.startNs = a.startNs[i];
         step.endNs = a.endNs[i];
@@ -83,7 +86,9 @@ std::vector<Step> stepsBetween(const TraceModel& model, std::string_view prefix)
 }
 
 // The repeating kernel pattern: the kernel name that occurs most often at a constant distance (in
-// kernels) from its previous occurrence marks the start of each step.
+// kernels) from its previous occurrence marks the start of each step. Of names that occur equally
+// often, the one that comes first: the step starts with its first kernel, and the choice does not
+// depend on the order of a hash map.
 std::vector<Step> stepsFromKernelPattern(const TraceModel& model) {
     const auto& k = model.kernels;
     std::vector<Step> steps;
@@ -92,7 +97,7 @@ std::vector<Step> stepsFromKernelPattern(const TraceModel& model) {
     for (size_t i = 0; i < k.size(); ++i)
         positions[k.name[i]].push_back(i);
     StringId best = 0;
-    size_t bestCount = 0;
+    size_t bestCount = 0, bestFirst = 0;
     for (const auto& [name, where] : positions) {
         if (where.size() < 3 || where.size() > k.size() / 4) continue;
         std::map<size_t, size_t> gaps;
@@ -101,9 +106,11 @@ std::vector<Step> stepsFromKernelPattern(const TraceModel& model) {
         const auto common = std::max_element(
             gaps.begin(), gaps.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
         // Regular: at least 90% of the gaps are the same, and the period spans several kernels.
-        if (common->first >= 4 && common->second * 10 >= (where.size() - 1) * 9 && where.size() > bestCount) {
+        const bool regular = common->first >= 4 && common->second * 10 >= (where.size() - 1) * 9;
+        if (regular && (where.size() > bestCount || (where.size() == bestCount && where.front() < bestFirst))) {
             best = name;
             bestCount = where.size();
+            bestFirst = where.front();
         }
     }
     if (!bestCount) return steps;
