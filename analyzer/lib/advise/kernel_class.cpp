@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
 
@@ -20,6 +21,24 @@ bool hasNoCase(std::string_view name, std::string_view part) {
     }) != name.end();
 }
 
+// `part` somewhere in `name` other than inside one of the longer words `unlike`: names carry the
+// libraries and types of their template arguments ("fbgemm_gpu::FixedDivisor" in FBGEMM's embedding
+// kernels, "_typeConvert" in vLLM's norms, "normal_and_transform" in torch.randn's kernel).
+bool hasWord(std::string_view name, std::string_view part, std::initializer_list<std::string_view> unlike) {
+    const auto lower = [](char c) { return char(std::tolower(static_cast<unsigned char>(c))); };
+    std::string text(name.size(), ' ');
+    std::transform(name.begin(), name.end(), text.begin(), lower);
+    for (std::string_view word : unlike) {
+        std::string w(word.size(), ' ');
+        std::transform(word.begin(), word.end(), w.begin(), lower);
+        for (size_t at = text.find(w); at != std::string::npos; at = text.find(w, at + 1))
+            text.replace(at, w.size(), w.size(), ' ');
+    }
+    std::string p(part.size(), ' ');
+    std::transform(part.begin(), part.end(), p.begin(), lower);
+    return text.find(p) != std::string::npos;
+}
+
 } // namespace
 
 KernelClass classifyKernel(std::string_view name) {
@@ -31,14 +50,14 @@ KernelClass classifyKernel(std::string_view name) {
         return KernelClass::Optimizer;
     // cuDNN batch-norm kernels (cudnn::bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new) are not convolutions.
     if (has(name, "bn_fw") || has(name, "bn_bw")) return KernelClass::Reduction;
-    if (has(name, "cudnn") || has(name, "conv") || has(name, "Conv") || has(name, "winograd")
+    if (has(name, "cudnn") || hasWord(name, "conv", { "convert" }) || has(name, "winograd")
         || has(name, "implicit_convolve") || has(name, "fft2d") || has(name, "fft_") || has(name, "dgrad")
         || has(name, "wgrad") || has(name, "fprop"))
         return has(name, "nchwToNhwc") || has(name, "nhwcToNchw") ? KernelClass::Copy : KernelClass::Convolution;
-    if (hasNoCase(name, "gemm") || has(name, "nvjet") || has(name, "gemv") || has(name, "xmma") || has(name, "cublas")
-        || has(name, "matmul") || has(name, "Kernel2<cutlass"))
+    if (hasWord(name, "gemm", { "fbgemm" }) || has(name, "nvjet") || has(name, "gemv") || has(name, "xmma")
+        || has(name, "cublas") || has(name, "matmul") || has(name, "Kernel2<cutlass"))
         return KernelClass::Gemm;
-    if (has(name, "reduce_kernel") || has(name, "softmax") || has(name, "norm") || has(name, "Norm")
+    if (has(name, "reduce_kernel") || has(name, "softmax") || hasWord(name, "norm", { "normal_" })
         || has(name, "reduction"))
         return KernelClass::Reduction;
     if (has(name, "elementwise_kernel") || has(name, "elementwise") || has(name, "pointwise")
