@@ -527,6 +527,34 @@ TEST_F(TuneupFileTest, LibraryCallsAreImportedFieldForField) {
     EXPECT_EQ(m.externalCorrelations.externalId[0], 17u);
 }
 
+TEST_F(TuneupFileTest, EventCountsAreSummedBySourceAndThread) {
+    tuneup::test::writeTrace(path("counts.db"), {});
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("counts.db").c_str(), &db), SQLITE_OK);
+    // Thread 11's nvtx row twice: a process that exec()s writes its rows again.
+    tuneup::test::exec(db,
+        "INSERT INTO event_counts VALUES ('nvtx', 12, 50, 0), ('nvtx', 11, 100, 7), ('cupti', NULL, 40, 3), "
+        "('nvtx', 11, 10, 1)");
+    sqlite3_close(db);
+    const auto s = TuneupFile::open(path("counts.db"))->summary();
+    ASSERT_EQ(s.sourceCounts.size(), 3u);
+    EXPECT_EQ(s.sourceCounts[0].source, "cupti");
+    EXPECT_FALSE(s.sourceCounts[0].tid);
+    EXPECT_EQ(s.sourceCounts[0].written, 40);
+    EXPECT_EQ(s.sourceCounts[0].dropped, 3);
+    EXPECT_EQ(s.sourceCounts[1].source, "nvtx");
+    EXPECT_EQ(s.sourceCounts[1].tid, 11);
+    EXPECT_EQ(s.sourceCounts[1].written, 110);
+    EXPECT_EQ(s.sourceCounts[1].dropped, 8);
+    EXPECT_EQ(s.sourceCounts[2].tid, 12);
+
+    // A file from before schema 4 has no such table.
+    ASSERT_EQ(sqlite3_open(path("counts.db").c_str(), &db), SQLITE_OK);
+    tuneup::test::exec(db, "DROP TABLE event_counts");
+    sqlite3_close(db);
+    EXPECT_TRUE(TuneupFile::open(path("counts.db"))->summary().sourceCounts.empty());
+}
+
 TEST_F(TuneupFileTest, SchemaVersionTwoStillOpens) {
     tuneup::test::TraceSpec spec;
     spec.schemaVersion = 2;

@@ -437,6 +437,14 @@ TuneupFileSummary TuneupFile::summary(bool eventSpan) const {
             summary.devices.push_back({ int(s.integer(0)), s.text(1), int(s.integer(2)), int(s.integer(3)),
                 int(s.integer(4)), s.integer(5), s.real(6) });
     }
+    if (tables.count("event_counts")) {
+        Statement s(m_db, m_path,
+            "SELECT source, tid, sum(written), sum(dropped) FROM event_counts GROUP BY source, tid "
+            "ORDER BY source, tid");
+        while (s.step())
+            summary.sourceCounts.push_back({ s.text(0),
+                s.isNull(1) ? std::nullopt : std::optional<int64_t>(s.integer(1)), s.integer(2), s.integer(3) });
+    }
     if (!summary.firstNs) {
         summary.firstNs = parseInteger(summary.metaValue("start_ns"));
         summary.lastNs = parseInteger(summary.metaValue("end_ns"));

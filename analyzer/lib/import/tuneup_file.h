@@ -47,6 +47,13 @@ struct DeviceRow {
     double memoryBandwidthGBs = 0;
 };
 
+// One (source, thread) of event_counts (schema 4): what a source of events wrote and dropped.
+struct SourceCountRow {
+    std::string source; // nvtx, python, torch, gemm, conv, cupti, host_sampler
+    std::optional<int64_t> tid; // none: not tied to one thread
+    int64_t written = 0, dropped = 0;
+};
+
 struct TuneupFileSummary {
     std::string path; // absolute
     uint64_t fileBytes = 0; // the database file itself
@@ -57,6 +64,7 @@ struct TuneupFileSummary {
     std::vector<TableCount> eventCounts; // kEventTables, in that order
     int64_t threadSamples = 0; // thread_states rows: samples of the main thread, not events
     std::vector<DeviceRow> devices;
+    std::vector<SourceCountRow> sourceCounts; // by source, then thread (NULL first); empty before schema 4
     std::optional<int64_t> firstNs, lastNs; // over the event tables, else meta start_ns/end_ns
     bool complete = false; // meta end_ns present: the process exited cleanly
     std::vector<std::string> warnings; // facts about reading, e.g. a WAL that could not be read
