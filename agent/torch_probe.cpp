@@ -17,12 +17,16 @@ namespace {
 constexpr const char* kGlobalContext = "_ZN2at13globalContextEv";
 constexpr const char* kBenchmarkCuDNN = "_ZNK2at7Context14benchmarkCuDNNEv";
 constexpr const char* kDeterministicCuDNN = "_ZNK2at7Context18deterministicCuDNNEv";
+// TF32, the newest API first. Torch 2.9+: Float32Precision float32Precision(Float32Backend, Float32Op)
+// const, the precision each (backend, op) resolves to, whichever API the program used
+// (torch.backends.cuda.matmul.fp32_precision, set_float32_matmul_precision, allow_tf32).
+constexpr const char* kFloat32Precision = "_ZNK2at7Context16float32PrecisionENS_14Float32BackendENS_9Float32OpE";
+enum : int { kBackendCuda = 1, kOpConv = 1, kOpMatmul = 3 }; // at::Float32Backend, at::Float32Op
+enum : int { kPrecisionIeee = 1, kPrecisionTf32 = 2 }; // at::Float32Precision
+// Torch 1.13-2.8: the legacy getters (allowTF32CuBLAS follows set_float32_matmul_precision since 1.12).
+// On 2.7+ they throw (c10::Error) when the program mixed the old and new APIs: caught, TF32 unknown.
 constexpr const char* kAllowTF32CuBLAS = "_ZNK2at7Context15allowTF32CuBLASEv";
 constexpr const char* kAllowTF32CuDNN = "_ZNK2at7Context14allowTF32CuDNNEv";
-// Present from the torch that added per-backend float32 precision (2.7+). There the legacy TF32
-// getters throw when the program mixes the old and new APIs: an exception thrown into the agent
-// must never happen, so TF32 then reads as unknown.
-constexpr const char* kFloat32Precision = "_ZNK2at7Context16float32PrecisionENS_14Float32BackendENS_9Float32OpE";
 constexpr const char* kAnomalyEnabled = "_ZN5torch8autograd11AnomalyMode8_enabledE"; // static bool
 constexpr const char* kAutocastEnabled = "_ZN2at8autocast10is_enabledEv"; // torch < 2.4
 constexpr const char* kAutocastEnabledFor = "_ZN2at8autocast19is_autocast_enabledEN3c1010DeviceTypeE";
@@ -33,10 +37,12 @@ using ContextGetter = void* (*)();
 using ContextFlag = bool (*)(const void* context);
 using Flag = bool (*)();
 using FlagForDevice = bool (*)(int8_t deviceType);
+using Precision = int (*)(const void* context, int backend, int op);
 
 struct Symbols {
     ContextGetter globalContext = nullptr;
     ContextFlag benchmark = nullptr, deterministic = nullptr, tf32Cublas = nullptr, tf32Cudnn = nullptr;
+    Precision precision = nullptr;
     const bool* anomaly = nullptr;
     Flag autocast = nullptr;
     FlagForDevice autocastFor = nullptr;
@@ -64,7 +70,8 @@ bool tryResolve() {
     s.globalContext = resolve<ContextGetter>(library, kGlobalContext);
     s.benchmark = resolve<ContextFlag>(library, kBenchmarkCuDNN);
     s.deterministic = resolve<ContextFlag>(library, kDeterministicCuDNN);
-    if (!dlsym(library, kFloat32Precision)) {
+    s.precision = resolve<Precision>(library, kFloat32Precision);
+    if (!s.precision) {
         s.tf32Cublas = resolve<ContextFlag>(library, kAllowTF32CuBLAS);
         s.tf32Cudnn = resolve<ContextFlag>(library, kAllowTF32CuDNN);
     }
@@ -77,14 +84,32 @@ bool tryResolve() {
     if (!s.autocast) s.autocastFor = resolve<FlagForDevice>(library, kAutocastEnabledFor);
     s.profiler = resolve<Flag>(library, kProfilerEnabled);
     TUNEUP_LOG(Info, "torch probes: %s (context %s, cuDNN flags %s, TF32 %s, anomaly %s, autocast %s, profiler %s)",
-        path.c_str(), s.globalContext ? "yes" : "no", s.benchmark ? "yes" : "no", s.tf32Cublas ? "yes" : "no",
+        path.c_str(), s.globalContext ? "yes" : "no", s.benchmark ? "yes" : "no",
+        s.precision        ? "float32Precision"
+            : s.tf32Cublas ? "legacy"
+                           : "no",
         s.anomaly ? "yes" : "no", s.autocast || s.autocastFor ? "yes" : "no", s.profiler ? "yes" : "no");
     s_state.store(State::Resolved, std::memory_order_release);
     return true;
 }
 
+// Torch's getters may throw (c10::Error): the flag then reads as unknown, and the exception stops here.
 int8_t readFlag(ContextFlag flag, const void* context) {
-    return flag && context ? int8_t(flag(context)) : -1;
+    try {
+        return flag && context ? int8_t(flag(context)) : -1;
+    } catch (...) {
+        return -1;
+    }
+}
+
+int8_t readTf32(const Symbols& s, ContextFlag legacy, int op, const void* context) {
+    if (!s.precision) return readFlag(legacy, context);
+    try {
+        const int precision = context ? s.precision(context, kBackendCuda, op) : -1;
+        return precision == kPrecisionTf32 ? 1 : precision == kPrecisionIeee ? 0 : -1;
+    } catch (...) {
+        return -1;
+    }
 }
 
 } // namespace
@@ -95,8 +120,8 @@ bool readTorchFlags(TorchFlags& out) {
     const void* context = s.globalContext ? s.globalContext() : nullptr;
     out.values[0] = readFlag(s.benchmark, context);
     out.values[1] = readFlag(s.deterministic, context);
-    out.values[2] = readFlag(s.tf32Cublas, context);
-    out.values[3] = readFlag(s.tf32Cudnn, context);
+    out.values[2] = readTf32(s, s.tf32Cublas, kOpMatmul, context);
+    out.values[3] = readTf32(s, s.tf32Cudnn, kOpConv, context);
     out.values[4] = s.anomaly ? int8_t(*static_cast<const volatile bool*>(s.anomaly)) : -1;
     out.values[5] = s.autocast ? int8_t(s.autocast()) : s.autocastFor ? int8_t(s.autocastFor(kDeviceTypeCuda)) : -1;
     out.values[6] = s.profiler ? int8_t(s.profiler()) : -1;

@@ -22,7 +22,8 @@ SAMPLES = {
     "cudnn_autotuner": dict(rule="cudnn-autotuner-off", checks=[
         ("cudnn.benchmark", "FLAG cudnn.benchmark", "v == 0", "v == 1"),
         ("conv runs", "select count(*) from conv_calls where call_kind = 1 and status = 0", "v > 0", "v > 0"),
-        ("conv algorithm searches (find)", "select count(*) from conv_calls where call_kind = 2", "v == 0", "v > 0"),
+        # torch 2.x: cudnn-frontend runs several plans of a shape (backend API); legacy cuDNN: cudnnFind*.
+        ("autotuner searches (find, or several plans of a shape)", "SEARCHES", "v == 0", "v > 0"),
     ]),
     "zero_grad_fill": dict(rule="zero-grad-fill", checks=[
         ("fills in zero_grad per step", "FILLS", "v >= 10", "v == 0"),
@@ -76,6 +77,13 @@ def number(db, query):
                  "r.name_id where s.value like 'Optimizer.zero_grad%')) from kernels k join api_calls a using "
                  "(correlation_id) join nvtx_ranges r on r.tid = a.tid and a.start_ns between r.start_ns and "
                  "r.end_ns join strings s on s.id = r.name_id where s.value like 'Optimizer.zero_grad%'")
+    elif query == "SEARCHES":
+        # The autotuner's searches, as either API shows them: legacy cudnnFind* calls, and shapes whose
+        # convolutions ran with two or more backend execution plans (cudnn-frontend timing its candidates).
+        query = ("select (select count(*) from conv_calls where call_kind = 2) + (select count(*) from (select 1 "
+                 "from conv_calls where call_kind = 1 and api = 2 and plan_id is not null group by direction, n, c, "
+                 "d, h, w, k, filter_c, t, r, s, pad_d, pad_h, pad_w, stride_d, stride_h, stride_w, dilation_d, "
+                 "dilation_h, dilation_w, groups, data_type, layout having count(distinct plan_id) >= 2))")
     elif query == "COPIES_PER_STEP":
         query = ("select count(*) * 1.0 / max(1, (select count(*) from nvtx_ranges r join strings s on s.id = "
                  "r.name_id where s.value = 'step')) from memcpys where copy_kind = 1")

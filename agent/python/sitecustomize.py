@@ -11,6 +11,20 @@ stderr and the bootstrap steps aside.
 
 import os
 import sys
+import threading
+
+# Per thread: how deep in nn.Module calls it is, and whether it is making a DataLoader batch.
+_thread_state = threading.local()
+
+
+def _not_compiling():
+    return False
+
+
+# torch.compiler.is_compiling once torch is imported (torch 2.x; 1.13 has none): while Dynamo traces, the
+# forward marker does nothing, so that the compiled graph has no break. Dynamo reads this global as the
+# function it is, which it knows to be constant.
+_is_compiling = _not_compiling
 
 
 def _chain_next_sitecustomize():
@@ -153,10 +167,24 @@ def _patch_fetchers(agent, module):
                 agent.fact("tuneup.dataloader.worker_id", info.id)
         return "tuneup.dataloader.fetch"
 
+    def fetching(fetch):
+        """The batch's own modules (transforms, augmentation) are not the model's forward pass."""
+
+        def fetch_marked(*args, **kwargs):
+            outer = getattr(_thread_state, "fetching", False)
+            _thread_state.fetching = True
+            try:
+                return fetch(*args, **kwargs)
+            finally:
+                _thread_state.fetching = outer
+
+        fetch_marked._tuneup_wrapped = True
+        return fetch_marked
+
     for name in ("_MapDatasetFetcher", "_IterableDatasetFetcher"):
         cls = getattr(module, name, None)
         if cls is not None and "fetch" in cls.__dict__:
-            cls.fetch = _ranged(agent, name_of, cls.fetch)
+            cls.fetch = _ranged(agent, name_of, fetching(cls.fetch))
 
 
 def _patch_wrapper_class(agent, cls, fact):
@@ -172,6 +200,12 @@ def _patch_wrapper_class(agent, cls, fact):
 def _patch_torch(agent, torch):
     import functools
 
+    global _is_compiling
+    compiler = getattr(torch, "compiler", None) or sys.modules.get("torch.compiler")
+    is_compiling = getattr(compiler, "is_compiling", None)
+    if callable(is_compiling):
+        _is_compiling = is_compiling
+
     torch.Tensor.backward = _ranged(agent, lambda a: "tuneup.backward", torch.Tensor.backward)
     gradcheck = getattr(torch.autograd, "gradcheck", None)
     if callable(gradcheck):
@@ -184,33 +218,53 @@ def _patch_torch(agent, torch):
         torch.autograd.gradcheck = gradcheck_with_fact
 
 
+# Modules whose calls are data transforms, not a model's forward pass (torchvision.transforms.v2 and
+# torchaudio.transforms are nn.Modules).
+_TRANSFORM_PACKAGES = ("torchvision.transforms", "torchaudio.transforms")
+
+
 def _patch_module(agent, module):
-    """The model's forward pass: the outermost nn.Module call on the training thread, as a range named
-    tuneup.forward#<class> (modules called inside it, and DataParallel's replica threads while it runs,
-    pay one counter test each)."""
+    """The model's forward pass: the top nn.Module call on a thread, as a range named
+    tuneup.forward#<class>. The modules it calls are not ranges of their own (a depth per thread), nor
+    are DataParallel's replicas (their calls run inside the wrapper's forward), data transforms and the
+    modules a DataLoader batch is made with, nor anything while torch.compile traces (no graph break)."""
     import functools
 
     Module = module.Module
     call = Module.__call__
-    depth = [0]
     inspected = set()  # ids of the top-level modules whose structure was recorded
+    transforms = {}  # class -> whether its calls are transforms
+
+    def is_transform(cls):
+        known = transforms.get(cls)
+        if known is None:
+            known = transforms[cls] = (getattr(cls, "__module__", "") or "").startswith(_TRANSFORM_PACKAGES)
+        return known
 
     @functools.wraps(call)
-    def call_marking_outermost(self, *args, **kwargs):
-        if depth[0]:
+    def call_marking_top(self, *args, **kwargs):
+        if _is_compiling():
             return call(self, *args, **kwargs)
-        depth[0] = 1
-        if id(self) not in inspected:
-            inspected.add(id(self))
-            _record_structure(agent, self)
-        agent.push("tuneup.forward#" + type(self).__name__)
+        state = _thread_state
+        depth = getattr(state, "depth", 0)
+        state.depth = depth + 1
         try:
-            return call(self, *args, **kwargs)
+            if (depth or getattr(state, "fetching", False) or getattr(self, "_is_replica", False)
+                    or is_transform(type(self))):
+                return call(self, *args, **kwargs)
+            model = getattr(self, "_orig_mod", self)  # torch.compile's wrapper: name the model
+            if id(model) not in inspected:
+                inspected.add(id(model))
+                _record_structure(agent, model)
+            agent.push("tuneup.forward#" + type(model).__name__)
+            try:
+                return call(self, *args, **kwargs)
+            finally:
+                agent.pop()
         finally:
-            agent.pop()
-            depth[0] = 0
+            state.depth = depth
 
-    Module.__call__ = call_marking_outermost
+    Module.__call__ = call_marking_top
 
 
 def _record_structure(agent, model):
