@@ -19,7 +19,7 @@ namespace tuneup::analysis {
 
 class JsonChunkInput;
 struct JsonWindow;
-class KinetoHandler; // the SAX handler, in kineto_handler.cpp
+class KinetoHandler; // the SAX handler (kineto_sax_handler.h)
 
 /** The events of one window, read into a builder of their own. */
 class KinetoPart {
