@@ -74,16 +74,21 @@ int main(int argc, char** argv) {
     }
     // Each rule alone, where the trace has what it needs (as the engine checks).
     const auto rules = tuneup::rules::builtinRules();
-    const std::span<const RankAnalysis> job(ranks);
+    std::vector<RankSummary> summaries;
+    for (const RankAnalysis& rank : ranks)
+        summaries.push_back(summarizeRank(rank, ranks.size()));
     for (const auto& rule : rules) {
         const RankAnalysis& rank = ranks.front();
         bool evaluable = true;
         for (Input need : rule->info().needs)
-            evaluable = evaluable && hasInput(rank, job, need);
+            evaluable = evaluable && hasInput(rank, ranks.size(), need);
         if (!evaluable) continue;
         RuleOutcome outcome;
         const auto t = std::chrono::steady_clock::now();
-        rule->evaluate(RuleContext(rank, job), outcome);
+        if (rule->info().jobWide)
+            rule->evaluateJob(JobContext(summaries), outcome);
+        else
+            rule->evaluate(RuleContext(rank, ranks.size()), outcome);
         printf("rule       %7.3f s  %5ld MiB  %s\n", seconds(t), maxRssMiB(), std::string(rule->info().id).c_str());
     }
     const auto all = std::chrono::steady_clock::now();

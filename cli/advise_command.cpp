@@ -1,17 +1,17 @@
-#include "advise_command.h"
+// `tuneup advise`: read a job's traces, run the rules, report; `tuneup rules`: list the rules.
 
 #include "advise/sql_rule.h"
 #include "all_rules.h"
-#include "import/import_many.h"
+#include "job/job.h"
+#include "job/summary_file.h"
+#include "job_progress.h"
+#include "output_file.h"
 #include "report/report.h"
+#include "subcommand.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <optional>
-#include <sys/stat.h>
+#include <memory>
 #include <unistd.h>
 
 namespace tuneup::cli {
@@ -20,104 +20,26 @@ using namespace analysis;
 
 namespace {
 
-constexpr int kBadInput = 1;
-constexpr int kUsageError = 2;
 constexpr int kFindingsAtFailLevel = 3;
 
-// A progress line on a terminal for inputs big enough to take a while; nothing otherwise.
-class Progress {
-public:
-    explicit Progress(const std::vector<std::string>& paths)
-        : m_paths(paths) {
-        uint64_t total = 0;
-        for (const std::string& path : paths) {
-            struct stat st { };
-            if (stat(path.c_str(), &st) == 0) total += uint64_t(st.st_size);
-        }
-        m_enabled = isatty(STDERR_FILENO) && total > (32u << 20);
-    }
-    ~Progress() {
-        if (m_shown) fprintf(stderr, "\r\033[K");
-    }
-    void operator()(size_t filesDone, uint64_t bytes) {
-        if (!m_enabled) return;
-        m_shown = true;
-        if (m_paths.size() == 1)
-            fprintf(stderr, "\rtuneup: reading %s: %.0f MB", m_paths.front().c_str(), double(bytes) / 1e6);
-        else
-            fprintf(stderr, "\rtuneup: reading %zu files (%zu done): %.0f MB", m_paths.size(), filesDone,
-                double(bytes) / 1e6);
-    }
+// From this many ranks on, only their summaries are kept: a job of many ranks fits in memory.
+constexpr size_t kStreamFromRanks = 64;
 
-private:
-    const std::vector<std::string>& m_paths;
-    bool m_enabled = false, m_shown = false;
+struct AdviseOptions {
+    std::vector<std::string> files;
+    std::string format = "text";
+    std::string output; // -o: a file instead of stdout
+    std::string failOn; // info, warning, error: exit 3 when a finding is that severe or worse
+    std::string stepRange; // --step-range NAME
+    std::string userRules; // --rules: a .sql file or a folder of them
+    std::string summaryOut; // --summary-out: the job's summary, for merging with other machines'
 };
 
-// The built-in rules, then the user's from `userRules` (if not empty). Prints why and returns
-// nothing when a user rule cannot be loaded.
-std::optional<std::vector<std::unique_ptr<Rule>>> loadRules(const std::string& userRules, const char* command) {
-    auto rules = rules::builtinRules();
-    if (userRules.empty()) return rules;
-    try {
-        for (auto& rule : loadSqlRules(userRules, rules))
-            rules.push_back(std::move(rule));
-    } catch (const std::exception& e) {
-        fprintf(stderr, "tuneup %s: %s\n", command, e.what());
-        return std::nullopt;
-    }
-    return rules;
-}
-
-// What a helper process's file is, from the role the agent wrote; empty for a training process (main,
-// rank) and for files of other formats. Children and other processes that ran GPU work train (ranks
-// started by mp.spawn without RANK set write run.pidN.db): only those without are helpers (launchers).
-std::string helperRole(const TraceModel& model) {
-    const std::string role = model.info.metadataValue("role");
-    if (role == "dataloader-worker") return "DataLoader worker";
-    if (model.hasGpuActivity()) return {};
-    if (role == "forked-child") return "forked child without GPU work";
-    if (role == "other") return "process without GPU work";
-    return {};
-}
-
-// Files of helper processes (DataLoader workers, other children, launchers) are not ranks: analysed
-// beside the training process they would read as idle GPUs and stragglers. They are set aside, with a
-// note, unless nothing else was given.
-void setHelperProcessesAside(std::vector<TraceModel>& models, std::vector<std::string>& files) {
-    std::vector<std::string> roles;
-    for (const TraceModel& m : models)
-        roles.push_back(helperRole(m));
-    if (std::all_of(roles.begin(), roles.end(), [](const std::string& r) { return !r.empty(); })) return;
-    std::string aside;
-    size_t kept = 0;
-    for (size_t i = 0; i < models.size(); ++i) {
-        if (!roles[i].empty()) {
-            aside += (aside.empty() ? "" : ", ") + files[i] + " (" + roles[i] + ")";
-            continue;
-        }
-        if (kept != i) {
-            models[kept] = std::move(models[i]);
-            files[kept] = std::move(files[i]);
-        }
-        ++kept;
-    }
-    models.resize(kept);
-    files.resize(kept);
-    if (!aside.empty())
-        fprintf(stderr,
-            "tuneup advise: not training processes, so not analysed as ranks: %s (tuneup-gui shows them "
-            "beside their main process)\n",
-            aside.c_str());
-}
-
-} // namespace
-
 int runAdvise(const AdviseOptions& options) {
-    const auto format = parseReportFormat(options.format);
+    const ReportFormat* format = findReportFormat(options.format);
     if (!format) {
-        fprintf(stderr, "tuneup advise: unknown --format '%s' (known: text, json, markdown, html)\n",
-            options.format.c_str());
+        fprintf(stderr, "tuneup advise: unknown --format '%s' (known: %s)\n", options.format.c_str(),
+            reportFormatNames().c_str());
         return kUsageError;
     }
     std::optional<Severity> failOn;
@@ -127,71 +49,67 @@ int runAdvise(const AdviseOptions& options) {
         return kUsageError;
     }
 
-    const auto rules = loadRules(options.userRules, "advise");
-    if (!rules) return kBadInput;
-
-    std::vector<TraceModel> models;
-    std::vector<std::string> files = options.files;
+    std::unique_ptr<Job> job;
     try {
-        Progress progress(options.files);
-        ImportManyOptions importOptions;
-        importOptions.progress = [&progress](size_t done, uint64_t bytes) { progress(done, bytes); };
-        models = importTraces(options.files, importOptions);
+        JobOptions jobOptions;
+        jobOptions.builtinRules = rules::builtinRules;
+        jobOptions.userRules = options.userRules;
+        jobOptions.stepRange = options.stepRange;
+        jobOptions.streamFromRanks = kStreamFromRanks;
+        JobProgressLine progress;
+        jobOptions.progress = [&progress](const JobProgress& p) { progress.update(p); };
+        job = openJob(options.files, jobOptions);
     } catch (const std::exception& e) {
         fprintf(stderr, "tuneup advise: %s\n", e.what());
         return kBadInput;
     }
-    setHelperProcessesAside(models, files);
+    for (const std::string& note : job->notes)
+        fprintf(stderr, "tuneup advise: %s\n", note.c_str());
 
-    analysis::AdviseOptions engineOptions;
-    engineOptions.stepRange = options.stepRange;
-    const AdviceReport report = advise(models, *rules, engineOptions);
-
-    ReportContext context;
-    context.inputs = files;
-    context.toolVersion = TUNEUP_VERSION;
-    context.docsDir = TUNEUP_RULES_DOC_DIR;
-    std::ofstream file;
-    if (!options.output.empty()) {
-        file.open(options.output);
-        if (!file) {
-            fprintf(stderr, "tuneup advise: cannot write %s\n", options.output.c_str());
+    if (!options.summaryOut.empty()) {
+        const std::string error = writeOutput(
+            options.summaryOut, [&](std::ostream& out) { writeJobSummary(out, job->report, TUNEUP_VERSION); });
+        if (!error.empty()) {
+            fprintf(stderr, "tuneup advise: %s\n", error.c_str());
             return kUsageError;
         }
+        fprintf(stderr, "tuneup: summary of %zu ranks written to %s (merge: tuneup advise %s ...)\n",
+            job->report.ranks.size(), options.summaryOut.c_str(), options.summaryOut.c_str());
     }
-    std::ostream& out = options.output.empty() ? std::cout : file;
-    context.color = options.output.empty() && *format == ReportFormat::Text && isatty(STDOUT_FILENO);
-    switch (*format) {
-    case ReportFormat::Text:
-        writeTextReport(out, report, context);
-        break;
-    case ReportFormat::Json:
-        writeJsonReport(out, report, context);
-        break;
-    case ReportFormat::Markdown:
-        writeMarkdownReport(out, report, context);
-        break;
-    case ReportFormat::Html:
-        writeHtmlReport(out, report, context);
-        break;
-    }
-    out.flush();
-    if (!out) {
-        fprintf(stderr, "tuneup advise: writing %s failed (disk full?)\n",
-            options.output.empty() ? "the report" : options.output.c_str());
+
+    ReportContext context;
+    for (const JobFile& f : job->ranks)
+        context.inputs.push_back(f.path);
+    for (const RankSummary& r : job->report.ranks)
+        if (context.inputs.size() < job->report.ranks.size()) context.inputs.push_back(r.path);
+    context.toolVersion = TUNEUP_VERSION;
+    context.docsDir = TUNEUP_RULES_DOC_DIR;
+    context.color = options.output.empty() && format->forTerminal && isatty(STDOUT_FILENO);
+    const std::string error
+        = writeOutput(options.output, [&](std::ostream& out) { format->write(out, job->report, context); });
+    if (!error.empty()) {
+        fprintf(stderr, "tuneup advise: %s\n", error.c_str());
         return kUsageError;
     }
-    if (!options.output.empty()) fprintf(stderr, "tuneup: report written to %s\n", options.output.c_str());
+    if (!options.output.empty() && options.output != "-")
+        fprintf(stderr, "tuneup: report written to %s\n", options.output.c_str());
     if (failOn)
-        for (const Finding* f : report.ranked())
+        for (const Finding* f : job->report.ranked())
             if (f->severity >= *failOn) return kFindingsAtFailLevel;
     return 0;
 }
 
 int runRules(const std::string& userRules) {
-    const auto rules = loadRules(userRules, "rules");
-    if (!rules) return kBadInput;
-    for (const auto& rule : *rules) {
+    RuleSet rules = rules::builtinRules();
+    try {
+        if (!userRules.empty())
+            for (auto& rule : loadSqlRules(userRules, rules))
+                rules.push_back(std::move(rule));
+    } catch (const std::exception& e) {
+        fprintf(stderr, "tuneup rules: %s\n", e.what());
+        return kBadInput;
+    }
+    for (const auto& rule : rules) {
         const RuleInfo& r = rule->info();
         std::cout << r.id << "\n    " << r.summary << "\n    needs: ";
         for (size_t i = 0; i < r.needs.size(); ++i)
@@ -202,6 +120,49 @@ int runRules(const std::string& userRules) {
             std::cout << "\n    doc: " << TUNEUP_RULES_DOC_DIR << "/" << r.id << ".md\n";
     }
     return 0;
+}
+
+} // namespace
+
+std::function<int()> addAdviseCommand(CLI::App& app, const std::vector<std::string>&) {
+    auto options = std::make_shared<AdviseOptions>();
+    CLI::App* advise = app.add_subcommand("advise",
+        "Find what slows the training down and what to change: runs the rules over traces (tuneup recordings, "
+        "PyTorch profiler / Kineto JSON, Nsight Systems SQLite exports); several files are one job, one per rank");
+    advise
+        ->add_option("files", options->files,
+            "trace files, folders of them or globs: run.db, run.rank*.db, trace.pt.trace.json[.gz], report.sqlite, "
+            "job summaries (node*.json)")
+        ->required();
+    advise->add_option("--format", options->format, "text (fits a screen), json, markdown or html")
+        ->capture_default_str();
+    advise->add_option("-o,--output", options->output, "write the report to this file instead of stdout");
+    advise->add_option(
+        "--fail-on", options->failOn, "exit 3 when a finding is this severe or worse: info, warning or error (for CI)");
+    advise->add_option("--step-range", options->stepRange,
+        "name of the range that marks one training step (default: ProfilerStep#N, tuneup.step, step, the "
+        "optimizer's ranges, else the repeating kernel pattern)");
+    advise->add_option("--rules", options->userRules,
+        "also run your own SQL rules: a .sql file or a folder of them (see docs/user-rules.md)");
+    advise->add_option("--summary-out", options->summaryOut,
+        "also write the job's summary (per-rank steps, breakdowns and findings, no events) to this file: the "
+        "summaries of several machines merge with `tuneup advise node*.json` (docs/multi-node.md)");
+    advise->footer("Examples:\n"
+                   "  tuneup advise run.db\n"
+                   "  tuneup advise worker0.pt.trace.json.gz --format html -o report.html\n"
+                   "  tuneup advise report.sqlite          # nsys export --type sqlite report.nsys-rep\n"
+                   "  tuneup advise run.rank*.db --format json -o advice.json --fail-on warning\n"
+                   "  tuneup advise traces/ --summary-out node3.json   # then: tuneup advise node*.json\n"
+                   "  tuneup advise run.db --rules my-rules/\n\n"
+        + std::string(kExitCodes));
+    return [options] { return runAdvise(*options); };
+}
+
+std::function<int()> addRulesCommand(CLI::App& app, const std::vector<std::string>&) {
+    auto userRules = std::make_shared<std::string>();
+    CLI::App* rules = app.add_subcommand("rules", "List the advisor's rules: id, what each detects, what it needs");
+    rules->add_option("--rules", *userRules, "also list (and check) your own SQL rules: a .sql file or a folder");
+    return [userRules] { return runRules(*userRules); };
 }
 
 } // namespace tuneup::cli

@@ -1,10 +1,13 @@
-#include "import_command.h"
+// `tuneup import IN -o OUT.db [--force]`: any trace tuneup reads (Kineto JSON, Nsight Systems SQLite, a
+// tuneup file) written as a tuneup file, which the GUI and sqlite3 users open.
 
 #include "export/tuneup_writer.h"
 #include "import/format_detect.h"
-#include "import/importer.h"
 #include "import/tuneup_file.h"
-#include "text_format.h"
+#include "job/job.h"
+#include "job_progress.h"
+#include "subcommand.h"
+#include "units.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -22,8 +25,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kBadInput = 1;
-constexpr int kUsageError = 2;
+struct ImportOptions {
+    std::string input;
+    std::string output;
+    bool force = false; // replace an existing tuneup file (never another kind of file)
+};
 
 int usageError(const std::string& message) {
     fprintf(stderr, "tuneup import: %s\n", message.c_str());
@@ -44,35 +50,6 @@ bool replaceable(const std::string& path) {
     }
 }
 
-// "reading IN: 120 MB" on a terminal while a big input is read; nothing otherwise.
-class Progress {
-public:
-    explicit Progress(const std::string& input)
-        : m_input(input) {
-        struct stat st { };
-        m_enabled = isatty(STDERR_FILENO) && stat(input.c_str(), &st) == 0 && st.st_size > (32 << 20);
-    }
-    ~Progress() { clear(); }
-    void reading(uint64_t bytes) {
-        if (!m_enabled) return;
-        m_shown = true;
-        fprintf(stderr, "\rtuneup: reading %s: %.0f MB", m_input.c_str(), double(bytes) / 1e6);
-    }
-    void writing(const std::string& output, size_t events) {
-        if (!m_enabled) return;
-        m_shown = true;
-        fprintf(stderr, "\r\033[Ktuneup: writing %s events to %s", humanCount(int64_t(events)).c_str(), output.c_str());
-    }
-    void clear() {
-        if (m_shown) fprintf(stderr, "\r\033[K");
-        m_shown = false;
-    }
-
-private:
-    std::string m_input;
-    bool m_enabled = false, m_shown = false;
-};
-
 // "18 kernels, 3 copies, ..." for the tables with rows.
 std::string tableCounts(const std::vector<std::pair<size_t, const char*>>& counts) {
     std::string text;
@@ -80,8 +57,6 @@ std::string tableCounts(const std::vector<std::pair<size_t, const char*>>& count
         if (rows > 0) text += (text.empty() ? "" : ", ") + groupedInteger(int64_t(rows)) + " " + what;
     return text;
 }
-
-} // namespace
 
 int runImport(const ImportOptions& options) {
     // The output is checked before a long import, not after.
@@ -112,22 +87,27 @@ int runImport(const ImportOptions& options) {
             return usageError(existing.front() + " exists; add --force to replace it, or choose another -o");
     }
 
-    Progress progress(options.input);
-    TraceModel model;
+    std::unique_ptr<Job> job;
+    JobProgressLine progress;
     try {
-        analysis::ImportOptions importOptions;
-        importOptions.progress = [&progress](uint64_t bytes) { progress.reading(bytes); };
-        model = importTrace(options.input, importOptions);
+        JobOptions jobOptions;
+        jobOptions.advise = false;
+        jobOptions.progress = [&progress](const JobProgress& p) { progress.update(p); };
+        job = openJob({ options.input }, jobOptions);
+        if (job->models.size() != 1)
+            throw std::runtime_error(options.input + ": import writes one trace at a time; it names "
+                + std::to_string(job->models.size()) + " (import each file on its own)");
     } catch (const std::exception& e) {
         progress.clear();
         fprintf(stderr, "tuneup import: %s\n", e.what());
         return kBadInput;
     }
+    const TraceModel& model = job->models.front();
 
     // Written beside the output under another name, then renamed over it: a failed import never leaves
     // half a file, nor destroys the file it was to replace. A -wal of the old file would be applied to the
     // new one by SQLite: it goes first.
-    progress.writing(output.string(), model.eventCount());
+    progress.clear();
     const std::string staged = output.string() + ".importing";
     try {
         fs::remove(staged, ec);
@@ -137,13 +117,10 @@ int runImport(const ImportOptions& options) {
                 throw std::runtime_error("cannot delete " + output.string() + suffix + " (" + ec.message() + ")");
         fs::rename(staged, output);
     } catch (const std::exception& e) {
-        progress.clear();
         fs::remove(staged, ec);
         fprintf(stderr, "tuneup import: %s\n", e.what());
         return kUsageError;
     }
-    progress.clear();
-
     const std::string written = tableCounts({ { model.kernels.size(), "kernels" }, { model.memcpys.size(), "copies" },
         { model.memsets.size(), "memsets" }, { model.syncs.size(), "syncs" }, { model.apiCalls.size(), "API calls" },
         { model.annotations.size(), "ranges" }, { model.gemmCalls.size(), "GEMM calls" },
@@ -156,13 +133,35 @@ int runImport(const ImportOptions& options) {
     struct stat st { };
     const uint64_t bytes = stat(output.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
     fprintf(stderr, "tuneup: imported %s events from %s (%s) -> %s (%s)%s%s\n",
-        humanCount(int64_t(model.eventCount())).c_str(), options.input.c_str(),
-        std::string(sourceFormatName(model.info.format)).c_str(), output.c_str(), humanBytes(bytes).c_str(),
+        formatCount(int64_t(model.eventCount())).c_str(), options.input.c_str(),
+        std::string(sourceFormatName(model.info.format)).c_str(), output.c_str(), formatBytes(int64_t(bytes)).c_str(),
         written.empty() ? "" : ": ", written.c_str());
     if (!leftOut.empty())
         fprintf(stderr, "tuneup: not in the tuneup schema, so left out: %s (tuneup advise reads them from %s)\n",
             leftOut.c_str(), options.input.c_str());
     return 0;
+}
+
+} // namespace
+
+std::function<int()> addImportCommand(CLI::App& app, const std::vector<std::string>&) {
+    auto options = std::make_shared<ImportOptions>();
+    CLI::App* command = app.add_subcommand("import",
+        "Write a trace of any readable format (PyTorch profiler / Kineto JSON, Nsight Systems SQLite export, tuneup "
+        "file) as a tuneup file, which tuneup-gui and sqlite3 open (schema: docs/schema.md)");
+    command->add_option("file", options->input, "a trace: trace.pt.trace.json[.gz], report.sqlite, run.db")->required();
+    command->add_option("-o,--output", options->output, "the tuneup file to write (.db)")->required();
+    command->add_flag(
+        "-f,--force", options->force, "Replace an existing tuneup file (a file of another kind is never replaced)");
+    command->footer(
+        "Examples:\n"
+        "  tuneup import report.sqlite -o run.db                 # nsys export --type sqlite report.nsys-rep\n"
+        "  tuneup import worker0.pt.trace.json.gz -o worker0.db --force\n"
+        "  sqlite3 run.db 'SELECT count(*), sum(end_ns - start_ns) FROM kernels'\n\n"
+        "CPU operators, GPU annotations, collectives, flows and Python frames have no table in the tuneup\n"
+        "schema: they are counted in the file's stats (export.not_written.*) and left out.\n\n"
+        + std::string(kExitCodes));
+    return [options] { return runImport(*options); };
 }
 
 } // namespace tuneup::cli

@@ -1,7 +1,9 @@
-#include "info_command.h"
+// `tuneup info`: what trace files hold.
 
 #include "import/tuneup_file.h"
-#include "text_format.h"
+#include "job/job_files.h"
+#include "subcommand.h"
+#include "units.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +17,21 @@ using analysis::TuneupFileError;
 using analysis::TuneupFileSummary;
 
 namespace {
+
+struct InfoOptions {
+    std::vector<std::string> files;
+    bool check = false; // PRAGMA quick_check on every file, whatever its size
+};
+
+// Local wall-clock time of an epoch time in nanoseconds: "2024-05-01 12:03:04 CEST".
+std::string localTime(int64_t epochNs) {
+    const time_t seconds = time_t(epochNs / 1000000000);
+    struct tm local { };
+    if (!localtime_r(&seconds, &local)) return "?";
+    char text[64];
+    strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S %Z", &local);
+    return text;
+}
 
 // quick_check reads every page; below this size it costs well under a second, so it runs by default.
 constexpr uint64_t kAutoCheckBytes = 256ull << 20;
@@ -46,14 +63,17 @@ bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check
     std::string format = s.metaValue("format") + ", schema " + std::to_string(s.schemaVersion);
     if (!s.metaValue("tuneup_version").empty()) format += ", written by tuneup " + s.metaValue("tuneup_version");
     row("format", format);
-    std::string size = humanBytes(s.fileBytes);
-    if (s.walBytes > 0) size += " + " + humanBytes(s.walBytes) + " in its -wal (not yet merged)";
+    std::string size = formatBytes(int64_t(s.fileBytes));
+    if (s.walBytes > 0) size += " + " + formatBytes(int64_t(s.walBytes)) + " in its -wal (not yet merged)";
     row("size", size);
     row("command", s.metaValue("command_line").empty() ? "?" : s.metaValue("command_line"));
 
     std::string process = "pid " + (s.metaValue("pid").empty() ? "?" : s.metaValue("pid"));
     if (!s.metaValue("parent_pid").empty()) process += ", parent " + s.metaValue("parent_pid");
-    if (!s.metaValue("role").empty()) process += ", role " + s.metaValue("role");
+    if (const std::string role = s.metaValue("role"); !role.empty()) {
+        const auto known = parseProcessRole(role);
+        process += ", role " + (known ? std::string(processRoleLabel(*known)) : role);
+    }
     if (!s.metaValue("host").empty()) process += ", host " + s.metaValue("host");
     row("process", process);
     if (!s.metaValue("rank").empty() || !s.metaValue("world_size").empty()) {
@@ -71,7 +91,7 @@ bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check
     const auto monotonic = metaInteger(s, "clock.monotonic_ns");
     if (start && realtime && monotonic) row("started", localTime(*realtime + (*start - *monotonic)));
     const std::optional<int64_t> duration = s.durationNs();
-    std::string durationText = duration ? humanDuration(*duration) : "unknown";
+    std::string durationText = duration ? formatElapsed(*duration) : "unknown";
     if (s.complete)
         row("duration", durationText);
     else
@@ -113,7 +133,7 @@ bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check
         const analysis::DeviceRow& d = s.devices[i];
         char text[256];
         snprintf(text, sizeof text, "%d: %s (sm_%d%d, %d SMs, %s, %.0f GB/s)", d.id, d.name.c_str(), d.computeMajor,
-            d.computeMinor, d.smCount, humanBytes(uint64_t(d.globalMemoryBytes)).c_str(), d.memoryBandwidthGBs);
+            d.computeMinor, d.smCount, formatBytes(d.globalMemoryBytes).c_str(), d.memoryBandwidthGBs);
         row(i == 0 ? "GPUs" : "", text);
     }
 
@@ -145,14 +165,19 @@ bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check
     return true;
 }
 
-} // namespace
-
 int runInfo(const InfoOptions& options) {
     Style style;
     style.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     int status = 0;
     bool first = true;
-    for (const std::string& path : options.files) {
+    std::vector<std::string> files;
+    try {
+        files = analysis::expandJobPaths(options.files);
+    } catch (const std::exception& e) {
+        fprintf(stderr, "tuneup info: %s\n", e.what());
+        return kBadInput;
+    }
+    for (const std::string& path : files) {
         try {
             const auto file = TuneupFile::open(path);
             const TuneupFileSummary summary = file->summary();
@@ -166,6 +191,23 @@ int runInfo(const InfoOptions& options) {
         }
     }
     return status;
+}
+
+} // namespace
+
+std::function<int()> addInfoCommand(CLI::App& app, const std::vector<std::string>&) {
+    auto options = std::make_shared<InfoOptions>();
+    CLI::App* command = app.add_subcommand("info",
+        "Say what trace files hold: command, process, rank, host, when and how long, what was captured and why "
+        "not, row counts per table, drops, GPUs");
+    command->add_option("files", options->files, "tuneup trace files (.db), folders of them or globs")->required();
+    command->add_flag("--check", options->check,
+        "Check every page of the file (PRAGMA quick_check) even when it is large; small files are always checked");
+    command->footer("Examples:\n"
+                    "  tuneup info run.db\n"
+                    "  tuneup info run.rank*.db\n\n"
+        + std::string(kExitCodes));
+    return [options] { return runInfo(*options); };
 }
 
 } // namespace tuneup::cli

@@ -1,6 +1,9 @@
-#include "import/tuneup_file.h"
 #include "record_command.h"
-#include "text_format.h"
+
+#include "import/tuneup_file.h"
+#include "run_files.h"
+#include "subcommand.h"
+#include "units.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +15,9 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <optional>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <tuple>
 #include <unistd.h>
@@ -27,7 +32,6 @@ using analysis::TuneupFileError;
 
 namespace {
 
-constexpr int kUsageError = 2;
 constexpr const char* kAgentName = "libtuneup-agent.so";
 
 // tuneup's own lines go to stderr only: the command's stdout stays as it would be without tuneup.
@@ -49,32 +53,6 @@ std::string absolute(const std::string& path) {
     std::error_code ec;
     const fs::path result = fs::absolute(path, ec);
     return ec ? path : result.lexically_normal().string();
-}
-
-// The agent names files from the stem of TUNEUP_OUTPUT (see agent/output_path.cpp): run.db -> run.
-std::string stemOf(const std::string& base) {
-    return base.size() > 3 && base.ends_with(".db") ? base.substr(0, base.size() - 3) : base;
-}
-
-// Parses ".rank3", ".rank3.pid12", ".pid12" or "" into a sort key (main, ranks, then other processes).
-std::optional<std::tuple<int, long, long>> recordingKey(std::string_view middle) {
-    auto number = [&middle](std::string_view prefix) -> std::optional<long> {
-        if (!middle.starts_with(prefix)) return std::nullopt;
-        size_t digits = prefix.size();
-        while (digits < middle.size() && isdigit(static_cast<unsigned char>(middle[digits])))
-            ++digits;
-        if (digits == prefix.size()) return std::nullopt;
-        const long value
-            = strtol(std::string(middle.substr(prefix.size(), digits - prefix.size())).c_str(), nullptr, 10);
-        middle.remove_prefix(digits);
-        return value;
-    };
-    const std::optional<long> rank = number(".rank");
-    const std::optional<long> pid = number(".pid");
-    if (!middle.empty()) return std::nullopt;
-    if (!rank && !pid) return std::tuple { 0, 0L, 0L };
-    if (rank) return std::tuple { 1, *rank, pid.value_or(-1) };
-    return std::tuple { 2, 0L, *pid };
 }
 
 bool validTraceList(const std::string& list, std::string& normalized, std::string& error) {
@@ -204,11 +182,13 @@ std::string joinList(const std::vector<std::string>& items, size_t shown = 8) {
 volatile sig_atomic_t g_child = 0;
 
 void onSignal(int sig, siginfo_t* info, void*) {
-    // Ctrl-C and a terminal hangup already reach the command (same process group), so SIGINT and
-    // SIGQUIT are only waited out; SIGTERM and SIGHUP sent to tuneup alone with kill() are passed on.
+    // A signal someone sent to tuneup with kill() (a scheduler, Python's send_signal, `kill PID`) is
+    // meant for the command: pass it on. One the terminal sent (Ctrl-C, Ctrl-\, a hangup: si_code
+    // SI_KERNEL) went to the whole foreground process group, the command included: passing it on would
+    // deliver it twice (a second KeyboardInterrupt inside the first one's `finally`).
     const pid_t child = g_child;
-    if ((sig == SIGTERM || sig == SIGHUP) && child > 0 && info
-        && (info->si_code == SI_USER || info->si_code == SI_QUEUE) && info->si_pid != child)
+    if (child > 0 && info && (info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL)
+        && info->si_pid != child)
         kill(child, sig);
 }
 
@@ -255,6 +235,7 @@ bool onPath(const std::string& name) {
 struct ChildResult {
     int exitCode = 0;
     bool started = false; // false: exec failed, nothing ran
+    bool exited = false; // it exited (a signal did not end it)
 };
 
 ChildResult runChild(
@@ -292,6 +273,7 @@ ChildResult runChild(
         sigaction(kHandled[i], &action, &saved.actions[i]);
     }
 
+    const pid_t launcher = getpid();
     const pid_t pid = fork();
     if (pid < 0) {
         const int forkErrno = errno;
@@ -305,6 +287,10 @@ ChildResult runChild(
         // The child: only async-signal-safe calls from here to exec.
         restoreSignals(saved);
         close(execPipe[0]);
+        // If tuneup is killed (SIGKILL, which it cannot pass on), the command is told to stop as a
+        // `kill` would, rather than run on unwatched; it may still finish its file (the agent flushes on
+        // SIGTERM). Too late already if tuneup died before this line.
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != launcher) _exit(128 + SIGTERM);
         if (setMainPid) writeDecimal(mainPidEntry + strlen("TUNEUP_MAIN_PID="), long(getpid()));
         execvpe(argv[0], argv.data(), envp.data());
         const int execErrno = errno;
@@ -343,7 +329,7 @@ ChildResult runChild(
     }
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     if (code != 0) say("the command exited with code %d", code);
-    return { code, true };
+    return { code, true, WIFEXITED(status) };
 }
 
 std::vector<std::string> childEnvironment(
@@ -386,7 +372,23 @@ std::vector<std::string> childEnvironment(
     return environment;
 }
 
-void reportFiles(const std::string& output, bool launcher, bool cudaRequested) {
+// Why a file has no end record. A full disk is told from a process that was killed; the agent keeps
+// space for the end record, so a full disk shows here only when even that did not fit.
+std::string whyIncomplete(const std::string& path, bool mainFile, const ChildResult& command) {
+    const std::string directory = fs::path(path).parent_path().string();
+    struct statvfs disk { };
+    if (statvfs(directory.c_str(), &disk) == 0) {
+        const uint64_t available = uint64_t(disk.f_bavail) * disk.f_frsize;
+        if (available < (uint64_t(1) << 20))
+            return "the disk is full (" + formatBytes(int64_t(available)) + " free in " + directory
+                + "): it holds what was written before";
+    }
+    if (mainFile && command.exited)
+        return "the command exited but its file was not finished (the agent's messages above say why)";
+    return "the process did not exit cleanly";
+}
+
+void reportFiles(const std::string& output, bool launcher, bool cudaRequested, const ChildResult& command) {
     const RecordingFiles files = findRecordingFiles(output);
     if (files.traces.empty()) {
         std::string why;
@@ -406,12 +408,15 @@ void reportFiles(const std::string& output, bool launcher, bool cudaRequested) {
             const auto file = TuneupFile::open(path);
             const analysis::TuneupFileSummary summary = file->summary();
             const std::optional<int64_t> duration = summary.durationNs();
-            std::string line = "recorded " + humanCount(summary.eventCount()) + " events ("
-                + humanCount(summary.droppedCount()) + " dropped)";
-            if (duration) line += " in " + humanDuration(*duration);
-            line += " -> " + path + " (" + humanBytes(summary.fileBytes + summary.walBytes) + ")";
-            if (!summary.complete) line += "; incomplete: the process did not exit cleanly";
+            std::string line = "recorded " + formatCount(summary.eventCount()) + " events ("
+                + formatCount(summary.droppedCount()) + " dropped)";
+            if (duration) line += " in " + formatElapsed(*duration);
+            line += " -> " + path + " (" + formatBytes(int64_t(summary.fileBytes + summary.walBytes)) + ")";
+            if (!summary.complete)
+                line += "; incomplete: " + whyIncomplete(path, path == files.mainPath && !launcher, command);
             say("%s", line.c_str());
+            if (const std::string stopped = summary.metaValue("capture.stopped"); !stopped.empty())
+                say("  recording stopped early: %s; what came after is counted as dropped", stopped.c_str());
             for (const std::string& warning : summary.warnings)
                 say("  %s", warning.c_str());
             // GPU capture that was asked for and did not happen is the first thing to know (once is enough:
@@ -431,36 +436,11 @@ void reportFiles(const std::string& output, bool launcher, bool cudaRequested) {
 
 RecordingFiles findRecordingFiles(const std::string& output) {
     RecordingFiles files;
-    const std::string stem = stemOf(absolute(output));
+    const std::string stem = runStem(absolute(output));
     files.mainPath = stem + ".db";
-    const fs::path directory = fs::path(stem).parent_path();
-    const std::string stemName = fs::path(stem).filename().string();
-    std::vector<std::pair<std::tuple<int, long, long>, std::string>> traces;
-    std::error_code ec;
-    for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        if (stemName.empty() || !name.starts_with(stemName)) continue;
-        std::string_view rest = std::string_view(name).substr(stemName.size());
-        bool sidecar = false;
-        for (std::string_view suffix : { "-wal", "-shm", "-journal" })
-            if (rest.ends_with(suffix)) {
-                rest.remove_suffix(suffix.size());
-                sidecar = true;
-                break;
-            }
-        if (!rest.ends_with(".db")) continue;
-        rest.remove_suffix(3);
-        const auto key = recordingKey(rest);
-        if (!key) continue;
-        if (sidecar)
-            files.sidecars.push_back(it->path().string());
-        else
-            traces.emplace_back(*key, it->path().string());
-    }
-    std::sort(traces.begin(), traces.end());
-    for (auto& [key, path] : traces)
-        files.traces.push_back(path);
-    std::sort(files.sidecars.begin(), files.sidecars.end());
+    for (const RunFileName& file : listRunFiles(stem))
+        files.traces.push_back(file.path());
+    files.sidecars = listRunSidecars(stem);
     return files;
 }
 
@@ -515,8 +495,63 @@ int runRecord(const RecordOptions& options) {
 
     const bool launcher = isLauncher(options.command);
     const ChildResult result = runChild(options.command, childEnvironment(*agent, output, trace), !launcher);
-    if (result.started) reportFiles(output, launcher, requestsCuda(trace));
+    if (result.started) reportFiles(output, launcher, requestsCuda(trace), result);
     return result.exitCode;
+}
+
+} // namespace tuneup::cli
+
+namespace tuneup::cli {
+
+namespace {
+
+// record's usage line names the command it runs, which CLI11 cannot know.
+class RecordFormatter : public CLI::Formatter {
+public:
+    std::string make_usage(const CLI::App*, std::string name) const override {
+        return "Usage: " + name + " [OPTIONS] [--] CMD ARGS...\n";
+    }
+};
+
+} // namespace
+
+std::function<int()> addRecordCommand(CLI::App& app, const std::vector<std::string>& afterDashes) {
+    auto options = std::make_shared<RecordOptions>();
+    CLI::App* record = app.add_subcommand(
+        "record", "Run CMD ARGS... with the recording agent injected (no code change) and write a trace per process.");
+    record->formatter(std::make_shared<RecordFormatter>());
+    record
+        ->add_option("-o,--output", options->output,
+            "Trace file of the command; rank N writes FILE.rankN.db beside it, other processes FILE.pidN.db")
+        ->capture_default_str();
+    record->add_flag("-f,--force", options->force, "Replace an existing recording (its files are deleted)");
+    record
+        ->add_option("--trace", options->trace,
+            "What to record, comma-separated: nvtx, torch (PyTorch settings, read during NVTX calls), cuda "
+            "(= kernel,memcpy,memset,sync,runtime,driver), gemm (cuBLAS/cuBLASLt GEMM shapes), conv (cuDNN "
+            "convolutions and how their algorithms were chosen), any of those, or none")
+        ->capture_default_str();
+    // Everything from the first positional on (or after --) is the command, its own options included.
+    record->prefix_command();
+    record->footer("Examples:\n"
+                   "  tuneup record -o run.db -- python train.py --epochs 1\n"
+                   "  tuneup record -o run.db -- torchrun --nproc-per-node 8 train.py   # run.rank0.db ... "
+                   "run.rank7.db\n"
+                   "  tuneup record --trace nvtx,kernel --force -- ./train_app\n\n"
+        + std::string(kExitCodes));
+    return [options, record, afterDashes] {
+        options->command = record->remaining();
+        // Without --, the option parser passes an unknown option on as if it were the command.
+        if (!options->command.empty() && options->command.front().starts_with("-")) {
+            fprintf(stderr,
+                "tuneup: record: unknown option '%s'; put the command after --, e.g. "
+                "tuneup record -o run.db -- python train.py\n",
+                options->command.front().c_str());
+            return kUsageError;
+        }
+        options->command.insert(options->command.end(), afterDashes.begin(), afterDashes.end());
+        return runRecord(*options);
+    };
 }
 
 } // namespace tuneup::cli

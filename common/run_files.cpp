@@ -53,22 +53,53 @@ std::optional<RunFileName> parseRunFileName(std::string_view path) {
     return name;
 }
 
-std::vector<RunFileName> listRunFiles(const std::string& stem) {
-    std::vector<RunFileName> out;
+namespace {
+
+constexpr std::string_view kSidecars[] = { "-wal", "-shm", "-journal" };
+
+// Calls `found(name, sidecar)` for each entry of stem's folder that is a file of run `stem`, or one's sidecar.
+template <class Found> void forEachRunEntry(const std::string& stem, Found found) {
     const fs::path stemPath(stem);
     const fs::path dir = stemPath.has_parent_path() ? stemPath.parent_path() : fs::path(".");
     const std::string stemName = stemPath.filename().string();
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
+        std::string_view name = it->path().filename().native();
         if (!name.starts_with(stemName)) continue;
+        std::string_view sidecar;
+        for (std::string_view suffix : kSidecars)
+            if (name.ends_with(suffix)) {
+                sidecar = suffix;
+                name.remove_suffix(suffix.size());
+                break;
+            }
         std::error_code typeError;
-        if (!it->is_regular_file(typeError) || it->is_symlink(typeError)) continue;
-        std::optional<RunFileName> parsed = parseRunFileName(name);
-        if (!parsed || parsed->stem != stemName) continue;
-        parsed->stem = stem;
-        out.push_back(std::move(*parsed));
+        if (it->is_symlink(typeError) || !it->is_regular_file(typeError)) continue;
+        const std::optional<RunFileName> parsed = parseRunFileName(name);
+        if (parsed && parsed->stem == stemName) found(*parsed, sidecar);
     }
+}
+
+} // namespace
+
+std::vector<std::string> listRunSidecars(const std::string& stem) {
+    std::vector<std::string> out;
+    forEachRunEntry(stem, [&](RunFileName name, std::string_view sidecar) {
+        if (sidecar.empty()) return;
+        name.stem = stem;
+        out.push_back(name.path() + std::string(sidecar));
+    });
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<RunFileName> listRunFiles(const std::string& stem) {
+    std::vector<RunFileName> out;
+    forEachRunEntry(stem, [&](RunFileName name, std::string_view sidecar) {
+        if (!sidecar.empty()) return;
+        name.stem = stem;
+        out.push_back(std::move(name));
+    });
     // Main, then the ranks (each followed by its other processes), then the run's other processes.
     const auto order = [](const RunFileName& f) {
         return std::tuple(f.isMain() ? 0 : f.rank ? 1 : 2, f.rank.value_or(-1), f.pid.value_or(-1));

@@ -34,4 +34,7 @@ std::optional<RunFileName> parseRunFileName(std::string_view path);
 // main file, the ranks (each followed by its other processes), then the run's other processes.
 std::vector<RunFileName> listRunFiles(const std::string& stem);
 
+// The -wal, -shm and -journal files of run `stem`'s files (even where the file itself is gone), sorted.
+std::vector<std::string> listRunSidecars(const std::string& stem);
+
 } // namespace tuneup

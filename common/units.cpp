@@ -34,16 +34,16 @@ std::string formatElapsed(int64_t ns) {
 }
 
 std::string formatBytes(int64_t bytes) {
+    static const char* kUnits[] = { "kB", "MB", "GB", "TB", "PB" };
+    if (bytes < 1000) return std::to_string(bytes) + " B";
+    double scaled = double(bytes);
+    int unit = -1;
+    while (scaled >= 1000 && unit < 4) {
+        scaled /= 1000;
+        ++unit;
+    }
     char text[32];
-    const double v = double(bytes);
-    if (bytes >= 1'000'000'000)
-        snprintf(text, sizeof text, "%.2f GB", v / 1e9);
-    else if (bytes >= 1'000'000)
-        snprintf(text, sizeof text, "%.1f MB", v / 1e6);
-    else if (bytes >= 1'000)
-        snprintf(text, sizeof text, "%.1f kB", v / 1e3);
-    else
-        snprintf(text, sizeof text, "%lld B", static_cast<long long>(bytes));
+    snprintf(text, sizeof text, "%.3g %s", scaled, kUnits[unit]);
     return text;
 }
 

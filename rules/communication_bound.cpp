@@ -6,8 +6,7 @@
 
 #include <algorithm>
 #include <array>
-#include <mutex>
-#include <span>
+#include <optional>
 
 namespace tuneup::rules {
 
@@ -27,133 +26,86 @@ constexpr int64_t kSmallCollectiveNs = 50'000;
 constexpr int64_t kMinWaitNs = 200'000;
 constexpr double kMinWaitShare = 0.1;
 
-enum class CommKind { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, Other, Count };
-constexpr std::array<std::string_view, size_t(CommKind::Count)> kKindNames { "all-reduce", "all-gather",
-    "reduce-scatter", "all-to-all/send-recv", "broadcast", "other" };
-
-bool contains(std::string_view s, std::string_view part) {
-    return s.find(part) != std::string_view::npos;
+Gain gain(const RankSummary& r, int64_t perStepNs, std::string model, std::string confidence) {
+    Gain g;
+    g.perStepNs = perStepNs;
+    g.stepShare = r.steps.medianStepNs() > 0 ? double(perStepNs) / double(r.steps.medianStepNs()) : 0.0;
+    g.model = std::move(model);
+    g.confidence = std::move(confidence);
+    return g;
 }
 
-CommKind commKind(std::string_view kernel) {
-    if (contains(kernel, "AllReduce") || contains(kernel, "all_reduce") || contains(kernel, "allreduce"))
-        return CommKind::AllReduce;
-    if (contains(kernel, "AllGather") || contains(kernel, "all_gather") || contains(kernel, "allgather"))
-        return CommKind::AllGather;
-    if (contains(kernel, "ReduceScatter") || contains(kernel, "reduce_scatter")) return CommKind::ReduceScatter;
-    if (contains(kernel, "SendRecv") || contains(kernel, "AllToAll") || contains(kernel, "AlltoAll")
-        || contains(kernel, "_Send") || contains(kernel, "_Recv"))
-        return CommKind::AllToAll;
-    if (contains(kernel, "Broadcast")) return CommKind::Broadcast;
-    return CommKind::Other;
+int64_t perStep(const RankSummary& r, int64_t total) {
+    const size_t steps = r.steps.detection.steps.size();
+    return steps ? total / int64_t(steps) : total;
 }
 
-// Communication kernels of one rank on its breakdown device, per step.
-struct CommProfile {
-    size_t kernels = 0; // in steps
-    int64_t medianCommNs = 0; // NCCL time per step (merged spans), median over steps
-    int64_t medianExposedNs = 0; // not overlapped by compute (the breakdown's communicationNs), median over steps
-    std::array<int64_t, size_t(CommKind::Count)> kindNs {};
-    std::vector<EventRef> events;
+// One rank's outcome: a finding, or why there is none.
+struct RankVerdict {
+    int rank = -1;
+    std::optional<Finding> finding;
+    RuleStatus status = RuleStatus::Clean;
+    std::string reason;
 };
-
-int64_t median(std::vector<int64_t> v) {
-    if (v.empty()) return 0;
-    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
-    return v[v.size() / 2];
-}
-
-CommProfile commProfile(const RankAnalysis& rank) {
-    const TraceModel& m = *rank.model;
-    const auto& steps = rank.steps.detection.steps;
-    CommProfile p;
-    std::vector<TimeSpan> spans;
-    size_t step = 0; // kernels and steps are sorted by start
-    for (size_t i = 0; i < m.kernels.size(); ++i) {
-        if (m.kernels.device[i] != rank.steps.device || rank.kernelClasses[i] != KernelClass::Communication) continue;
-        spans.push_back({ m.kernels.startNs[i], m.kernels.endNs[i] });
-        while (step < steps.size() && steps[step].endNs <= m.kernels.startNs[i])
-            ++step;
-        const bool inStep = step < steps.size() && m.kernels.endNs[i] > steps[step].startNs;
-        if (!inStep) continue;
-        ++p.kernels;
-        p.kindNs[size_t(commKind(m.str(m.kernels.name[i])))] += m.kernels.endNs[i] - m.kernels.startNs[i];
-        if (p.events.size() < 50) p.events.push_back({ EventTable::Kernel, RowIndex(i) });
-    }
-    const auto merged = mergeSpans(std::move(spans));
-    std::vector<int64_t> perStep;
-    for (const Step& s : steps)
-        perStep.push_back(coveredNs(merged, s.startNs, s.endNs));
-    p.medianCommNs = median(std::move(perStep));
-    std::vector<int64_t> exposed;
-    for (const StepBreakdown& b : rank.steps.perStep)
-        exposed.push_back(b.communicationNs);
-    p.medianExposedNs = median(std::move(exposed));
-    return p;
-}
-
-// The other ranks' communication per step, computed once per job (every rank's evaluation needs it).
-// Keyed by the models' instance ids (never reused) and their steps.
-std::vector<std::pair<const TraceModel*, int64_t>> jobCommunication(std::span<const RankAnalysis> job) {
-    static std::mutex mutex;
-    static std::vector<uint64_t> cachedKey;
-    static std::vector<std::pair<const TraceModel*, int64_t>> cached;
-    std::vector<uint64_t> key;
-    for (const RankAnalysis& r : job) {
-        const auto& steps = r.steps.detection.steps;
-        key.insert(key.end(),
-            { r.model->instanceId(), uint64_t(steps.size()), steps.empty() ? 0 : uint64_t(steps.front().startNs),
-                uint64_t(r.steps.device) });
-    }
-    std::lock_guard<std::mutex> lock(mutex);
-    if (key != cachedKey) {
-        cached.clear();
-        for (const RankAnalysis& r : job) {
-            const CommProfile p = commProfile(r);
-            cached.emplace_back(r.model, p.kernels ? p.medianCommNs : -1);
-        }
-        cachedKey = std::move(key);
-    }
-    return cached;
-}
 
 class CommunicationBound final : public Rule {
 public:
     const RuleInfo& info() const override {
         static const RuleInfo info { "communication-bound", "Communication-bound steps",
             "Collectives take a large share of the step or do not overlap compute.",
-            { Input::GpuKernels, Input::Steps } };
+            { Input::GpuKernels, Input::Steps }, true };
         return info;
     }
 
-    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
-        const TraceModel& m = context.model();
-        const CommProfile own = commProfile(context.rank());
-        if (own.kernels == 0) {
-            if (m.collectives.empty()) {
-                outcome.status = RuleStatus::NotApplicable;
-                outcome.reason = "no collective communication (a single-GPU job)";
-            } else {
-                outcome.reason = std::to_string(m.collectives.size())
-                    + " collective operations but no communication "
-                      "kernels on GPU "
-                    + std::to_string(context.steps().device) + " during the steps";
+    // Each rank on its own, against the others' communication (the job's ranks compare by their summaries).
+    void evaluateJob(const JobContext& job, RuleOutcome& outcome) const override {
+        std::vector<RankVerdict> verdicts;
+        for (const RankSummary& r : job.ranks()) {
+            if (!r.has(Input::GpuKernels) || !r.has(Input::Steps)) continue;
+            verdicts.push_back(evaluateRank(r, job));
+            if (verdicts.back().finding) {
+                if (job.ranks().size() > 1) verdicts.back().finding->rank = r.rank;
+                outcome.findings.push_back(std::move(*verdicts.back().finding));
             }
-            return;
         }
-        const int64_t stepNs = context.stepNs();
+        if (!outcome.findings.empty() || verdicts.empty()) return;
+        // No finding: the ranks' reasons, once each ("rank 3: ..." when they differ).
+        const bool allSame = std::all_of(verdicts.begin(), verdicts.end(), [&](const RankVerdict& v) {
+            return v.reason == verdicts.front().reason && v.status == verdicts.front().status;
+        });
+        outcome.status = verdicts.front().status;
+        outcome.reason = verdicts.front().reason;
+        if (!allSame)
+            outcome.reason = "rank " + std::to_string(verdicts.front().rank) + ": " + outcome.reason + " (and "
+                + std::to_string(verdicts.size() - 1) + " other ranks)";
+    }
+
+private:
+    static RankVerdict evaluateRank(const RankSummary& rank, const JobContext& job) {
+        RankVerdict verdict;
+        verdict.rank = rank.rank;
+        const CommProfile& own = rank.communication;
+        if (own.kernels == 0) {
+            if (!rank.has(Input::Collectives)) {
+                verdict.status = RuleStatus::NotApplicable;
+                verdict.reason = "no collective communication (a single-GPU job)";
+            } else {
+                verdict.reason = "collective operations but no communication kernels on GPU "
+                    + std::to_string(rank.steps.device) + " during the steps";
+            }
+            return verdict;
+        }
+        const int64_t stepNs = rank.steps.medianStepNs();
         const int64_t commNs = own.medianCommNs, exposedNs = own.medianExposedNs;
 
         // The rank that waits least shows what the communication itself costs; the rest of this rank's
         // communication time is waiting for slower ranks (rank-straggler's concern).
         int64_t floorNs = commNs;
         size_t ranksWithComm = 0;
-        if (context.job().size() > 1) {
-            for (const auto& [model, otherCommNs] : jobCommunication(context.job())) {
-                if (model == context.rank().model || otherCommNs < 0) continue;
-                ++ranksWithComm;
-                floorNs = std::min(floorNs, otherCommNs);
-            }
+        for (const RankSummary& other : job.ranks()) {
+            if (&other == &rank || other.communication.kernels == 0) continue;
+            ++ranksWithComm;
+            floorNs = std::min(floorNs, other.communication.medianCommNs);
         }
         // Small differences between ranks are noise, not waiting.
         int64_t waitNs = ranksWithComm ? std::max<int64_t>(0, commNs - floorNs) : 0;
@@ -161,21 +113,21 @@ public:
         const int64_t ownExposedNs = std::max<int64_t>(0, exposedNs - waitNs);
         const double overlap = commNs > 0 ? 1.0 - double(exposedNs) / double(commNs) : 0.0;
         const double share = stepNs > 0 ? double(ownExposedNs) / double(stepNs) : 0.0;
-        const size_t perStepKernels = size_t(context.perStep(int64_t(own.kernels)));
+        const size_t perStepKernels = size_t(perStep(rank, int64_t(own.kernels)));
         int64_t kernelTotal = 0;
         for (int64_t ns : own.kindNs)
             kernelTotal += ns;
         const size_t dominant = size_t(std::max_element(own.kindNs.begin(), own.kindNs.end()) - own.kindNs.begin());
 
         if (share < kMinExposedShare) {
-            outcome.reason = "communication " + formatDuration(commNs) + " per step, " + formatDuration(ownExposedNs)
+            verdict.reason = "communication " + formatDuration(commNs) + " per step, " + formatDuration(ownExposedNs)
                 + " of it exposed (" + formatPercent(share) + " of the step)"
                 + (waitNs > 0 ? " after " + formatDuration(waitNs) + " of waiting for other ranks" : std::string());
-            return;
+            return verdict;
         }
 
         Finding f;
-        f.gain = context.gain(int64_t(double(ownExposedNs) * kRecoverable),
+        f.gain = gain(rank, int64_t(double(ownExposedNs) * kRecoverable),
             "half of the communication time per step that no compute overlaps"
                 + std::string(waitNs > 0 ? " (waiting for slower ranks excluded)" : "")
                 + ": more overlap with backward or half the bytes (fp16/bf16 compression) typically recover about "
@@ -185,11 +137,11 @@ public:
             : f.gain->stepShare >= 0.01       ? Severity::Warning
                                               : Severity::Info;
         f.title = "communication not overlapped with compute takes " + formatDuration(ownExposedNs) + " per step ("
-            + formatPercent(share) + " of the step); " + std::string(kKindNames[dominant]) + " dominates, "
+            + formatPercent(share) + " of the step); " + std::string(commKindName(CommKind(dominant))) + " dominates, "
             + formatPercent(std::max(0.0, overlap)) + " of NCCL time overlaps compute";
-        f.detail = "On GPU " + std::to_string(context.steps().device) + " communication kernels run "
-            + formatDuration(commNs) + " per step (median over " + std::to_string(context.stepCount()) + " steps), and "
-            + formatDuration(exposedNs) + " of that with no compute kernel running alongside.";
+        f.detail = "On GPU " + std::to_string(rank.steps.device) + " communication kernels run "
+            + formatDuration(commNs) + " per step (median over " + std::to_string(rank.steps.detection.steps.size())
+            + " steps), and " + formatDuration(exposedNs) + " of that with no compute kernel running alongside.";
         if (waitNs > 0)
             f.detail += " Another rank spends only " + formatDuration(floorNs)
                 + " per step in communication: " + formatDuration(waitNs)
@@ -205,8 +157,8 @@ public:
         if (waitNs > 0) f.evidence.facts.push_back({ "waiting for other ranks", formatDuration(waitNs) });
         for (size_t k = 0; k < own.kindNs.size(); ++k)
             if (own.kindNs[k] > 0)
-                f.evidence.facts.push_back(
-                    { std::string(kKindNames[k]), formatDuration(context.perStep(own.kindNs[k])) + " per step" });
+                f.evidence.facts.push_back({ std::string(commKindName(CommKind(k))),
+                    formatDuration(perStep(rank, own.kindNs[k])) + " per step" });
         f.evidence.events = own.events;
         f.evidence.eventsTotal = own.kernels;
 
@@ -265,7 +217,8 @@ public:
               "// then optimizer.step()";
         f.fixPython = std::move(py);
         f.fixCpp = std::move(cpp);
-        outcome.findings.push_back(std::move(f));
+        verdict.finding = std::move(f);
+        return verdict;
     }
 };
 

@@ -51,8 +51,7 @@ public:
 
     void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
         const TraceModel& m = context.model();
-        if (!hasInput(context.rank(), context.job(), Input::CpuOps)
-            || !hasInput(context.rank(), context.job(), Input::InputShapes)) {
+        if (!context.has(Input::CpuOps) || !context.has(Input::InputShapes)) {
             evaluateLayers(context, outcome);
             return;
         }

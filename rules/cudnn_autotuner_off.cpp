@@ -232,7 +232,7 @@ public:
         }
         const FindSearch find = findSearches(context);
         const RecordedChoice calls = recordedChoice(context);
-        const bool haveFlags = hasInput(context.rank(), context.job(), Input::TorchFlags);
+        const bool haveFlags = context.has(Input::TorchFlags);
         // Off as the recorded cuDNN calls show it: heuristics chose the algorithms of convolutions that
         // run again and again with the same shapes, and the autotuner never searched.
         const bool offByCalls = calls.heuristicsRepeat() && !calls.searched() && find.ops == 0;

@@ -27,7 +27,7 @@ int64_t median(std::vector<int64_t> v) {
 
 // One rank's step, as the straggler analysis needs it (medians over its steps).
 struct RankProfile {
-    const RankAnalysis* rank = nullptr;
+    const RankSummary* rank = nullptr;
     int64_t stepNs = 0;
     int64_t commNs = 0; // communication kernels per step (merged), waiting included
     // The parts of the step that are this rank's own work or idleness.
@@ -38,19 +38,10 @@ struct RankProfile {
 constexpr std::array<std::string_view, RankProfile::PartCount> kPartNames { "GPU compute", "memory copies and sets",
     "waiting for the DataLoader", "host synchronisation", "host time between kernels (Python, launches)" };
 
-RankProfile profile(const RankAnalysis& r) {
+RankProfile profile(const RankSummary& r) {
     RankProfile p;
     p.rank = &r;
-    const TraceModel& m = *r.model;
-    std::vector<TimeSpan> spans;
-    for (size_t i = 0; i < m.kernels.size(); ++i)
-        if (m.kernels.device[i] == r.steps.device && r.kernelClasses[i] == KernelClass::Communication)
-            spans.push_back({ m.kernels.startNs[i], m.kernels.endNs[i] });
-    const auto merged = mergeSpans(std::move(spans));
-    std::vector<int64_t> comm;
-    for (const Step& s : r.steps.detection.steps)
-        comm.push_back(coveredNs(merged, s.startNs, s.endNs));
-    p.commNs = median(std::move(comm));
+    p.commNs = r.communication.medianCommNs;
     // Per-part medians over the steps: one odd step does not decide.
     auto field = [&r](auto get) {
         std::vector<int64_t> v;
@@ -80,10 +71,10 @@ public:
         return info;
     }
 
-    void evaluate(const RuleContext& context, RuleOutcome& outcome) const override {
+    void evaluateJob(const JobContext& job, RuleOutcome& outcome) const override {
         std::vector<RankProfile> ranks;
         size_t withoutSteps = 0;
-        for (const RankAnalysis& r : context.job()) {
+        for (const RankSummary& r : job.ranks()) {
             if (r.steps.detection.steps.empty()) {
                 ++withoutSteps;
                 continue;
@@ -93,7 +84,7 @@ public:
         }
         if (ranks.size() < 2) {
             outcome.status = RuleStatus::NotApplicable;
-            outcome.reason = std::to_string(ranks.size()) + " of " + std::to_string(context.job().size())
+            outcome.reason = std::to_string(ranks.size()) + " of " + std::to_string(job.ranks().size())
                 + " ranks have steps with communication kernels: the ranks do not wait for each other on the GPU";
             return;
         }
@@ -140,13 +131,12 @@ public:
                 + " per step vs " + formatDuration(median(others[k])) + " on the others (+" + formatDuration(excess[k])
                 + ")";
         }
-        const TraceModel& sm = *straggler->rank->model;
         std::string gpuNote;
-        if (const DeviceInfo* d = sm.device(straggler->rank->steps.device)) {
+        if (const std::string& d = straggler->rank->deviceName; !d.empty()) {
             for (const RankProfile& p : ranks) {
-                const DeviceInfo* o = p.rank->model->device(p.rank->steps.device);
-                if (o && !o->name.empty() && !d->name.empty() && o->name != d->name) {
-                    gpuNote = " It runs on a " + d->name + ", another rank on a " + o->name + ".";
+                const std::string& o = p.rank->deviceName;
+                if (!o.empty() && o != d) {
+                    gpuNote = " It runs on a " + d + ", another rank on a " + o + ".";
                     break;
                 }
             }

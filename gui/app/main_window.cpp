@@ -208,10 +208,10 @@ void MainWindow::showFinding(const analysis::Finding* finding) {
     }
     // The trace the finding is about: its rank's model.
     uint32_t model = 0;
-    if (const analysis::RankAnalysis* rank = analysis::rankOf(m_session->report, *finding))
-        model = uint32_t(rank - m_session->report.ranks.data());
-    const int64_t stepNs
-        = model < m_session->report.ranks.size() ? m_session->report.ranks[model].steps.medianStepNs() : 0;
+    const analysis::AdviceReport& report = m_session->report();
+    if (const analysis::RankSummary* rank = analysis::rankOf(report, *finding))
+        model = uint32_t(rank - report.ranks.data());
+    const int64_t stepNs = model < report.ranks.size() ? report.ranks[model].steps.medianStepNs() : 0;
     const auto focus = evidenceFocus(m_session->timeline, model, finding->evidence, stepNs);
     if (!focus) {
         m_timeline->setEvidence({}, {});

@@ -1,15 +1,11 @@
 #include "app/session.h"
 
-#include "advise/sql_rule.h"
 #include "all_rules.h"
-#include "import/import_many.h"
 #include "report/report_helpers.h"
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <regex>
 #include <unordered_map>
 
 namespace tuneup::gui {
@@ -18,8 +14,8 @@ using namespace analysis;
 namespace fs = std::filesystem;
 
 const StepAnalysis* Session::steps() const {
-    if (report.ranks.empty() || report.ranks.front().steps.detection.steps.empty()) return nullptr;
-    return &report.ranks.front().steps;
+    if (job->analyses.empty() || job->analyses.front().steps.detection.steps.empty()) return nullptr;
+    return &job->analyses.front().steps;
 }
 
 std::string Session::title() const {
@@ -27,29 +23,6 @@ std::string Session::title() const {
     std::string t = fs::path(files.front()).filename().string();
     if (files.size() > 1) t += " +" + std::to_string(files.size() - 1);
     return t;
-}
-
-std::vector<std::string> otherProcessFiles(const std::string& file) {
-    std::vector<std::string> out;
-    const fs::path path(file);
-    if (path.extension() != ".db") return out;
-    const std::string stem = path.stem().string(); // "run" or "run.rank3"
-    // Escape the stem for the pattern: file names may hold regex characters.
-    std::string escaped;
-    for (char c : stem) {
-        if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) escaped += '\\';
-        escaped += c;
-    }
-    const std::regex pattern(escaped + R"(\.pid[0-9]+\.db)");
-    std::error_code ec;
-    const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (entry.is_regular_file(ec) && std::regex_match(name, pattern))
-            out.push_back((path.has_parent_path() ? dir / name : fs::path(name)).string());
-    }
-    std::sort(out.begin(), out.end());
-    return out;
 }
 
 std::vector<KernelRow> kernelRows(const std::vector<const TraceModel*>& models, int64_t* totalNs) {
@@ -95,31 +68,6 @@ std::vector<KernelRow> kernelRows(const std::vector<const TraceModel*>& models, 
 
 namespace {
 
-// The size of the text an importer will read, for progress: the file's size, or for gzip the
-// uncompressed size its trailer records (modulo 4 GiB, so never less than the file itself).
-uint64_t expectedBytes(const std::string& path) {
-    std::error_code ec;
-    const uint64_t size = fs::file_size(path, ec);
-    if (ec) return 0;
-    std::ifstream in(path, std::ios::binary);
-    unsigned char magic[2] = {};
-    if (!in.read(reinterpret_cast<char*>(magic), 2) || magic[0] != 0x1f || magic[1] != 0x8b || size < 8) return size;
-    unsigned char trailer[4] = {};
-    in.seekg(-4, std::ios::end);
-    if (!in.read(reinterpret_cast<char*>(trailer), 4)) return size;
-    const uint64_t isize
-        = uint64_t(trailer[0]) | uint64_t(trailer[1]) << 8 | uint64_t(trailer[2]) << 16 | uint64_t(trailer[3]) << 24;
-    return std::max(isize, size);
-}
-
-std::string roleLabel(const TraceModel& model) {
-    const std::string role = model.info.metadataValue("role");
-    if (role == "dataloader-worker") return "DataLoader worker";
-    if (role == "forked-child") return "forked child";
-    if (role == "launcher") return "launcher";
-    return role;
-}
-
 void check(const LoadProgress& progress) {
     if (progress.cancel && progress.cancel->load()) throw LoadCancelled();
 }
@@ -135,74 +83,47 @@ std::shared_ptr<Session> loadSession(const LoadRequest& request, const LoadProgr
     const auto started = std::chrono::steady_clock::now();
     if (request.files.empty()) throw std::runtime_error("no file to open");
     auto session = std::make_shared<Session>();
-    session->files = request.files;
 
-    auto rules = rules::builtinRules();
-    if (!request.userRules.empty())
-        for (auto& rule : loadSqlRules(request.userRules, rules))
-            rules.push_back(std::move(rule));
-
-    if (request.withOtherProcesses)
-        for (const std::string& file : request.files)
-            for (std::string& other : otherProcessFiles(file))
-                if (std::find(request.files.begin(), request.files.end(), other) == request.files.end())
-                    session->otherFiles.push_back(std::move(other));
-
-    // Import: 0..70%. Progress comes from the importers' threads; cancelling throws from there, and the
-    // importer hands the exception back to this thread once its threads have stopped.
-    uint64_t expected = 0;
-    for (const std::string& f : request.files)
-        expected += expectedBytes(f);
-    const std::string phase = request.files.size() == 1
-        ? "Reading " + fs::path(request.files.front()).filename().string()
-        : "Reading " + std::to_string(request.files.size()) + " files";
-    report(progress, phase, 0);
-    ImportManyOptions options;
-    options.progress = [&](size_t, uint64_t bytes) {
-        report(progress, phase, expected ? 0.7 * std::min(1.0, double(bytes) / double(expected)) : 0.0);
-    };
-    session->job = importTraces(request.files, options);
-    for (size_t i = 0; i < session->otherFiles.size(); ++i) {
-        report(progress, "Reading other processes", 0.7);
-        try {
-            session->others.push_back(importTrace(session->otherFiles[i]));
-        } catch (const LoadCancelled&) {
-            throw;
-        } catch (const std::exception&) {
-            // A worker's file cut short (the worker was killed) must not stop the main one from opening.
-            session->otherFiles.erase(session->otherFiles.begin() + long(i--));
-        }
+    // Reading and advice: 0..80%, as the job core reports it (from its reading threads).
+    JobOptions options;
+    options.builtinRules = rules::builtinRules;
+    options.userRules = request.userRules;
+    options.stepRange = request.stepRange;
+    options.withHelperProcesses = request.withOtherProcesses;
+    options.cancel = progress.cancel;
+    options.progress = [&](const JobProgress& p) { report(progress, p.phase, 0.8 * p.fraction()); };
+    report(progress, "Reading", 0);
+    try {
+        session->job = openJob(request.files, options);
+    } catch (const JobCancelled&) {
+        throw LoadCancelled();
     }
-
-    // Advice: 70..80%.
-    report(progress, "Finding steps and running the rules", 0.72);
-    AdviseOptions adviseOptions;
-    adviseOptions.stepRange = request.stepRange;
-    session->report = advise(session->job, rules, adviseOptions);
+    for (const JobFile& f : session->job->ranks)
+        session->files.push_back(f.path);
+    for (const JobFile& f : session->job->helpers)
+        session->otherFiles.push_back(f.path);
 
     // Labels and the timeline: 80..97%.
     report(progress, "Laying out the timeline", 0.8);
+    const Job& job = *session->job;
+    for (size_t i = 0; i < job.ranks.size(); ++i) {
+        std::string label = fs::path(job.ranks[i].path).filename().string();
+        if (job.ranks.size() > 1 && job.models[i].info.rank)
+            label += " (rank " + std::to_string(*job.models[i].info.rank) + ")";
+        session->labels.push_back(label);
+    }
+    for (const JobFile& helper : job.helpers)
+        session->labels.push_back(helper.label());
     std::vector<TimelineInput> inputs;
-    for (size_t i = 0; i < session->job.size(); ++i) {
-        std::string label = fs::path(request.files[i]).filename().string();
-        if (request.files.size() > 1 && session->job[i].info.rank)
-            label += " (rank " + std::to_string(*session->job[i].info.rank) + ")";
-        session->labels.push_back(label);
-    }
-    for (size_t i = 0; i < session->others.size(); ++i) {
-        std::string label = fs::path(session->otherFiles[i]).filename().string();
-        if (const std::string role = roleLabel(session->others[i]); !role.empty()) label += " (" + role + ")";
-        session->labels.push_back(label);
-    }
     for (size_t i = 0; i < session->modelCount(); ++i)
-        inputs.push_back({ &session->model(i), session->labels[i],
-            i < session->report.ranks.size() ? &session->report.ranks[i].steps : nullptr });
+        inputs.push_back(
+            { &session->model(i), session->labels[i], i < job.analyses.size() ? &job.analyses[i].steps : nullptr });
     session->timeline = buildTimeline(inputs, progress.cancel);
     check(progress);
 
     report(progress, "Counting kernels", 0.97);
     std::vector<const TraceModel*> jobModels;
-    for (const TraceModel& m : session->job)
+    for (const TraceModel& m : job.models)
         jobModels.push_back(&m);
     session->kernels = kernelRows(jobModels, &session->kernelTotalNs);
     session->loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -1,10 +1,11 @@
 #pragma once
-// Everything the GUI shows about the files it opened, computed once on the loading thread: the
-// models, the advice over the job, the timeline's tracks and the kernel table. Immutable once
-// loaded, so views read it without locks. No Qt, so the load runs (and is tested) without a window.
+// Everything the GUI shows about the files it opened, computed once on the loading thread: the job
+// (read and advised by the job core, as `tuneup advise` does), the timeline's tracks and the kernel
+// table. Immutable once loaded, so views read it without locks. No Qt, so the load runs (and is
+// tested) without a window.
 
-#include "advise/advisor.h"
 #include "advise/kernel_class.h"
+#include "job/job.h"
 #include "timeline/timeline_data.h"
 
 #include <atomic>
@@ -21,7 +22,7 @@ struct LoadRequest {
     std::string stepRange; // --step-range
     std::string userRules; // --rules DIR
     // Also show the other processes recorded beside a tuneup file (run.pid<N>.db: DataLoader workers,
-    // forked children) on the timeline. They are not part of the job's advice.
+    // forked children) and the helpers given with the job on the timeline. They are not part of the advice.
     bool withOtherProcesses = true;
 };
 
@@ -50,19 +51,21 @@ struct KernelRow {
 };
 
 struct Session {
-    std::vector<std::string> files; // the job's files, as given
-    std::vector<std::string> otherFiles; // other processes found beside them
-    std::vector<analysis::TraceModel> job; // one per file; the report points into it, so it never moves
-    std::vector<analysis::TraceModel> others;
-    std::vector<std::string> labels; // per model, the job's first: "run.db", "run.pid77.db (DataLoader worker)"
-    analysis::AdviceReport report;
+    std::unique_ptr<analysis::Job> job; // the files, their traces and analyses, and the advice
+    std::vector<std::string> files; // the ranks' files
+    std::vector<std::string> otherFiles; // the other processes' files shown beside them (helpers)
+    std::vector<std::string> labels; // per model, ranks first: "run.db", "run.pid77.db (DataLoader worker)"
     TimelineData timeline;
     std::vector<KernelRow> kernels; // by total time, largest first
     int64_t kernelTotalNs = 0;
     double loadSeconds = 0;
 
-    size_t modelCount() const { return job.size() + others.size(); }
-    const analysis::TraceModel& model(size_t i) const { return i < job.size() ? job[i] : others[i - job.size()]; }
+    const analysis::AdviceReport& report() const { return job->report; }
+    size_t rankCount() const { return job->models.size(); }
+    size_t modelCount() const { return job->models.size() + job->helperModels.size(); }
+    const analysis::TraceModel& model(size_t i) const {
+        return i < job->models.size() ? job->models[i] : job->helperModels[i - job->models.size()];
+    }
     // Times are shown from here: the start of the first file's events.
     int64_t originNs() const { return timeline.span.startNs; }
     // The first file's step analysis (the job's rank 0), null when it has no steps.
@@ -71,13 +74,9 @@ struct Session {
     std::string title() const;
 };
 
-// Imports, advises and lays out; throws what the importers throw (ImportError...), LoadCancelled, or
-// std::runtime_error for a user rule directory that cannot be loaded.
+// Opens the job (analysis::openJob) and lays it out; throws what openJob throws (ImportError...,
+// SqlRuleError for a user rule directory that cannot be loaded), or LoadCancelled.
 std::shared_ptr<Session> loadSession(const LoadRequest& request, const LoadProgress& progress = {});
-
-// Files recorded beside `file` by other processes of the same run: for run.db, run.pid<N>.db; for
-// run.rank3.db, run.rank3.pid<N>.db. Sorted by name; empty for files that are not tuneup recordings.
-std::vector<std::string> otherProcessFiles(const std::string& file);
 
 // Kernel rows over several models, by total time, largest first.
 std::vector<KernelRow> kernelRows(const std::vector<const analysis::TraceModel*>& models, int64_t* totalNs = nullptr);

@@ -38,7 +38,7 @@ Comparison compareSessions(const Session& a, const Session& b) {
     // Steps over the job: a job of 8 ranks ran 8 × its steps' kernels.
     auto steps = [](const Session& s) {
         int64_t n = 0;
-        for (const RankAnalysis& r : s.report.ranks)
+        for (const RankSummary& r : s.report().ranks)
             n += int64_t(r.steps.detection.steps.size());
         return std::max<int64_t>(n, 1);
     };

@@ -56,7 +56,7 @@ FindingsModel::FindingsModel(QObject* parent)
 void FindingsModel::setSession(std::shared_ptr<const Session> session) {
     beginResetModel();
     m_session = std::move(session);
-    m_findings = m_session ? m_session->report.ranked() : std::vector<const Finding*>();
+    m_findings = m_session ? m_session->report().ranked() : std::vector<const Finding*>();
     endResetModel();
 }
 
@@ -80,7 +80,7 @@ int FindingsModel::columnCount(const QModelIndex& parent) const {
 QVariant FindingsModel::data(const QModelIndex& index, int role) const {
     const Finding* f = index.isValid() ? finding(index.row()) : nullptr;
     if (!f) return {};
-    const bool severalRanks = m_session && m_session->job.size() > 1;
+    const bool severalRanks = m_session && m_session->rankCount() > 1;
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {

@@ -49,9 +49,9 @@ void BreakdownChart::setSession(std::shared_ptr<const Session> session) {
     const StepAnalysis* steps = m_session ? m_session->steps() : nullptr;
     if (!steps) {
         chart->setTitle(m_session ? tr("No training steps found: %1")
-                                        .arg(QString::fromStdString(m_session->report.ranks.empty()
+                                        .arg(QString::fromStdString(m_session->report().ranks.empty()
                                                 ? std::string()
-                                                : m_session->report.ranks.front().steps.detection.detail))
+                                                : m_session->report().ranks.front().steps.detection.detail))
                                   : QString());
         return;
     }

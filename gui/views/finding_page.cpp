@@ -42,7 +42,7 @@ QString findingMarkdown(const Finding& finding, const Session& session) {
     QString md;
     md += QStringLiteral("## %1\n\n").arg(escaped(q(finding.title)));
     md += QStringLiteral("**%1** · rule `%2`").arg(q(severityName(finding.severity)), q(finding.ruleId));
-    if (finding.rank >= 0 && session.job.size() > 1) md += QStringLiteral(" · rank %1").arg(finding.rank);
+    if (finding.rank >= 0 && session.rankCount() > 1) md += QStringLiteral(" · rank %1").arg(finding.rank);
     md += "\n\n";
     if (finding.gain && finding.gain->perStepNs > 0) {
         md += QStringLiteral("**Expected gain:** %1 per step").arg(gainText(finding));
@@ -80,9 +80,9 @@ QString findingMarkdown(const Finding& finding, const Session& session) {
 QString overviewMarkdown(const Session& session) {
     QString md;
     md += QStringLiteral("## %1\n\n").arg(escaped(q(session.title())));
-    const AdviceReport& report = session.report;
+    const AdviceReport& report = session.report();
     for (size_t r = 0; r < report.ranks.size(); ++r) {
-        const RankAnalysis& rank = report.ranks[r];
+        const RankSummary& rank = report.ranks[r];
         const StepAnalysis& steps = rank.steps;
         if (report.ranks.size() > 1) md += QStringLiteral("**%1**: ").arg(escaped(q(session.labels[r])));
         if (steps.detection.steps.empty()) {

@@ -291,13 +291,14 @@ TEST(ReportHelpers, ShortKernelNames) {
 
 TEST(ReportHelpers, TopKernelsByTotalTime) {
     const TraceModel m = syntheticTrace();
-    int64_t all = 0;
-    const auto top = topKernels(m, 1, &all);
+    int64_t all = 0, count = 0;
+    const auto top = topKernels(m, 1, &count, &all);
     ASSERT_EQ(top.size(), 1u);
-    EXPECT_EQ(m.str(top[0].name), "volta_sgemm_128x64_nn");
-    EXPECT_EQ(top[0].count, 4u);
+    EXPECT_EQ(top[0].name, "volta_sgemm_128x64_nn");
+    EXPECT_EQ(top[0].count, 4);
     EXPECT_EQ(top[0].totalNs, 20 * kMs);
     EXPECT_EQ(all, 28 * kMs);
+    EXPECT_EQ(count, int64_t(m.kernels.size()));
 }
 
 TEST(Reports, RealKinetoTrace) {

@@ -8,6 +8,7 @@
 #include "app/session.h"
 #include "gui_test_support.h"
 #include "import/import_error.h"
+#include "job/job_files.h"
 #include "model/trace_builder.h"
 #include "timeline/event_info.h"
 #include "timeline/evidence_focus.h"
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const analysis::Finding* findingOf(const Session& s, const std::string& rule) {
-    for (const analysis::Finding* f : s.report.ranked())
+    for (const analysis::Finding* f : s.report().ranked())
         if (f->ruleId == rule) return f;
     return nullptr;
 }
@@ -58,16 +59,22 @@ private slots:
     }
 
     void findsTheOtherProcessesOfARun() {
-        QCOMPARE(otherProcessFiles(m_run), std::vector<std::string> { m_worker });
-        QVERIFY(otherProcessFiles(m_worker).empty());
-        QVERIFY(otherProcessFiles("/nonexistent/run.db").empty());
-        QVERIFY(otherProcessFiles("trace.json.gz").empty());
+        auto beside = [](const std::string& path) {
+            std::vector<std::string> paths;
+            for (const analysis::JobFile& f : analysis::processesBeside(analysis::classifyJobFile(path)))
+                paths.push_back(f.path);
+            return paths;
+        };
+        QCOMPARE(beside(m_run), std::vector<std::string> { m_worker });
+        QVERIFY(beside(m_worker).empty());
+        QVERIFY(beside("/nonexistent/run.db").empty());
+        QVERIFY(beside("trace.json.gz").empty());
     }
 
     void loadsTheRunWithItsWorker() {
         const auto s = loadSession(request(m_run));
-        QCOMPARE(s->job.size(), size_t(1));
-        QCOMPARE(s->others.size(), size_t(1));
+        QCOMPARE(s->rankCount(), size_t(1));
+        QCOMPARE(s->job->helperModels.size(), size_t(1));
         QCOMPARE(s->labels, (std::vector<std::string> { "run.db", "run.pid4242.db (DataLoader worker)" }));
         QVERIFY(s->steps());
         QCOMPARE(s->steps()->detection.steps.size(), size_t(12));

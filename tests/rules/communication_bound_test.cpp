@@ -5,6 +5,8 @@
 
 #include "rule_test_support.h"
 
+#include <stdexcept>
+
 using namespace tuneup;
 using namespace tuneup::analysis;
 
@@ -21,8 +23,11 @@ const std::vector<std::string> kDlrm
           "param/et_replay/tests/inputs/dlrm_kineto/worker6_step_12.1694128201553.pt.trace.json",
           "param/et_replay/tests/inputs/dlrm_kineto/worker7_step_12.1694128201553.pt.trace.json" };
 
-const RuleOutcome& outcomeOfRank(const ruletest::RuleRun& run, size_t index) {
-    return run.report.outcomes.at(index);
+// The rule compares the ranks' summaries: one outcome for the job, a finding per rank that raises one.
+const Finding& findingOfRank(const ruletest::RuleRun& run, int rank) {
+    for (const Finding& f : run.outcome.findings)
+        if (f.rank == rank) return f;
+    throw std::runtime_error("no finding for rank " + std::to_string(rank) + ": " + run.outcome.reason);
 }
 
 } // namespace
@@ -34,14 +39,13 @@ TEST(CommunicationBound, FiresOnBertDdpBothRanks) {
     TUNEUP_REQUIRE_SHARED_TRACE(w0, kTbData + "bert_newAPI_fp16_ddp_4dataloader/worker0_round1.pt.trace.json.gz");
     TUNEUP_REQUIRE_SHARED_TRACE(w1, kTbData + "bert_newAPI_fp16_ddp_4dataloader/worker1_round1.pt.trace.json.gz");
     const auto r = ruletest::runRule("communication-bound", { w0, w1 });
-    ASSERT_EQ(r.report.outcomes.size(), 2u);
+    ASSERT_EQ(r.report.outcomes.size(), 1u);
+    ASSERT_EQ(r.outcome.status, RuleStatus::Raised) << r.outcome.reason;
+    ASSERT_EQ(r.outcome.findings.size(), 2u);
     const int64_t exposed[] = { 1'364'968'000, 1'306'723'000 };
-    for (size_t i = 0; i < 2; ++i) {
-        const RuleOutcome& o = outcomeOfRank(r, i);
-        ASSERT_EQ(o.status, RuleStatus::Raised) << o.reason;
-        const Finding& f = o.findings.at(0);
+    for (int i = 0; i < 2; ++i) {
+        const Finding& f = findingOfRank(r, i);
         EXPECT_EQ(f.severity, Severity::Error);
-        EXPECT_EQ(f.rank, int(i));
         ASSERT_TRUE(f.gain);
         EXPECT_NEAR(double(f.gain->perStepNs), double(exposed[i]) / 2, 2'000.0);
         EXPECT_NE(f.title.find("all-reduce dominates"), std::string::npos) << f.title;
@@ -49,7 +53,7 @@ TEST(CommunicationBound, FiresOnBertDdpBothRanks) {
         EXPECT_NE(f.fixPython.find("bucket_cap_mb"), std::string::npos);
         EXPECT_NE(f.fixPython.find("compress_hook"), std::string::npos);
     }
-    EXPECT_NEAR(r.report.outcomes[0].findings[0].gain->stepShare, 1'364'968.0 / 2 / 2'052'348.0, 0.001);
+    EXPECT_NEAR(findingOfRank(r, 0).gain->stepShare, 1'364'968.0 / 2 / 2'052'348.0, 0.001);
 }
 
 TEST(CommunicationBound, DlrmSeparatesWaitingFromCommunication) {
@@ -63,15 +67,14 @@ TEST(CommunicationBound, DlrmSeparatesWaitingFromCommunication) {
         paths.push_back(path);
     }
     const auto r = ruletest::runRule("communication-bound", paths);
-    ASSERT_EQ(r.report.outcomes.size(), 8u);
-    for (const RuleOutcome& o : r.report.outcomes)
-        EXPECT_EQ(o.status, RuleStatus::Raised) << o.reason;
-    const Finding& rank1 = outcomeOfRank(r, 1).findings.at(0);
+    ASSERT_EQ(r.outcome.status, RuleStatus::Raised) << r.outcome.reason;
+    ASSERT_EQ(r.outcome.findings.size(), 8u); // every rank
+    const Finding& rank1 = findingOfRank(r, 1);
     ASSERT_TRUE(rank1.gain);
     EXPECT_NEAR(double(rank1.gain->perStepNs), 1'466'000.0 / 2, 2'000.0);
     EXPECT_NE(rank1.detail.find("waiting for slower ranks"), std::string::npos) << rank1.detail;
     EXPECT_EQ(rank1.gain->confidence, "medium");
-    const Finding& rank7 = outcomeOfRank(r, 7).findings.at(0);
+    const Finding& rank7 = findingOfRank(r, 7);
     EXPECT_NEAR(double(rank7.gain->perStepNs), 1'580'000.0 / 2, 2'000.0);
 }
 

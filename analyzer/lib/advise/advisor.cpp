@@ -6,51 +6,87 @@ namespace tuneup::analysis {
 
 namespace {
 
-void run(const Rule& rule, const RankAnalysis& rank, std::span<const RankAnalysis> job, std::vector<RuleOutcome>& out) {
-    RuleOutcome outcome;
-    outcome.ruleId = std::string(rule.info().id);
+// The inputs a rule needs that `present` says are missing, "; "-separated.
+template <class Present> std::string missingInputs(const Rule& rule, Present present) {
     std::string missing;
     for (Input need : rule.info().needs)
-        if (!hasInput(rank, job, need)) missing += (missing.empty() ? "" : "; ") + std::string(inputName(need));
-    if (!missing.empty()) {
-        outcome.status = RuleStatus::NotEvaluated;
-        outcome.reason = "needs " + missing;
-    } else {
-        rule.evaluate(RuleContext(rank, job), outcome);
-        if (!outcome.findings.empty()) outcome.status = RuleStatus::Raised;
-    }
-    const int rankId = rule.info().jobWide || job.size() < 2 ? -1 : rank.rank;
-    for (Finding& f : outcome.findings) {
+        if (!present(need)) missing += (missing.empty() ? "" : "; ") + std::string(inputName(need));
+    return missing;
+}
+
+RuleOutcome notEvaluated(const std::string& missing) {
+    RuleOutcome outcome;
+    outcome.status = RuleStatus::NotEvaluated;
+    outcome.reason = "needs " + missing;
+    return outcome;
+}
+
+void finish(RuleOutcome& outcome, const Rule& rule) {
+    outcome.ruleId = std::string(rule.info().id);
+    if (!outcome.findings.empty()) outcome.status = RuleStatus::Raised;
+    for (Finding& f : outcome.findings)
         f.ruleId = outcome.ruleId;
-        if (f.rank < 0) f.rank = rankId;
-    }
-    out.push_back(std::move(outcome));
 }
 
 } // namespace
 
-AdviceReport advise(const std::vector<TraceModel>& models, const std::vector<std::unique_ptr<Rule>>& rules,
-    const AdviseOptions& options) {
-    AdviceReport report;
-    report.ranks.reserve(models.size());
-    for (size_t i = 0; i < models.size(); ++i) {
-        RankAnalysis rank;
-        rank.model = &models[i];
-        rank.steps = analyzeSteps(models[i], options.stepRange);
-        rank.kernelClasses = classifyKernels(models[i]);
-        rank.rank = models[i].info.rank.value_or(int(i));
-        report.ranks.push_back(std::move(rank));
-    }
-    const std::span<const RankAnalysis> job(report.ranks);
+RankAdvice adviseRank(
+    const TraceModel& model, int defaultRank, size_t jobRanks, const RuleSet& rules, const AdviseOptions& options) {
+    RankAdvice advice;
+    advice.analysis = analyzeRank(model, defaultRank, options.stepRange);
+    advice.summary = summarizeRank(advice.analysis, jobRanks);
+    const RuleContext context(advice.analysis, jobRanks);
     for (const auto& rule : rules) {
-        if (rule->info().jobWide) {
-            if (!report.ranks.empty()) run(*rule, report.ranks.front(), job, report.outcomes);
+        if (rule->info().jobWide) continue;
+        const std::string missing = missingInputs(*rule, [&](Input need) { return context.has(need); });
+        RuleOutcome outcome = missing.empty() ? RuleOutcome {} : notEvaluated(missing);
+        if (missing.empty()) rule->evaluate(context, outcome);
+        finish(outcome, *rule);
+        for (Finding& f : outcome.findings)
+            if (f.rank < 0 && jobRanks > 1) f.rank = advice.analysis.rank;
+        advice.outcomes.push_back(std::move(outcome));
+    }
+    return advice;
+}
+
+AdviceReport finishAdvice(
+    std::vector<RankSummary> ranks, std::vector<std::vector<RuleOutcome>> rankOutcomes, const RuleSet& rules) {
+    AdviceReport report;
+    report.ranks = std::move(ranks);
+    const JobContext job(report.ranks);
+    std::vector<size_t> next(rankOutcomes.size(), 0); // per rank, its next per-rank outcome
+    for (const auto& rule : rules) {
+        if (!rule->info().jobWide) {
+            for (size_t r = 0; r < rankOutcomes.size(); ++r) {
+                if (next[r] >= rankOutcomes[r].size()) continue;
+                report.outcomes.push_back(std::move(rankOutcomes[r][next[r]++]));
+                report.outcomeRank.push_back(int(r));
+            }
             continue;
         }
-        for (const RankAnalysis& rank : report.ranks)
-            run(*rule, rank, job, report.outcomes);
+        if (report.ranks.empty()) continue;
+        const std::string missing = missingInputs(*rule, [&](Input need) {
+            return std::any_of(
+                report.ranks.begin(), report.ranks.end(), [need](const RankSummary& r) { return r.has(need); });
+        });
+        RuleOutcome outcome = missing.empty() ? RuleOutcome {} : notEvaluated(missing);
+        if (missing.empty()) rule->evaluateJob(job, outcome);
+        finish(outcome, *rule);
+        report.outcomes.push_back(std::move(outcome));
+        report.outcomeRank.push_back(-1);
     }
     return report;
+}
+
+AdviceReport advise(const std::vector<TraceModel>& models, const RuleSet& rules, const AdviseOptions& options) {
+    std::vector<RankSummary> summaries;
+    std::vector<std::vector<RuleOutcome>> outcomes;
+    for (size_t i = 0; i < models.size(); ++i) {
+        RankAdvice advice = adviseRank(models[i], int(i), models.size(), rules, options);
+        summaries.push_back(std::move(advice.summary));
+        outcomes.push_back(std::move(advice.outcomes));
+    }
+    return finishAdvice(std::move(summaries), std::move(outcomes), rules);
 }
 
 std::vector<const Finding*> AdviceReport::ranked() const {
@@ -68,7 +104,7 @@ std::vector<const Finding*> AdviceReport::ranked() const {
 
 int64_t AdviceReport::medianStepNs() const {
     std::vector<int64_t> medians;
-    for (const RankAnalysis& r : ranks)
+    for (const RankSummary& r : ranks)
         if (r.steps.medianStepNs() > 0) medians.push_back(r.steps.medianStepNs());
     if (medians.empty()) return 0;
     std::nth_element(medians.begin(), medians.begin() + long(medians.size() / 2), medians.end());

@@ -1,6 +1,7 @@
 #pragma once
-// Runs the rules over a job (one trace per rank) and collects the outcome: per rank its steps and
-// breakdown, per rule its findings or why it found nothing or could not be evaluated.
+// Runs the rules over a job: each rank's trace through the per-rank rules (adviseRank), then every
+// rank's summary through the job-wide rules (finishAdvice). The two halves let a job's ranks be read one
+// at a time and dropped (analyzer/lib/job/), or advised on different machines and merged.
 
 #include "advise/rule_context.h"
 
@@ -10,22 +11,38 @@
 
 namespace tuneup::analysis {
 
-class SqlRule; // user rules (advise/sql_rule.h)
+using RuleSet = std::vector<std::unique_ptr<Rule>>;
 
 struct AdviseOptions {
     std::string stepRange; // --step-range NAME
 };
 
+// One rank, advised on its own.
+struct RankAdvice {
+    RankAnalysis analysis; // points into the model
+    RankSummary summary;
+    std::vector<RuleOutcome> outcomes; // per-rank rules, in rule order
+};
+
 struct AdviceReport {
-    std::vector<RankAnalysis> ranks; // one per trace, in the order given
-    std::vector<RuleOutcome> outcomes; // per rule (per rank for per-rank rules), in rule order
+    std::vector<RankSummary> ranks; // in job order
+    std::vector<RuleOutcome> outcomes; // per rule in rule order (per rank for per-rank rules)
+    std::vector<int> outcomeRank; // parallel to outcomes: the index in `ranks` of a per-rank rule's outcome, else -1
     std::vector<const Finding*> ranked() const; // raised findings, largest gain first
     int64_t medianStepNs() const; // over ranks: the median of their medians
 };
 
-// Runs `rules` (the built-in ones from rules/all_rules.h, then user rules) in order.
-// `models` must outlive the report.
-AdviceReport advise(const std::vector<TraceModel>& models, const std::vector<std::unique_ptr<Rule>>& rules,
-    const AdviseOptions& options);
+// `defaultRank`: the rank when the trace does not say (its place in the job); `jobRanks`: how many ranks
+// the job has. The result points into `model`.
+RankAdvice adviseRank(
+    const TraceModel& model, int defaultRank, size_t jobRanks, const RuleSet& rules, const AdviseOptions& options);
+
+// The job-wide rules over the ranks' summaries, and the report. `rankOutcomes[i]` are rank i's
+// per-rank outcomes, as adviseRank made them (or as a summary file holds them).
+AdviceReport finishAdvice(
+    std::vector<RankSummary> ranks, std::vector<std::vector<RuleOutcome>> rankOutcomes, const RuleSet& rules);
+
+// Both, over traces in memory (one per rank).
+AdviceReport advise(const std::vector<TraceModel>& models, const RuleSet& rules, const AdviseOptions& options);
 
 } // namespace tuneup::analysis

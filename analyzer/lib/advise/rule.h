@@ -28,22 +28,27 @@ enum class Input {
 std::string_view inputName(Input input); // "GPU kernel activity"
 
 class RuleContext;
+class JobContext;
 
 struct RuleInfo {
     std::string_view id;
     std::string_view title; // short, for listings
     std::string_view summary; // one sentence: what it detects
     std::vector<Input> needs;
-    bool jobWide = false; // evaluated once over all ranks (rank-straggler) instead of per rank
+    // Evaluated once over every rank's summary (rank-straggler) instead of on each rank's trace.
+    bool jobWide = false;
 };
 
+// A rule is per rank (it reads one rank's trace: evaluate) or job-wide (it compares the ranks'
+// summaries: evaluateJob), as info().jobWide says. Either is called only when every input in
+// info().needs is present (for a job-wide rule: in at least one rank). It fills `outcome` (status,
+// reason, findings); the engine sets the rule id, and the rank of a per-rank rule's findings.
 class Rule {
 public:
     virtual ~Rule() = default;
     virtual const RuleInfo& info() const = 0;
-    // Called only when every input in info().needs is present. Fills `outcome` (status, reason,
-    // findings); the engine sets the rule id and ranks.
-    virtual void evaluate(const RuleContext& context, RuleOutcome& outcome) const = 0;
+    virtual void evaluate(const RuleContext& /*context*/, RuleOutcome& /*outcome*/) const { }
+    virtual void evaluateJob(const JobContext& /*job*/, RuleOutcome& /*outcome*/) const { }
 };
 
 } // namespace tuneup::analysis

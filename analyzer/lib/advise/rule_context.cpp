@@ -32,6 +32,10 @@ std::string_view inputName(Input input) {
     return "?";
 }
 
+bool RuleContext::has(Input input) const {
+    return hasInput(m_rank, m_jobRanks, input);
+}
+
 Gain RuleContext::gain(int64_t perStepNs, std::string model, std::string confidence) const {
     Gain g;
     g.perStepNs = perStepNs;
@@ -63,7 +67,7 @@ template <class Predicate> bool anyAnnotation(const TraceModel& model, Predicate
 }
 } // namespace
 
-bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input input) {
+bool hasInput(const RankAnalysis& rank, size_t jobRanks, Input input) {
     const TraceModel& m = *rank.model;
     switch (input) {
     case Input::GpuKernels:
@@ -95,7 +99,7 @@ bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input
     case Input::Collectives:
         return !m.collectives.empty();
     case Input::MultipleRanks:
-        return job.size() > 1;
+        return jobRanks > 1;
     }
     return false;
 }
@@ -118,40 +122,6 @@ FlagSummary frameworkFlag(const TraceModel& model, std::string_view name) {
         summary.lastValue = v;
     }
     return summary;
-}
-
-std::string formatDuration(int64_t ns) {
-    char text[32];
-    const double v = double(ns);
-    if (ns >= 1'000'000'000)
-        snprintf(text, sizeof text, "%.2f s", v / 1e9);
-    else if (ns >= 1'000'000)
-        snprintf(text, sizeof text, "%.1f ms", v / 1e6);
-    else if (ns >= 1'000)
-        snprintf(text, sizeof text, "%.0f us", v / 1e3);
-    else
-        snprintf(text, sizeof text, "%lld ns", static_cast<long long>(ns));
-    return text;
-}
-
-std::string formatBytes(int64_t bytes) {
-    char text[32];
-    const double v = double(bytes);
-    if (bytes >= 1'000'000'000)
-        snprintf(text, sizeof text, "%.2f GB", v / 1e9);
-    else if (bytes >= 1'000'000)
-        snprintf(text, sizeof text, "%.1f MB", v / 1e6);
-    else if (bytes >= 1'000)
-        snprintf(text, sizeof text, "%.1f kB", v / 1e3);
-    else
-        snprintf(text, sizeof text, "%lld B", static_cast<long long>(bytes));
-    return text;
-}
-
-std::string formatPercent(double share) {
-    char text[16];
-    snprintf(text, sizeof text, share < 0.01 && share > 0 ? "%.1f%%" : "%.0f%%", share * 100);
-    return text;
 }
 
 } // namespace tuneup::analysis

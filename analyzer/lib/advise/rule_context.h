@@ -1,9 +1,11 @@
 #pragma once
-// What a rule sees: one rank's trace with its steps and breakdown, the whole job for job-wide rules,
-// and shared helpers (kernel classes, precision, which inputs are present).
+// What a rule sees: one rank's trace with its steps and breakdown (per-rank rules), or every rank's
+// summary (job-wide rules); and shared helpers (kernel classes, which inputs are present, settings).
 
 #include "advise/kernel_class.h"
+#include "advise/rank_summary.h"
 #include "advise/rule.h"
+#include "units.h"
 
 #include <optional>
 #include <span>
@@ -12,23 +14,17 @@
 
 namespace tuneup::analysis {
 
-struct RankAnalysis {
-    const TraceModel* model = nullptr;
-    StepAnalysis steps;
-    std::vector<KernelClass> kernelClasses; // parallel to model->kernels
-    int rank = -1; // from the trace, else the file's position in the job
-};
-
 class RuleContext {
 public:
-    RuleContext(const RankAnalysis& rank, std::span<const RankAnalysis> job)
+    RuleContext(const RankAnalysis& rank, size_t jobRanks)
         : m_rank(rank)
-        , m_job(job) { }
+        , m_jobRanks(jobRanks) { }
 
     const TraceModel& model() const { return *m_rank.model; }
     const StepAnalysis& steps() const { return m_rank.steps; }
     const RankAnalysis& rank() const { return m_rank; }
-    std::span<const RankAnalysis> job() const { return m_job; }
+    size_t jobRanks() const { return m_jobRanks; } // how many ranks the job has
+    bool has(Input input) const;
     KernelClass kernelClass(size_t kernel) const { return m_rank.kernelClasses[kernel]; }
 
     // Median step time, 0 when no steps were found.
@@ -47,11 +43,22 @@ public:
 
 private:
     const RankAnalysis& m_rank;
-    std::span<const RankAnalysis> m_job;
+    size_t m_jobRanks;
 };
 
-// Whether a rank's trace holds an input, and why not when it does not.
-bool hasInput(const RankAnalysis& rank, std::span<const RankAnalysis> job, Input input);
+// What a job-wide rule sees: every rank's summary, in job order.
+class JobContext {
+public:
+    explicit JobContext(std::span<const RankSummary> ranks)
+        : m_ranks(ranks) { }
+    std::span<const RankSummary> ranks() const { return m_ranks; }
+
+private:
+    std::span<const RankSummary> m_ranks;
+};
+
+// Whether a rank's trace holds an input. `jobRanks`: how many ranks its job has (Input::MultipleRanks).
+bool hasInput(const RankAnalysis& rank, size_t jobRanks, Input input);
 
 // What the torch probes recorded for one framework flag ("cudnn.benchmark"; see FrameworkFlagTable).
 struct FlagSummary {
@@ -69,10 +76,5 @@ FlagSummary frameworkFlag(const TraceModel& model, std::string_view name);
 
 // The last value of a fact the Python bootstrap recorded ("tuneup.dataloader.num_workers"), if any.
 std::optional<int64_t> programFact(const TraceModel& model, std::string_view name);
-
-// Helpers many rules share.
-std::string formatDuration(int64_t ns); // "61.2 ms", "850 us"
-std::string formatBytes(int64_t bytes); // "1.5 GB"
-std::string formatPercent(double share); // "40%"
 
 } // namespace tuneup::analysis

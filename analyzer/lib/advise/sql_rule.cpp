@@ -151,26 +151,33 @@ private:
     std::mutex m_mutex;
 };
 
-/** The databases of the job being advised, by model instance; those of earlier jobs are dropped. */
+/** The databases of the traces being advised, by model instance: every user rule of a rank queries
+    the same one. The most recently used few are kept (a job's ranks may be advised side by side). */
 class TraceDatabases {
 public:
-    std::shared_ptr<TraceDatabase> get(const TraceModel& model, std::span<const RankAnalysis> job) {
+    std::shared_ptr<TraceDatabase> get(const TraceModel& model) {
         std::lock_guard lock(m_mutex);
-        std::set<uint64_t> live;
-        for (const RankAnalysis& r : job)
-            live.insert(r.model->instanceId());
-        live.insert(model.instanceId());
-        std::erase_if(m_entries, [&](const auto& e) { return !live.count(e.first); });
-        for (const auto& [id, db] : m_entries)
-            if (id == model.instanceId()) return db;
-        auto db = std::make_shared<TraceDatabase>(model);
-        m_entries.emplace_back(model.instanceId(), db);
-        return db;
+        for (auto& entry : m_entries)
+            if (entry.id == model.instanceId()) {
+                entry.lastUse = ++m_uses;
+                return entry.db;
+            }
+        if (m_entries.size() >= kKept)
+            m_entries.erase(std::min_element(m_entries.begin(), m_entries.end(),
+                [](const Entry& a, const Entry& b) { return a.lastUse < b.lastUse; }));
+        m_entries.push_back({ model.instanceId(), ++m_uses, std::make_shared<TraceDatabase>(model) });
+        return m_entries.back().db;
     }
 
 private:
+    struct Entry {
+        uint64_t id = 0, lastUse = 0;
+        std::shared_ptr<TraceDatabase> db;
+    };
+    static constexpr size_t kKept = 16;
     std::mutex m_mutex;
-    std::vector<std::pair<uint64_t, std::shared_ptr<TraceDatabase>>> m_entries;
+    uint64_t m_uses = 0;
+    std::vector<Entry> m_entries;
 };
 
 // ---- parsing --------------------------------------------------------------------------------------
@@ -294,7 +301,7 @@ void SqlRule::evaluate(const RuleContext& context, RuleOutcome& outcome) const {
     };
     std::shared_ptr<TraceDatabase> database;
     try {
-        database = m_databases->get(context.model(), context.job());
+        database = m_databases->get(context.model());
     } catch (const std::exception& e) {
         return notEvaluated(std::string("the trace could not be opened as an SQL database: ") + e.what());
     }

@@ -5,6 +5,7 @@
 #include "trace_schema.h"
 
 #include <cstring>
+#include <string_view>
 #include <zlib.h>
 
 namespace tuneup::analysis {
@@ -30,6 +31,23 @@ bool looksLikeJson(std::span<const unsigned char> text) {
         ++i;
     if (i >= text.size()) return true;
     return open == '{' ? (text[i] == '"' || text[i] == '}') : (text[i] == '{' || text[i] == ']');
+}
+
+// A tuneup job summary: a JSON object whose first member is "format": "tuneup-job-summary".
+bool isJobSummary(std::span<const unsigned char> text) {
+    std::string_view rest(reinterpret_cast<const char*>(text.data()), text.size());
+    auto skipSpace = [&rest] {
+        while (!rest.empty() && isSpace(static_cast<unsigned char>(rest.front())))
+            rest.remove_prefix(1);
+    };
+    auto take = [&](std::string_view token) {
+        skipSpace();
+        if (!rest.starts_with(token)) return false;
+        rest.remove_prefix(token.size());
+        return true;
+    };
+    if (rest.starts_with("\xEF\xBB\xBF")) rest.remove_prefix(3);
+    return take("{") && take("\"format\"") && take(":") && take(kJobSummaryFormatName);
 }
 
 // Inflates as much of a gzip head as the bytes allow.
@@ -58,6 +76,8 @@ std::string_view traceFileFormatName(TraceFileFormat format) {
         return "sqlite";
     case TraceFileFormat::KinetoJson:
         return "kineto-json";
+    case TraceFileFormat::JobSummary:
+        return "tuneup-job-summary";
     case TraceFileFormat::Unknown:
         break;
     }
@@ -80,8 +100,10 @@ TraceFileFormat detectFormat(std::span<const unsigned char> head) {
     }
     if (isGzip(head)) {
         const auto inflated = inflateHead(head);
+        if (isJobSummary(inflated)) return TraceFileFormat::JobSummary;
         return !inflated.empty() && looksLikeJson(inflated) ? TraceFileFormat::KinetoJson : TraceFileFormat::Unknown;
     }
+    if (isJobSummary(head)) return TraceFileFormat::JobSummary;
     return looksLikeJson(head) ? TraceFileFormat::KinetoJson : TraceFileFormat::Unknown;
 }
 

@@ -13,7 +13,11 @@ enum class TraceFileFormat {
     TuneupDb, // SQLite whose application_id is tuneup's
     NsysSqlite, // any other SQLite database: the caller decides (nsys export tables, or foreign)
     KinetoJson, // a JSON object or array, plain or gzip-compressed
+    JobSummary, // a job summary (`tuneup advise --summary-out`): JSON starting {"format": "tuneup-job-summary"
 };
+
+// The quoted value of a job summary's first member, "format".
+inline constexpr std::string_view kJobSummaryFormatName = "\"tuneup-job-summary\"";
 
 std::string_view traceFileFormatName(TraceFileFormat format); // "kineto-json"
 

@@ -32,6 +32,10 @@ TraceModel importTrace(const std::string& path, const ImportOptions& options) {
         }
         return importTuneupFile(path);
     }
+    case TraceFileFormat::JobSummary:
+        throw ImportError(ImportError::Kind::UnknownFormat, path,
+            "a job summary (tuneup advise --summary-out) holds findings and step times, not events: give it to "
+            "`tuneup advise`, or give this command the trace files it was made from");
     case TraceFileFormat::Unknown:
         break;
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <span>
 
 namespace tuneup::analysis {
 
@@ -117,7 +118,7 @@ std::string breakdownTooltip(std::string_view head, const StepBreakdown& b) {
 }
 
 // A vertical stacked bar per step: where each step's time went on the GPU.
-void writeStepChart(std::ostream& out, const RankAnalysis& rank) {
+void writeStepChart(std::ostream& out, const RankSummary& rank) {
     const auto& steps = rank.steps.detection.steps;
     const auto& perStep = rank.steps.perStep;
     constexpr size_t kMaxSteps = 2000; // beyond that a bar is less than a pixel even in a wide chart
@@ -176,7 +177,7 @@ void writeStepChart(std::ostream& out, const RankAnalysis& rank) {
 // One horizontal stacked bar per rank: their median steps side by side, to spot a straggler.
 void writeRankChart(std::ostream& out, const AdviceReport& report) {
     int64_t maxNs = 1;
-    for (const RankAnalysis& r : report.ranks)
+    for (const RankSummary& r : report.ranks)
         maxNs = std::max(maxNs, r.steps.median.stepNs);
     const double left = 70, right = 90, rowHeight = 22, plotWidth = 760;
     const double height = rowHeight * double(report.ranks.size()) + 8;
@@ -184,7 +185,7 @@ void writeRankChart(std::ostream& out, const AdviceReport& report) {
         << num(left + plotWidth + right) << "\" height=\"" << num(height)
         << "\" role=\"img\" aria-label=\"median step per rank\">\n";
     for (size_t i = 0; i < report.ranks.size(); ++i) {
-        const RankAnalysis& r = report.ranks[i];
+        const RankSummary& r = report.ranks[i];
         const StepBreakdown& b = r.steps.median;
         const double y = 4 + rowHeight * double(i);
         out << "<g class=\"rank\"><title>"
@@ -224,12 +225,11 @@ void writeSteps(std::ostream& out, const AdviceReport& report, const ReportConte
         writeRankChart(out, report);
     }
     for (size_t i = 0; i < report.ranks.size(); ++i) {
-        const RankAnalysis& r = report.ranks[i];
+        const RankSummary& r = report.ranks[i];
         const StepDetection& d = r.steps.detection;
         out << "<h3>" << esc(inputLabel(report, context, i));
         if (report.ranks.size() > 1) out << " <span class=\"muted\">rank " << r.rank << "</span>";
-        out << "</h3>\n<p class=\"meta\">" << esc(sourceFormatName(r.model->info.format)) << ", "
-            << r.model->eventCount() << " events";
+        out << "</h3>\n<p class=\"meta\">" << esc(sourceFormatName(r.format)) << ", " << r.eventCount << " events";
         if (!d.steps.empty())
             out << "; " << d.steps.size() << " steps from " << esc(stepSourceName(d.source)) << "; median step <b>"
                 << esc(formatDuration(r.steps.median.stepNs)) << "</b>";
@@ -253,24 +253,24 @@ void writeKernels(std::ostream& out, const AdviceReport& report, const ReportCon
     constexpr size_t kTop = 15;
     out << "<section id=\"kernels\"><h2>Busiest kernels</h2>\n";
     for (size_t i = 0; i < report.ranks.size(); ++i) {
-        const TraceModel& m = *report.ranks[i].model;
+        const RankSummary& r = report.ranks[i];
         if (report.ranks.size() > 1)
             out << "<h3>" << esc(inputLabel(report, context, i)) << " <span class=\"muted\">rank "
                 << report.ranks[i].rank << "</span></h3>\n";
-        int64_t allNs = 0;
-        const auto top = topKernels(m, kTop, &allNs);
+        const int64_t allNs = r.kernelNs;
+        const std::span<const KernelTotal> top(r.topKernels.data(), std::min(kTop, r.topKernels.size()));
         if (top.empty()) {
             out << "<p>No GPU kernels in this trace.</p>\n";
             continue;
         }
         const size_t steps = report.ranks[i].steps.detection.steps.size();
-        out << "<p class=\"meta\">" << m.kernels.size() << " kernel launches, " << esc(formatDuration(allNs))
+        out << "<p class=\"meta\">" << r.kernelCount << " kernel launches, " << esc(formatDuration(allNs))
             << " of kernel time in the trace; the " << top.size() << " with the most time:</p>\n"
             << "<table class=\"kernels\"><tr><th>Kernel</th><th class=\"n\">calls</th><th class=\"n\">total</th>"
             << (steps ? "<th class=\"n\">per step</th>" : "")
             << "<th class=\"n\">mean</th><th class=\"n\">share</th><th></th></tr>\n";
-        for (const KernelStat& k : top) {
-            const std::string_view full = m.str(k.name);
+        for (const KernelTotal& k : top) {
+            const std::string_view full = k.name;
             const double fraction = allNs > 0 ? double(k.totalNs) / double(allNs) : 0.0;
             const double bar = top.front().totalNs > 0 ? double(k.totalNs) / double(top.front().totalNs)
                                                        : 0.0; // the largest spans the cell

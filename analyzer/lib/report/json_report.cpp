@@ -6,14 +6,6 @@
 
 namespace tuneup::analysis {
 
-std::optional<ReportFormat> parseReportFormat(std::string_view text) {
-    if (text == "text") return ReportFormat::Text;
-    if (text == "json") return ReportFormat::Json;
-    if (text == "markdown" || text == "md") return ReportFormat::Markdown;
-    if (text == "html") return ReportFormat::Html;
-    return std::nullopt;
-}
-
 namespace {
 
 using Writer = rapidjson::PrettyWriter<rapidjson::OStreamWrapper>;
@@ -131,16 +123,16 @@ void writeJsonReport(std::ostream& out, const AdviceReport& report, const Report
     key(w, "inputs");
     w.StartArray();
     for (size_t i = 0; i < report.ranks.size(); ++i) {
-        const RankAnalysis& r = report.ranks[i];
+        const RankSummary& r = report.ranks[i];
         w.StartObject();
         key(w, "path");
-        string(w, i < context.inputs.size() ? context.inputs[i] : r.model->info.path);
+        string(w, i < context.inputs.size() ? context.inputs[i] : r.path);
         key(w, "format");
-        string(w, sourceFormatName(r.model->info.format));
+        string(w, sourceFormatName(r.format));
         key(w, "rank");
         w.Int(r.rank);
         key(w, "events");
-        w.Uint64(r.model->eventCount());
+        w.Uint64(r.eventCount);
         key(w, "steps");
         w.StartObject();
         key(w, "source");
@@ -156,7 +148,7 @@ void writeJsonReport(std::ostream& out, const AdviceReport& report, const Report
         breakdown(w, r.steps.median);
         key(w, "recorded_settings"); // the torch probes' flags and the Python bootstrap's facts
         w.StartObject();
-        for (const auto& [name, value] : recordedSettings(*r.model)) {
+        for (const auto& [name, value] : r.settings) {
             key(w, name);
             string(w, value);
         }

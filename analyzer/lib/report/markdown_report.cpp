@@ -111,11 +111,11 @@ std::string gainText(const Finding& f) {
 void writeInputs(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     out << "## Steps\n\n";
     for (size_t i = 0; i < report.ranks.size(); ++i) {
-        const RankAnalysis& r = report.ranks[i];
+        const RankSummary& r = report.ranks[i];
         const StepDetection& d = r.steps.detection;
         out << "- " << code(inputLabel(report, context, i));
         if (report.ranks.size() > 1) out << " (rank " << r.rank << ")";
-        out << ": " << sourceFormatName(r.model->info.format) << ", " << r.model->eventCount() << " events; ";
+        out << ": " << sourceFormatName(r.format) << ", " << r.eventCount << " events; ";
         if (d.steps.empty())
             out << "no steps found (" << text(d.detail) << ")";
         else

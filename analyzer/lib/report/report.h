@@ -11,9 +11,6 @@
 
 namespace tuneup::analysis {
 
-enum class ReportFormat { Text, Json, Markdown, Html };
-std::optional<ReportFormat> parseReportFormat(std::string_view text);
-
 struct ReportContext {
     std::vector<std::string> inputs; // the files, in job order
     std::string toolVersion;
@@ -28,5 +25,16 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
 void writeJsonReport(std::ostream& out, const AdviceReport& report, const ReportContext& context);
 void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const ReportContext& context);
 void writeHtmlReport(std::ostream& out, const AdviceReport& report, const ReportContext& context);
+
+// The formats `tuneup advise --format` knows, one line each in report_formats.cpp.
+struct ReportFormat {
+    std::string_view name; // "json"
+    std::string_view alias; // another name it answers to ("md"), or empty
+    void (*write)(std::ostream& out, const AdviceReport& report, const ReportContext& context);
+    bool forTerminal = false; // may use colours on a terminal
+};
+const std::vector<ReportFormat>& reportFormats();
+const ReportFormat* findReportFormat(std::string_view name); // nullptr when unknown
+std::string reportFormatNames(); // "text, json, markdown, html"
 
 } // namespace tuneup::analysis

@@ -5,7 +5,6 @@
 #include <cxxabi.h>
 #include <memory>
 #include <set>
-#include <unordered_map>
 
 namespace tuneup::analysis {
 
@@ -19,32 +18,6 @@ const std::vector<BreakdownPart> kBreakdownParts = {
     { "idle-sync", "Idle: after synchronisation", "#ff9da7", &StepBreakdown::idleSyncNs },
     { "idle-host", "Idle: launch/Python overhead", "#bab0ac", &StepBreakdown::idleHostNs },
 };
-
-std::vector<KernelStat> topKernels(const TraceModel& model, size_t n, int64_t* allNs) {
-    std::unordered_map<StringId, KernelStat> byName;
-    int64_t all = 0;
-    const KernelTable& k = model.kernels;
-    for (size_t i = 0; i < k.size(); ++i) {
-        KernelStat& s = byName[k.name[i]];
-        s.name = k.name[i];
-        ++s.count;
-        s.totalNs += k.endNs[i] - k.startNs[i];
-        all += k.endNs[i] - k.startNs[i];
-    }
-    std::vector<KernelStat> stats;
-    stats.reserve(byName.size());
-    for (const auto& [name, s] : byName)
-        stats.push_back(s);
-    const size_t shown = std::min(n, stats.size());
-    // Ties broken by name id, so the order does not depend on the hash map.
-    std::partial_sort(
-        stats.begin(), stats.begin() + long(shown), stats.end(), [](const KernelStat& a, const KernelStat& b) {
-            return a.totalNs != b.totalNs ? a.totalNs > b.totalNs : a.name < b.name;
-        });
-    stats.resize(shown);
-    if (allNs) *allNs = all;
-    return stats;
-}
 
 namespace {
 
@@ -122,18 +95,18 @@ std::string docLink(const Finding& finding, const ReportContext& context) {
 
 std::string inputLabel(const AdviceReport& report, const ReportContext& context, size_t rank) {
     if (rank < context.inputs.size()) return context.inputs[rank];
-    return rank < report.ranks.size() && report.ranks[rank].model ? report.ranks[rank].model->info.path : std::string();
+    return rank < report.ranks.size() ? report.ranks[rank].path : std::string();
 }
 
-const RankAnalysis* rankOf(const AdviceReport& report, const Finding& finding) {
-    for (const RankAnalysis& r : report.ranks)
+const RankSummary* rankOf(const AdviceReport& report, const Finding& finding) {
+    for (const RankSummary& r : report.ranks)
         if (finding.rank >= 0 && r.rank == finding.rank) return &r;
     return report.ranks.empty() ? nullptr : &report.ranks.front();
 }
 
 int64_t traceStartNs(const AdviceReport& report, const Finding& finding) {
-    const RankAnalysis* rank = rankOf(report, finding);
-    const auto span = rank && rank->model ? rank->model->span() : std::nullopt;
+    const RankSummary* rank = rankOf(report, finding);
+    const auto span = rank ? rank->span : std::nullopt;
     return span ? span->startNs : 0;
 }
 
@@ -148,28 +121,6 @@ std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleSta
     for (const RuleOutcome& o : report.outcomes)
         if (o.status == status && listed.insert(o.ruleId).second) out.push_back(&o);
     return out;
-}
-
-std::vector<std::pair<std::string, std::string>> recordedSettings(const TraceModel& model) {
-    std::vector<std::pair<std::string, std::string>> settings;
-    auto set = [&settings](std::string name, std::string value) {
-        for (auto& [n, v] : settings)
-            if (n == name) {
-                v = std::move(value);
-                return;
-            }
-        settings.emplace_back(std::move(name), std::move(value));
-    };
-    const auto& flags = model.frameworkFlags;
-    for (size_t i = 0; i < flags.size(); ++i)
-        set(std::string(model.str(flags.name[i])), flags.value[i] < 0 ? "unknown" : flags.value[i] ? "on" : "off");
-    const auto& facts = model.programFacts;
-    for (size_t i = 0; i < facts.size(); ++i) {
-        std::string_view name = model.str(facts.name[i]);
-        if (name.starts_with("tuneup.")) name.remove_prefix(7);
-        set(std::string(name), std::to_string(facts.value[i]));
-    }
-    return settings;
 }
 
 } // namespace tuneup::analysis

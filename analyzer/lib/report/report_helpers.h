@@ -1,7 +1,6 @@
 #pragma once
 // What the Markdown and HTML reports (and the GUI) compute alike: the parts of a step breakdown in
-// display order, the busiest kernels, readable kernel names, rule doc links, and the rules without
-// findings listed once each.
+// display order, readable kernel names, rule doc links, and the rules without findings listed once each.
 
 #include "report/report.h"
 
@@ -20,15 +19,6 @@ struct BreakdownPart {
 };
 extern const std::vector<BreakdownPart> kBreakdownParts;
 
-struct KernelStat {
-    StringId name = kEmptyString;
-    size_t count = 0;
-    int64_t totalNs = 0;
-    int64_t meanNs() const { return count ? totalNs / int64_t(count) : 0; }
-};
-// The `n` kernels (by name) with the most total time, largest first; `allNs` gets the time of all kernels.
-std::vector<KernelStat> topKernels(const TraceModel& model, size_t n, int64_t* allNs = nullptr);
-
 // A kernel name that fits a table cell: demangled, without "void " and the parameter list; when
 // longer than `maxChars`, template arguments folded from the innermost ("<…>"), then its front cut.
 // "void at::native::elementwise_kernel<128, 2, at::native::FillFunctor<float> >(int, ...)"
@@ -43,17 +33,12 @@ std::string inputLabel(const AdviceReport& report, const ReportContext& context,
 
 // The rank a finding is about (its rank, else the first), and where that trace starts: evidence
 // times are shown from there.
-const RankAnalysis* rankOf(const AdviceReport& report, const Finding& finding);
+const RankSummary* rankOf(const AdviceReport& report, const Finding& finding);
 int64_t traceStartNs(const AdviceReport& report, const Finding& finding);
 // "+1.2 s – +1.3 s (85 ms)"
 std::string relativeSpan(const TimeSpan& span, int64_t originNs);
 
 // Rules without findings, each (rule, status) once: per-rank rules repeat their outcome per rank.
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status);
-
-// What the recording says the program ran with, last value of each: the torch probes' flags
-// ("cudnn.benchmark" -> "on", "off" or "unknown") then the Python bootstrap's facts without their
-// "tuneup." prefix ("dataloader.num_workers" -> "0"). Empty for traces that record neither.
-std::vector<std::pair<std::string, std::string>> recordedSettings(const TraceModel& model);
 
 } // namespace tuneup::analysis

@@ -25,7 +25,7 @@ std::string share(int64_t part, int64_t whole) {
     return whole > 0 ? formatPercent(double(part) / double(whole)) : "-";
 }
 
-void writeBreakdown(std::ostream& out, const RankAnalysis& rank, const Style& style) {
+void writeBreakdown(std::ostream& out, const RankSummary& rank, const Style& style) {
     const StepBreakdown& b = rank.steps.median;
     const auto& d = rank.steps.detection;
     if (d.steps.empty()) {
@@ -70,12 +70,12 @@ std::string indent(std::string_view text, std::string_view prefix) {
 void writeTextReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     const Style style { context.color };
     for (size_t i = 0; i < report.ranks.size(); ++i) {
-        const RankAnalysis& rank = report.ranks[i];
-        out << style.bold(i < context.inputs.size() ? context.inputs[i] : rank.model->info.path);
+        const RankSummary& rank = report.ranks[i];
+        out << style.bold(i < context.inputs.size() ? context.inputs[i] : rank.path);
         if (report.ranks.size() > 1) out << " (rank " << rank.rank << ")";
-        out << " — " << sourceFormatName(rank.model->info.format) << ", " << rank.model->eventCount() << " events\n";
+        out << " — " << sourceFormatName(rank.format) << ", " << rank.eventCount << " events\n";
         writeBreakdown(out, rank, style);
-        const auto settings = recordedSettings(*rank.model);
+        const auto settings = rank.settings;
         if (!settings.empty()) {
             out << "  recorded settings:";
             for (size_t k = 0; k < settings.size(); ++k)

@@ -1,0 +1,22 @@
+#pragma once
+// One rank's trace, analysed: its steps with their breakdown and the class of every kernel. What a
+// per-rank rule reads, beside the trace itself.
+
+#include "advise/kernel_class.h"
+#include "steps/breakdown.h"
+
+#include <vector>
+
+namespace tuneup::analysis {
+
+struct RankAnalysis {
+    const TraceModel* model = nullptr;
+    StepAnalysis steps;
+    std::vector<KernelClass> kernelClasses; // parallel to model->kernels
+    int rank = -1; // from the trace, else the file's position in the job
+};
+
+// Finds the steps, breaks them down and classifies the kernels. `stepRange`: --step-range.
+RankAnalysis analyzeRank(const TraceModel& model, int defaultRank, std::string_view stepRange = {});
+
+} // namespace tuneup::analysis

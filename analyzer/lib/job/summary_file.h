@@ -1,0 +1,36 @@
+#pragma once
+// Job summary files: what a machine keeps of the ranks it advised (`tuneup advise --summary-out
+// node3.json`), so that the summaries of a job larger than one machine merge into its findings
+// (`tuneup advise node*.json`) without moving any trace. JSON, versioned; documented in
+// docs/multi-node.md.
+
+#include "advise/advisor.h"
+
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tuneup::analysis {
+
+inline constexpr int kJobSummaryVersion = 1;
+
+class SummaryFileError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// One rank as a summary file holds it: its summary and its per-rank rules' outcomes.
+struct SummarizedRank {
+    RankSummary summary;
+    std::vector<RuleOutcome> outcomes;
+};
+
+// Writes the ranks of `report` with their per-rank rules' outcomes (job-wide rules run again over the
+// merged job).
+void writeJobSummary(std::ostream& out, const AdviceReport& report, const std::string& toolVersion);
+
+// Throws SummaryFileError saying which file, where and what is wrong.
+std::vector<SummarizedRank> readJobSummary(const std::string& path);
+
+} // namespace tuneup::analysis
