@@ -1,6 +1,7 @@
 // gemm-dims-not-aligned: matrix multiplies whose M, N or K is not a multiple of 16 bytes' worth of
 // elements (8 for fp16/bf16, 4 for fp32/tf32, 16 for int8/fp8). See gemm-dims-not-aligned.md.
 
+#include "advise/gemm_shapes.h"
 #include "advise/library_kernels.h"
 #include "advise/rule_context.h"
 #include "all_rules.h"
@@ -23,105 +24,9 @@ constexpr double kTensorCoreLoss = 0.20;
 constexpr double kCudaCoreLoss = 0.10; // fp32 SIMT kernels (sgemm): vector loads only
 constexpr double kQuietShare = 0.005; // below half a percent of the step: not worth a finding
 
-struct GemmShape {
-    int64_t batch = 1, m = 0, n = 0, k = 0;
-    size_t matrixInput = 0; // the input whose dtype is the GEMM's (mat1)
-};
-
-bool isGemmOp(std::string_view name) {
-    return name == "aten::mm" || name == "aten::addmm" || name == "aten::bmm" || name == "aten::baddbmm"
-        || name == "aten::linear" || name == "aten::matmul";
-}
-
-int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
-    int64_t p = 1;
-    for (size_t i = from; i < to; ++i)
-        p *= dims[i];
-    return p;
-}
-
-// M, N, K (and the batch) of one op from its input dims; nullopt when the dims do not describe a GEMM.
-std::optional<GemmShape> gemmShape(std::string_view op, const std::vector<std::vector<int64_t>>& in) {
-    auto has = [&](size_t i, size_t rank) { return in.size() > i && in[i].size() == rank; };
-    GemmShape s;
-    if (op == "aten::mm" && has(0, 2) && has(1, 2)) {
-        s = { 1, in[0][0], in[1][1], in[0][1], 0 };
-        if (in[1][0] != s.k) return std::nullopt;
-    } else if (op == "aten::addmm" && has(1, 2) && has(2, 2)) {
-        s = { 1, in[1][0], in[2][1], in[1][1], 1 };
-        if (in[2][0] != s.k) return std::nullopt;
-    } else if ((op == "aten::bmm" && has(0, 3) && has(1, 3)) || (op == "aten::baddbmm" && has(1, 3) && has(2, 3))) {
-        const size_t a = op == "aten::bmm" ? 0 : 1;
-        s = { in[a][0], in[a][1], in[a + 1][2], in[a][2], a };
-        if (in[a + 1][1] != s.k) return std::nullopt;
-    } else if (op == "aten::linear" && in.size() >= 2 && !in[0].empty() && has(1, 2)) {
-        // input [..., K], weight [N, K]: every leading dim of the input is a row of the GEMM.
-        const auto& x = in[0];
-        s = { 1, product(x, 0, x.size() - 1), in[1][0], x.back(), 0 };
-        if (in[1][1] != s.k) return std::nullopt;
-    } else if (op == "aten::matmul" && in.size() >= 2 && !in[0].empty() && !in[1].empty()) {
-        const auto& a = in[0];
-        const auto& b = in[1];
-        if (a.size() == 1 && b.size() == 1) return std::nullopt; // a dot product
-        s.k = a.back();
-        s.m = a.size() >= 2 ? a[a.size() - 2] : 1;
-        s.n = b.size() >= 2 ? b.back() : 1;
-        const int64_t kb = b.size() >= 2 ? b[b.size() - 2] : b[0];
-        if (kb != s.k) return std::nullopt;
-        if (b.size() <= 2) // [..., M, K] x [K, N]: the leading dims fold into M
-            s.m *= a.size() > 2 ? product(a, 0, a.size() - 2) : 1;
-        else
-            s.batch = std::max(a.size() > 2 ? product(a, 0, a.size() - 2) : 1, product(b, 0, b.size() - 2));
-    } else {
-        return std::nullopt;
-    }
-    if (s.m <= 0 || s.n <= 0 || s.k <= 0) return std::nullopt;
-    return s;
-}
-
-// Bytes per element of a torch dtype as Kineto writes it in "Input type" ("float", "c10::BFloat16").
-int elementBytes(std::string_view type) {
-    if (type.substr(0, 5) == "c10::") type.remove_prefix(5);
-    if (type == "float") return 4;
-    if (type == "double") return 8;
-    if (type == "Half" || type == "BFloat16") return 2;
-    if (type == "signed char" || type == "unsigned char" || type.substr(0, 6) == "Float8") return 1;
-    return dtypeBytes(type);
-}
-
-int bytesOfPrecision(Precision p) {
-    switch (p) {
-    case Precision::Fp64:
-        return 8;
-    case Precision::Fp32:
-    case Precision::Tf32:
-        return 4;
-    case Precision::Fp16:
-    case Precision::Bf16:
-        return 2;
-    case Precision::Int8:
-    case Precision::Fp8:
-    case Precision::Fp4:
-        return 1;
-    case Precision::Unknown:
-        return 0;
-    }
-    return 0;
-}
-
 std::string dimName(char which, int64_t value) {
     return std::string(1, which) + "=" + std::to_string(value);
 }
-
-struct LeafGemm {
-    RowIndex op = kNoRow;
-    int64_t kernelNs = 0;
-    int64_t kernels = 0;
-    Precision precision = Precision::Unknown; // of its longest kernel
-    int64_t longestKernelNs = 0;
-    RowIndex firstKernel = kNoRow;
-    bool narrowKernel = false; // a kernel named "..._align1/_align2" (an unaligned variant) ran for it
-};
 
 // A group of ops with the same shape and dtype, for the evidence.
 struct ShapeGroup {
@@ -170,66 +75,6 @@ void setFixes(Finding& f, const std::string& padding) {
           "int64_t vocab = (vocab_size + 63) / 64 * 64;  // vocabulary heads: multiple of 64";
 }
 
-// Bytes per element of a cudaDataType (library_types.h), 0 when the rule cannot tell.
-int cudaTypeBytes(int32_t type) {
-    switch (type) {
-    case 0:
-    case 10:
-    case 12:
-        return 4; // fp32, int32, uint32
-    case 1:
-    case 24:
-    case 26:
-        return 8; // fp64, int64, uint64
-    case 2:
-    case 14:
-    case 20:
-    case 22:
-        return 2; // fp16, bf16, int16, uint16
-    case 3:
-    case 8:
-    case 28:
-    case 29:
-    case 30:
-        return 1; // int8, uint8, fp8
-    case 4:
-        return 8; // complex fp32
-    case 5:
-        return 16; // complex fp64
-    case 6:
-    case 15:
-        return 4; // complex fp16 / bf16
-    default:
-        return 0;
-    }
-}
-
-std::string cudaTypeName(int32_t type) {
-    switch (type) {
-    case 0:
-        return "fp32";
-    case 1:
-        return "fp64";
-    case 2:
-        return "fp16";
-    case 14:
-        return "bf16";
-    case 3:
-        return "int8";
-    case 28:
-        return "fp8 e4m3";
-    case 29:
-        return "fp8 e5m2";
-    default:
-        return "type " + std::to_string(type);
-    }
-}
-
-// cublasComputeType_t values that let fp32 data run on tensor cores (FAST_16F, FAST_16BF, FAST_TF32).
-bool fastCompute(int32_t computeType) {
-    return computeType == 74 || computeType == 75 || computeType == 77;
-}
-
 class GemmDimsNotAligned final : public Rule {
 public:
     const RuleInfo& info() const override {
@@ -254,48 +99,14 @@ public:
             return;
         }
 
-        // GEMM ops, and the innermost ones (aten::linear -> aten::addmm: the addmm is the GEMM).
-        std::vector<char> isGemm(ops.size(), 0), hasGemmInside(ops.size(), 0);
-        std::unordered_map<StringId, bool> gemmName;
-        size_t gemmOps = 0;
-        for (size_t i = 0; i < ops.size(); ++i) {
-            auto [it, added] = gemmName.try_emplace(ops.name[i], false);
-            if (added) it->second = isGemmOp(m.str(ops.name[i]));
-            if (!it->second) continue;
-            isGemm[i] = 1;
-            ++gemmOps;
-            for (RowIndex p = ops.parent[i]; p != kNoRow; p = ops.parent[size_t(p)])
-                if (isGemm[size_t(p)]) // parents come first in time order, so they are marked already
-                    hasGemmInside[size_t(p)] = 1;
-        }
-        if (gemmOps == 0) {
+        // The innermost GEMM ops and the GEMM kernels each launched.
+        GemmOps gemm = gemmOps(m, [&context](size_t i) { return context.kernelClass(i) == KernelClass::Gemm; });
+        if (gemm.count == 0) {
             outcome.reason = "no matrix-multiply ops (aten::mm, addmm, bmm, baddbmm, linear, matmul) in the trace";
             return;
         }
-
-        // The GEMM kernels each innermost GEMM op launched (directly or through ops nested in it).
-        std::unordered_map<RowIndex, LeafGemm> leaves;
+        std::unordered_map<RowIndex, GemmKernels>& leaves = gemm.innermost;
         const auto& k = m.kernels;
-        for (size_t i = 0; i < k.size(); ++i) {
-            if (context.kernelClass(i) != KernelClass::Gemm || k.cpuOp[i] == kNoRow) continue;
-            RowIndex op = k.cpuOp[i];
-            for (int hops = 0; op != kNoRow && hops < 64 && !(isGemm[size_t(op)] && !hasGemmInside[size_t(op)]); ++hops)
-                op = ops.parent[size_t(op)];
-            if (op == kNoRow || !isGemm[size_t(op)] || hasGemmInside[size_t(op)]) continue;
-            LeafGemm& leaf = leaves[op];
-            leaf.op = op;
-            const int64_t ns = k.endNs[i] - k.startNs[i];
-            leaf.kernelNs += ns;
-            ++leaf.kernels;
-            const std::string_view name = m.str(k.name[i]);
-            if (ns > leaf.longestKernelNs) {
-                leaf.longestKernelNs = ns;
-                leaf.precision = kernelPrecision(name);
-            }
-            if (leaf.firstKernel == kNoRow) leaf.firstKernel = RowIndex(i);
-            if (name.find("_align1") != std::string_view::npos || name.find("_align2") != std::string_view::npos)
-                leaf.narrowKernel = true;
-        }
 
         int64_t weighedNs = 0, gainNs = 0, tokenOnlyNs = 0, alignedNs = 0, allNs = 0, narrowNs = 0;
         int64_t weighedOps = 0, tokenOnlyOps = 0, unknownType = 0;
@@ -321,18 +132,16 @@ public:
             const auto shape = gemmShape(name, parseInputDims(m.str(ops.inputDims[i])));
             if (!shape) return p;
             const auto types = splitInputTypes(m.str(ops.inputTypes[i]));
-            p.bytes = types.size() > shape->matrixInput ? elementBytes(types[shape->matrixInput]) : 0;
-            if (p.bytes == 0) p.bytes = bytesOfPrecision(precision);
+            p.bytes = types.size() > shape->matrixInput ? torchTypeBytes(types[shape->matrixInput]) : 0;
+            if (p.bytes == 0) p.bytes = precisionBytes(precision);
             if (p.bytes == 0) {
                 p.unknownType = true;
                 return p;
             }
             p.ok = true;
-            const int64_t align = std::max(1, 16 / p.bytes);
-            auto off = [align](int64_t d) { return d > 1 && d % align != 0; };
-            p.mOff = off(shape->m);
-            p.nOff = off(shape->n);
-            p.kOff = off(shape->k);
+            p.mOff = unalignedDim(shape->m, p.bytes);
+            p.nOff = unalignedDim(shape->n, p.bytes);
+            p.kOff = unalignedDim(shape->k, p.bytes);
             for (auto [isOff, c, v] : { std::tuple { p.mOff, 'M', shape->m }, std::tuple { p.nOff, 'N', shape->n },
                      std::tuple { p.kOff, 'K', shape->k } })
                 if (isOff) {
@@ -521,29 +330,20 @@ private:
             const auto kernels = linked.of(i);
             if (kernels.empty()) continue;
             ++withKernels;
-            int64_t ns = 0, longest = 0;
-            Precision precision = Precision::Unknown;
-            bool narrow = false;
-            for (RowIndex r : kernels) {
-                const int64_t d = k.endNs[size_t(r)] - k.startNs[size_t(r)];
-                ns += d;
-                const std::string_view name = m.str(k.name[size_t(r)]);
-                if (d > longest) {
-                    longest = d;
-                    precision = kernelPrecision(name);
-                }
-                narrow = narrow || name.find("_align1") != std::string_view::npos
-                    || name.find("_align2") != std::string_view::npos;
-            }
+            GemmKernels launched;
+            for (RowIndex r : kernels)
+                launched.add(m, r);
+            const int64_t ns = launched.kernelNs;
+            const Precision precision = launched.precision;
+            const bool narrow = launched.narrowKernel;
             allNs += ns;
             int bytes = cudaTypeBytes(g.aType[i]);
-            if (bytes == 0) bytes = bytesOfPrecision(precision);
+            if (bytes == 0) bytes = precisionBytes(precision);
             if (bytes == 0) {
                 ++unknownType;
                 continue;
             }
-            const int64_t align = std::max(1, 16 / bytes);
-            auto off = [align](int64_t v) { return v > 1 && v % align != 0; };
+            auto off = [bytes](int64_t v) { return unalignedDim(v, bytes); };
             // Leading dimensions decide the loads; K also the inner loop. An unaligned M or N that is no
             // leading dimension (the token count of a forward Linear) only fills the last tile less.
             std::string unaligned;
@@ -584,7 +384,7 @@ private:
                 ++notLeadingCalls;
                 continue;
             }
-            const bool tensorCore = bytes <= 2 || fastCompute(g.computeType[i]) || usesTensorCores(precision);
+            const bool tensorCore = bytes <= 2 || fastTensorCoreCompute(g.computeType[i]) || usesTensorCores(precision);
             anyTensorCore = anyTensorCore || tensorCore;
             weighedNs += ns;
             gainNs += int64_t(double(ns) * (tensorCore ? kTensorCoreLoss : kCudaCoreLoss));
