@@ -43,7 +43,7 @@ struct CaptureState {
     int pid = 0;
     CUpti_SubscriberHandle subscriber = nullptr;
     std::vector<Kind> enabled;
-    bool ownClock = false; // CUPTI stamps records with our CLOCK_MONOTONIC callback
+    std::atomic<bool> ownClock { false }; // CUPTI stamps records with our CLOCK_MONOTONIC callback
     bool registered = false; // drain and stats handed to the writer
 
     // The pool; CUPTI's callbacks run on CUPTI's thread and on application threads.
@@ -75,6 +75,13 @@ std::atomic<bool> s_on { false }; // kinds enabled, CUPTI may be flushed
 std::atomic<bool> s_stopped { false }; // capture ran and was stopped: never again
 std::atomic<bool> s_forked { false };
 std::atomic<bool> s_externalOn { false }; // EXTERNAL_CORRELATION enabled: the interposers push their ids
+std::atomic<bool> s_buffersTaken { false }; // another CUPTI client took the activity buffers
+std::atomic<bool> s_deviceOn { false }; // DEVICE records enabled (at the first context, never inside cuInit)
+
+CuptiCoexistence& coexistence() {
+    static auto* c = new CuptiCoexistence; // never freed: other clients may call CUPTI during exit
+    return *c;
+}
 
 // A child must never call CUPTI: flushing there hangs (HPCToolkit #195). The pid check also
 // covers a fork whose atfork handler did not run yet.
@@ -119,6 +126,14 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
 }
 
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*) {
+    // Device records make CUPTI query the driver: enabled once a context exists, never inside cuInit
+    // (InitializeInjection), where the driver is not initialised yet.
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && s_on.load()
+        && !inForkedChild() && !s_deviceOn.exchange(true)) {
+        const CUptiResult rc = s_state.load()->api.activityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+        if (rc != CUPTI_SUCCESS) s_deviceOn.store(false);
+        return;
+    }
     // Records of a context still in CUPTI's buffers are lost once it is gone: hand them over now.
     if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && s_on.load()
         && !inForkedChild())
@@ -217,7 +232,7 @@ void drain(ActivitySink& sink, bool final) {
     if (!state || inForkedChild()) return;
     try {
         const CuptiApi& api = state->api;
-        if (s_on.load()) {
+        if (s_on.load() && !s_buffersTaken.load()) { // else flushes would only feed the other client
             const uint64_t now = nowNs();
             if (final) {
                 api.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); // incomplete buffers too
@@ -369,6 +384,8 @@ bool startLocked(const Config& config, std::string& status) {
     rc = api.enableCallback(
         1, state.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (rc != CUPTI_SUCCESS) TUNEUP_LOG(Warn, "no flush at CUDA context destruction: %s", api.resultString(rc).c_str());
+    rc = api.enableCallback(1, state.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    if (rc != CUPTI_SUCCESS) TUNEUP_LOG(Warn, "no device records: %s", api.resultString(rc).c_str());
     if (api.setThreadIdType) // API records carry gettid(), like the host events
         api.setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     // Before any enable, so that every record uses it (cupti_activity.h).
@@ -405,7 +422,6 @@ bool startLocked(const Config& config, std::string& status) {
     if (trace.sync) wanted.push_back({ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync" });
     if (trace.runtime) wanted.push_back({ CUPTI_ACTIVITY_KIND_RUNTIME, "runtime" });
     if (trace.driver) wanted.push_back({ CUPTI_ACTIVITY_KIND_DRIVER, "driver" });
-    wanted.push_back({ CUPTI_ACTIVITY_KIND_DEVICE, "device" }); // one record per GPU, at context creation
     // The ids the GEMM and convolution interposers push around their calls, tied to CUDA calls.
     const bool wantExternal
         = (config.trace.gemm || config.trace.conv) && api.pushExternalCorrelationId && api.popExternalCorrelationId;
@@ -432,6 +448,10 @@ bool startLocked(const Config& config, std::string& status) {
         return k.kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
     }));
     s_on.store(true);
+    std::vector<CuptiCoexistence::Kind> ours;
+    for (const Kind& kind : state.enabled)
+        ours.push_back({ int(kind.kind), kind.name });
+    coexistence().captureStarted(std::move(ours));
     if (!state.registered) {
         state.registered = true;
         Writer::setGpuDrain(drain);
@@ -494,11 +514,33 @@ void stopCuptiCapture() {
         for (auto it = state.enabled.rbegin(); it != state.enabled.rend(); ++it)
             state.api.activityDisable(it->kind);
         state.enabled.clear();
+        if (s_deviceOn.exchange(false)) state.api.activityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
         state.api.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); // queued for the writer's last pass
         collectDropped(state);
         if (state.subscriber) state.api.unsubscribe(state.subscriber);
         state.subscriber = nullptr;
     } catch (...) { }
+}
+
+void noteOtherCuptiClient(OtherCuptiCall call, int kind, const char* caller) {
+    if (inForkedChild()) return;
+    try {
+        CaptureState* state = s_state.load(std::memory_order_acquire);
+        const bool on = state && s_on.load();
+        // While CUPTI's buffers and clock are still ours, a forced flush hands us what it holds, on our clock.
+        if (on && !s_buffersTaken.load()
+            && (call == OtherCuptiCall::RegisterBuffers || call == OtherCuptiCall::Timestamp
+                || call == OtherCuptiCall::Finalize))
+            state->api.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        const CuptiCoexistence::Update update = coexistence().note(call, kind, caller ? caller : "", nowNs());
+        if (update.buffersTaken) s_buffersTaken.store(true);
+        // Records still coming to us are on the other clock: measure it against ours at every pass.
+        if (on && call == OtherCuptiCall::Timestamp) state->ownClock.store(false);
+        for (const auto& [key, value] : update.meta)
+            Writer::setMeta(key, value);
+    } catch (...) {
+        // Never into the other client's CUPTI call.
+    }
 }
 
 void disableCuptiAfterFork() {

@@ -5,6 +5,7 @@
 // CLOCK_MONOTONIC ns, like every other event of the recording.
 
 #include "config.h"
+#include "cupti_coexistence.h"
 
 #include <cstdint>
 #include <string>
@@ -34,5 +35,10 @@ void stopCuptiCapture();
 // In a forked child (atfork child handler): marks capture off without calling CUPTI, which hangs
 // or crashes in a child, and forgets the parent's buffers.
 void disableCuptiAfterFork();
+
+// Another CUPTI client's call (cupti_interposer.cpp), made by library `caller`, before it is passed on: records
+// what our capture loses (cupti_coexistence.h) and, when the call would take our buffers or clock, flushes
+// what CUPTI holds for us first. Safe from any thread; never throws.
+void noteOtherCuptiClient(OtherCuptiCall call, int kind, const char* caller);
 
 } // namespace tuneup::agent
