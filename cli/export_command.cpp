@@ -59,6 +59,7 @@ int runExport(const ExportOptions& options) {
         jobOptions.stepRange = options.stepRange;
         JobProgressLine progress;
         jobOptions.progress = [&progress](const JobProgress& p) { progress.update(p); };
+        jobOptions.acceptSummaries = false;
         job = openJob({ options.input }, jobOptions);
         if (job->models.size() != 1)
             throw std::runtime_error(options.input + ": export writes one trace at a time; it names "

@@ -93,6 +93,7 @@ int runImport(const ImportOptions& options) {
         JobOptions jobOptions;
         jobOptions.advise = false;
         jobOptions.progress = [&progress](const JobProgress& p) { progress.update(p); };
+        jobOptions.acceptSummaries = false;
         job = openJob({ options.input }, jobOptions);
         if (job->models.size() != 1)
             throw std::runtime_error(options.input + ": import writes one trace at a time; it names "

@@ -2,6 +2,7 @@
 
 #include "advise/sql_rule.h"
 #include "import/import_many.h"
+#include "import/importer.h"
 #include "job/job_files.h"
 #include "job/summary_file.h"
 
@@ -105,6 +106,8 @@ std::unique_ptr<Job> openJob(const std::vector<std::string>& paths, const JobOpt
     std::vector<JobFile> files;
     for (const std::string& path : expandJobPaths(paths)) {
         JobFile file = classifyJobFile(path);
+        if (file.format == TraceFileFormat::JobSummary && !options.acceptSummaries)
+            importTrace(path); // throws: says what a summary is for
         (file.format == TraceFileFormat::JobSummary ? job->summaries : files).push_back(std::move(file));
     }
     setHelpersAside(files, job->helpers, job->notes);

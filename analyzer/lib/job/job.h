@@ -53,6 +53,7 @@ struct JobOptions {
     // with the largest rank and the threads, not with the number of ranks.
     size_t streamFromRanks = SIZE_MAX;
     bool withHelperProcesses = false; // also read the set-aside processes' files found beside the ranks (GUI)
+    bool acceptSummaries = true; // false: a job summary is an error (export and import need events)
     unsigned threads = 0; // files read side by side; 0: one per core
     std::function<void(const JobProgress&)> progress; // from the reading threads, one call at a time
     const std::atomic<bool>* cancel = nullptr;

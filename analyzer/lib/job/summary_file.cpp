@@ -354,7 +354,7 @@ std::vector<SummarizedRank> readJobSummary(const std::string& path) {
     text << in.rdbuf();
     const std::string json = text.str();
     rapidjson::Document doc;
-    doc.Parse(json.c_str(), json.size());
+    doc.Parse<rapidjson::kParseFullPrecisionFlag>(json.c_str(), json.size());
     if (doc.HasParseError())
         throw SummaryFileError(path + ": not valid JSON at byte " + std::to_string(doc.GetErrorOffset()) + ": "
             + rapidjson::GetParseError_En(doc.GetParseError()));
