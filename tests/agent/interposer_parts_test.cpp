@@ -369,7 +369,8 @@ TEST(LibraryCallRows, GemmAndConvRecordsBecomeRowsWithUnknownsAsNull) {
         db->begin();
         HostEventSink sink(*db, 4242);
         auto feed = [&](HostEventKind kind, uint64_t t, const void* fixed, size_t bytes) {
-            RecordHeader header { uint32_t((sizeof(RecordHeader) + bytes + 15) & ~size_t(15)), kind, 0, t };
+            const EventSource source = kind == HostEventKind::GemmCall ? EventSource::Gemm : EventSource::Conv;
+            RecordHeader header { uint32_t((sizeof(RecordHeader) + bytes + 15) & ~size_t(15)), kind, source, 0, t };
             std::vector<std::byte> body(header.size - sizeof header);
             memcpy(body.data(), fixed, bytes);
             sink.consume(4243, header, body.data());
