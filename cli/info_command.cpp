@@ -5,8 +5,10 @@
 #include "subcommand.h"
 #include "units.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <unistd.h>
 
@@ -51,6 +53,40 @@ std::optional<int64_t> metaInteger(const TuneupFileSummary& summary, const std::
 
 void row(const char* label, const std::string& value) {
     printf("  %-12s %s\n", label, value.c_str());
+}
+
+// event_counts: per source, what was written and dropped, and the threads that dropped most.
+void printSourceCounts(const TuneupFileSummary& s, const Style& style) {
+    std::map<std::string, std::vector<const analysis::SourceCountRow*>> bySource;
+    for (const analysis::SourceCountRow& row : s.sourceCounts)
+        bySource[row.source].push_back(&row);
+    if (bySource.empty()) return;
+    printf("  by source (event_counts)\n");
+    for (auto& [source, rows] : bySource) {
+        int64_t written = 0, dropped = 0;
+        for (const auto* row : rows) {
+            written += row->written;
+            dropped += row->dropped;
+        }
+        std::string where;
+        std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->dropped > b->dropped; });
+        constexpr size_t kThreadsShown = 4;
+        size_t dropping = 0;
+        for (const auto* row : rows) {
+            if (row->dropped == 0) continue;
+            if (dropping++ < kThreadsShown)
+                where += std::string(where.empty() ? " (" : ", ")
+                    + (row->tid ? "thread " + std::to_string(*row->tid) : std::string("no thread")) + ": "
+                    + groupedInteger(row->dropped);
+        }
+        if (dropping > kThreadsShown) where += " and " + std::to_string(dropping - kThreadsShown) + " more threads";
+        if (!where.empty()) where += ")";
+        char text[256];
+        snprintf(text, sizeof text, "  %s %-14s %14s written %12s dropped", dropped > 0 ? "!" : " ", source.c_str(),
+            groupedInteger(written).c_str(), groupedInteger(dropped).c_str());
+        const std::string line = text + where;
+        printf("  %s\n", dropped > 0 ? style.alert(line).c_str() : line.c_str());
+    }
 }
 
 // Returns false when quick_check found damage.
@@ -127,6 +163,7 @@ bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check
             printf(
                 "  %s\n", style.alert(groupedInteger(s.droppedCount()) + " events were lost (lines with !)").c_str());
     }
+    printSourceCounts(s, style);
 
     if (s.devices.empty()) row("GPUs", "none recorded");
     for (size_t i = 0; i < s.devices.size(); ++i) {

@@ -362,6 +362,22 @@ TEST_F(TuneupCliTest, InfoOnAValidFile) {
     EXPECT_TRUE(r.err.empty()) << r.err;
 }
 
+TEST_F(TuneupCliTest, InfoShowsWhatEachSourceWroteAndDroppedByThread) {
+    tuneup::test::writeTrace(path("run.db"));
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("run.db").c_str(), &db), SQLITE_OK);
+    tuneup::test::exec(db,
+        "INSERT INTO event_counts VALUES ('nvtx', 101, 500, 0), ('nvtx', 102, 400, 70), ('nvtx', 103, 300, 5), "
+        "('cupti', NULL, 40, 0)");
+    sqlite3_close(db);
+    const Result r = run({ "info", path("run.db") });
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_CONTAINS(r.out, "by source (event_counts)");
+    EXPECT_CONTAINS(
+        r.out, "! nvtx                    1,200 written           75 dropped (thread 102: 70, thread 103: 5)");
+    EXPECT_CONTAINS(r.out, "  cupti                      40 written            0 dropped\n");
+}
+
 TEST_F(TuneupCliTest, InfoOnBadFilesExitsOne) {
     tuneup::test::writeTrace(path("good.db"));
     std::ofstream(path("bad.db")) << "not a database at all, just text";
