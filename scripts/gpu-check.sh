@@ -8,8 +8,9 @@
 #
 #   scripts/gpu-check.sh [OUTDIR]            (default: $OUT, else ./gpu-check-out)
 #
-# Binaries: uses build/gpu/{bin/tuneup,lib/libtuneup-agent.so,bin/cuda_check} when present (built
-# elsewhere and copied, see docs/gpu-check.md), else builds them here with CMake.
+# Binaries: uses build/gpu/{bin/tuneup,lib/libtuneup-agent.so,bin/cuda_check} when present, else builds
+# them here with CMake. A GPU machine that cannot build takes the GPU bundle instead
+# (scripts/gpu-bundle.sh, docs/gpu-check.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-gpu-check-out}}
