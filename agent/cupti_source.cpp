@@ -4,6 +4,7 @@
 #include "cuda_api.h"
 #include "cupti_decode.h"
 #include "cupti_loader.h"
+#include "event_counts.h"
 #include "log.h"
 #include "trace_schema.h"
 #include "writer.h"
@@ -299,6 +300,8 @@ void reportStats(const std::function<void(const char*, const char*, int64_t, con
         "GPU records written (kernels, copies, sets, syncs, API calls, devices)");
     setStat("cupti.dropped", "data_loss", int64_t(state->dropped.load()),
         "GPU activity records CUPTI dropped for lack of buffer space");
+    // event_counts' row for CUPTI (no thread): records written, and those lost before the file.
+    SourceCounts::setTotals(EventSource::Cupti, stats.records(), state->dropped.load() + stats.noTimestamp);
     setStat("cupti.buffers_refused", "info", int64_t(refused),
         "CUPTI buffer requests refused because CUPTI's half of the buffer budget (TUNEUP_MAX_BUFFER_MB) was in use "
         "(their records are in cupti.dropped)");

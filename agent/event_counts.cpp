@@ -28,6 +28,11 @@ void SourceCounts::addDropped(EventSource source, uint64_t n) {
     s_dropped[size_t(source)].fetch_add(n, std::memory_order_relaxed);
 }
 
+void SourceCounts::setTotals(EventSource source, uint64_t written, uint64_t dropped) {
+    s_written[size_t(source)].store(written, std::memory_order_relaxed);
+    s_dropped[size_t(source)].store(dropped, std::memory_order_relaxed);
+}
+
 uint64_t SourceCounts::written(EventSource source) {
     return s_written[size_t(source)].load(std::memory_order_relaxed);
 }

@@ -38,6 +38,8 @@ class SourceCounts {
 public:
     static void addWritten(EventSource source, uint64_t n);
     static void addDropped(EventSource source, uint64_t n);
+    // For a source that keeps its own running totals (CUPTI's decoder): replaces what it said before.
+    static void setTotals(EventSource source, uint64_t written, uint64_t dropped);
     static uint64_t written(EventSource source);
     static uint64_t dropped(EventSource source);
     // In a forked child: the parent's counts are the parent's.

@@ -446,8 +446,10 @@ TEST_F(HostEventSinkTest, RecordsWrittenAndDiscardedAreCountedByThreadAndSource)
     EXPECT_EQ(m_sink->discardedBySource().counts().at(8)[size_t(EventSource::Gemm)], 2u);
 
     // The table: one row per (source, thread), and CUPTI's counts with no thread.
-    SourceCounts::addWritten(EventSource::Cupti, 100);
-    SourceCounts::addDropped(EventSource::Cupti, 5);
+    SourceCounts::setTotals(EventSource::Cupti, 60, 1);
+    SourceCounts::setTotals(EventSource::Cupti, 90, 4); // running totals: the last report counts
+    SourceCounts::addWritten(EventSource::Cupti, 10);
+    SourceCounts::addDropped(EventSource::Cupti, 1);
     for (const EventCountRow& row : collectEventCounts(m_sink->written(), m_sink->discardedBySource()))
         m_db->addEventCount(eventSourceName(row.source), row.tid, row.written, row.dropped);
     SourceCounts::resetAfterFork();
