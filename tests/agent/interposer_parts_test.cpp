@@ -16,6 +16,9 @@
 
 #include <atomic>
 #include <cstring>
+#if TUNEUP_TEST_HAVE_CUDNN
+#include <cudnn.h>
+#endif
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <thread>
@@ -222,22 +225,30 @@ TEST(ConvShape, LayoutsGroupsAndThreeDimensions) {
 }
 
 // ---- cuDNN backend graph --------------------------------------------------------------------------------------
+// The descriptor types, attribute names and types and data types are cuDNN's own, from its headers: the
+// agent must follow what the library numbers, not a copy of it. Without cuDNN's headers these tests are
+// left out (the interposers that use the graph are too).
+#if TUNEUP_TEST_HAVE_CUDNN
 
 namespace {
 
-// cudnnBackendDescriptorType_t, attribute names and types as cudnn_graph.h numbers them.
 enum : int {
-    kConv = 1,
-    kEngine = 2,
-    kConfig = 3,
-    kHeur = 4,
-    kPlan = 5,
-    kOpFwd = 10,
-    kOpBwdData = 12,
-    kGraph = 15,
-    kTensor = 17
+    kConv = CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR,
+    kEngine = CUDNN_BACKEND_ENGINE_DESCRIPTOR,
+    kConfig = CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+    kHeur = CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
+    kPlan = CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
+    kOpFwd = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+    kOpBwdData = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+    kGraph = CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
+    kTensor = CUDNN_BACKEND_TENSOR_DESCRIPTOR,
+    kVariantPack = CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR
 };
-enum : int { kTypeDataType = 1, kTypeInt64 = 3, kTypeDescriptor = 15 };
+enum : int {
+    kTypeDataType = CUDNN_TYPE_DATA_TYPE,
+    kTypeInt64 = CUDNN_TYPE_INT64,
+    kTypeDescriptor = CUDNN_TYPE_BACKEND_DESCRIPTOR
+};
 
 struct GraphBuilder {
     BackendGraph graph;
@@ -256,9 +267,9 @@ struct GraphBuilder {
     }
     const void* tensor(std::vector<int64_t> dims, std::vector<int64_t> strides) {
         const void* t = make(kTensor);
-        setType(t, 901, 2);
-        setInts(t, 902, dims);
-        setInts(t, 903, strides);
+        setType(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_DATA_HALF);
+        setInts(t, CUDNN_ATTR_TENSOR_DIMENSIONS, dims);
+        setInts(t, CUDNN_ATTR_TENSOR_STRIDES, strides);
         return t;
     }
     // A graph with one convolution of type `opType` (forward: x, w; backward data: dx, w).
@@ -266,18 +277,23 @@ struct GraphBuilder {
         const void* x = tensor({ 16, 64, 56, 56 }, { 64 * 56 * 56, 1, 56 * 64, 64 });
         const void* w = tensor({ 128, 64, 3, 3 }, { 576, 9, 3, 1 });
         const void* conv = make(kConv);
-        setInts(conv, 106, { 2 });
-        setType(conv, 100, 0);
-        setInts(conv, 105, { 1, 1 });
-        setInts(conv, 103, { 2, 2 });
-        setInts(conv, 102, { 1, 1 });
+        setInts(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, { 2 });
+        setType(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_DATA_FLOAT);
+        setInts(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, { 1, 1 });
+        setInts(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, { 2, 2 });
+        setInts(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, { 1, 1 });
         const void* op = make(opType);
         const bool forward = opType == kOpFwd;
-        setDescriptor(op, forward ? 704 : 710, x);
-        setDescriptor(op, forward ? 703 : 709, w);
-        setDescriptor(op, forward ? 702 : 708, conv);
+        setDescriptor(
+            op, forward ? CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X : CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, x);
+        setDescriptor(
+            op, forward ? CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W : CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w);
+        setDescriptor(op,
+            forward ? CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC
+                    : CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+            conv);
         const void* g = make(kGraph);
-        setDescriptor(g, 801, op);
+        setDescriptor(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, op);
         return g;
     }
 };
@@ -288,12 +304,12 @@ TEST(BackendGraph, PlanFromAnEngineChosenByIndex) {
     GraphBuilder b;
     const void* graph = b.convGraph(kOpFwd);
     const void* engine = b.make(kEngine);
-    b.setDescriptor(engine, 1300, graph);
-    b.setInts(engine, 1301, { 42 });
+    b.setDescriptor(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph);
+    b.setInts(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, { 42 });
     const void* config = b.make(kConfig);
-    b.setDescriptor(config, 300, engine);
+    b.setDescriptor(config, CUDNN_ATTR_ENGINECFG_ENGINE, engine);
     const void* plan = b.make(kPlan);
-    b.setDescriptor(plan, 401, config);
+    b.setDescriptor(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
     const BackendGraph::Plan p = b.graph.plan(plan);
     ASSERT_TRUE(p.convolution);
     EXPECT_EQ(p.engine, 42);
@@ -309,8 +325,8 @@ TEST(BackendGraph, PlanFromAnEngineChosenByIndex) {
     EXPECT_EQ(p.shape.stride[2], 2);
     EXPECT_EQ(p.shape.groups, 1);
     EXPECT_EQ(p.shape.layout, schema::kLayoutNhwc);
-    EXPECT_EQ(p.shape.dataType, 2);
-    EXPECT_EQ(p.shape.computeType, 0);
+    EXPECT_EQ(p.shape.dataType, int(CUDNN_DATA_HALF));
+    EXPECT_EQ(p.shape.computeType, int(CUDNN_DATA_FLOAT));
     EXPECT_EQ(b.graph.plan(plan).id, 1u) << "a plan keeps its number";
 }
 
@@ -318,7 +334,7 @@ TEST(BackendGraph, PlanFromHeuristicsResultsAndHeuristicsQuery) {
     GraphBuilder b;
     const void* graph = b.convGraph(kOpBwdData);
     const void* heur = b.make(kHeur);
-    b.setDescriptor(heur, 201, graph);
+    b.setDescriptor(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
     ConvShape shape;
     ASSERT_TRUE(b.graph.heuristicsConvolution(heur, shape));
     EXPECT_EQ(shape.direction, schema::kConvBackwardData);
@@ -326,7 +342,7 @@ TEST(BackendGraph, PlanFromHeuristicsResultsAndHeuristicsQuery) {
     const void* configs[] = { b.make(kConfig), b.make(kConfig) };
     b.graph.heuristicResults(heur, configs, 2);
     const void* plan = b.make(kPlan);
-    b.setDescriptor(plan, 401, configs[1]);
+    b.setDescriptor(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[1]);
     const BackendGraph::Plan p = b.graph.plan(plan);
     ASSERT_TRUE(p.convolution);
     EXPECT_EQ(p.algoSource, schema::kAlgoHeuristic);
@@ -342,20 +358,22 @@ TEST(BackendGraph, UnknownOrDestroyedDescriptorsAreNoConvolution) {
     EXPECT_FALSE(b.graph.plan(at(0xdead0)).convolution);
     const void* graph = b.convGraph(kOpFwd);
     const void* engine = b.make(kEngine);
-    b.setDescriptor(engine, 1300, graph);
+    b.setDescriptor(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph);
     const void* config = b.make(kConfig);
-    b.setDescriptor(config, 300, engine);
-    b.setDescriptor(plan, 401, config);
+    b.setDescriptor(config, CUDNN_ATTR_ENGINECFG_ENGINE, engine);
+    b.setDescriptor(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
     EXPECT_TRUE(b.graph.plan(plan).convolution);
     b.graph.destroyed(graph);
     EXPECT_FALSE(b.graph.plan(plan).convolution);
     const size_t before = b.graph.size();
-    b.graph.created(at(0x1), 16); // a variant pack: not followed
-    b.graph.setAttribute(at(0x1), 801, kTypeDescriptor, 0, nullptr);
+    b.graph.created(at(0x1), kVariantPack); // not followed
+    b.graph.setAttribute(at(0x1), CUDNN_ATTR_OPERATIONGRAPH_OPS, kTypeDescriptor, 0, nullptr);
     EXPECT_EQ(b.graph.size(), before);
-    EXPECT_FALSE(BackendGraph::followed(16));
-    EXPECT_FALSE(BackendGraph::followedAttribute(1000)); // CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS
+    EXPECT_FALSE(BackendGraph::followed(kVariantPack));
+    EXPECT_FALSE(BackendGraph::followedAttribute(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS));
 }
+
+#endif // TUNEUP_TEST_HAVE_CUDNN
 
 // ---- the writer's rows ---------------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cudnn.h>
 #include <gtest/gtest.h>
 #include <map>
 #include <set>
@@ -20,6 +21,9 @@ using namespace tuneup::test;
 using namespace std::chrono_literals;
 
 namespace {
+
+// The status of a cuDNN call without a handle, as cuDNN's headers number it.
+const std::string kBadParam = std::to_string(CUDNN_STATUS_BAD_PARAM);
 
 std::optional<std::string> value(int64_t v) {
     return v == kNone ? std::nullopt : std::optional<std::string>(std::to_string(v));
@@ -152,7 +156,7 @@ TEST_F(InterposerTest, LegacyConvolutionsWithHowTheirAlgorithmWasChosen) {
     const auto rows = q->rows(std::string(kConvColumns) + "ORDER BY c.id");
     ASSERT_EQ(rows.size(), 14u);
     const ConvCase& c = kLegacyConv;
-    const std::string bad = "2000"; // CUDNN_STATUS_BAD_PARAM: no handle
+    const std::string& bad = kBadParam; // no handle
     // Runs: the algorithm is passed in (given).
     EXPECT_EQ(rows[0], convRow("cudnnConvolutionForward", 1, 1, 1, c, 1, 1, "1", 3, std::nullopt, bad));
     EXPECT_EQ(rows[1], convRow("cudnnConvolutionBackwardData", 1, 1, 2, c, 1, 1, "1", 3, std::nullopt, bad));
@@ -189,9 +193,9 @@ TEST_F(InterposerTest, BackendPlansAreRecordedWithTheirEngineAndPlan) {
     const ConvCase& c = kBackendConv;
     EXPECT_EQ(rows[0], convRow("cudnnBackendFinalize", 2, 3, 1, c, -1, 1, std::nullopt, 2, std::nullopt, "0"));
     const std::string e0 = std::to_string(kBackendEngines[0]), e1 = std::to_string(kBackendEngines[1]);
-    EXPECT_EQ(rows[1], convRow("cudnnBackendExecute", 2, 1, 1, c, -1, 1, e0, 3, "1", "2000"));
-    EXPECT_EQ(rows[2], convRow("cudnnBackendExecute", 2, 1, 1, c, -1, 1, e1, 3, "2", "2000"));
-    EXPECT_EQ(rows[3], convRow("cudnnBackendExecute", 2, 1, 1, c, -1, 1, e1, 3, "2", "2000"));
+    EXPECT_EQ(rows[1], convRow("cudnnBackendExecute", 2, 1, 1, c, -1, 1, e0, 3, "1", kBadParam));
+    EXPECT_EQ(rows[2], convRow("cudnnBackendExecute", 2, 1, 1, c, -1, 1, e1, 3, "2", kBadParam));
+    EXPECT_EQ(rows[3], convRow("cudnnBackendExecute", 2, 1, 1, c, -1, 1, e1, 3, "2", kBadParam));
 }
 
 TEST_F(InterposerTest, OnlyTheOutermostCallOnAThreadIsRecorded) {
@@ -199,7 +203,7 @@ TEST_F(InterposerTest, OnlyTheOutermostCallOnAThreadIsRecorded) {
     // there (a cuBLASLt matmul inside cublasSgemm; a cublasSgemm and a matmul inside cudnnConvolutionForward).
     const auto printed = outputLines(run("local", { "nested" }));
     ASSERT_EQ(printed.at("nested blas"), (std::vector<std::string> { "1", "1" })) << "one call made inside";
-    ASSERT_EQ(printed.at("nested cudnn"), (std::vector<std::string> { "2000", "2" })) << "two calls made inside";
+    ASSERT_EQ(printed.at("nested cudnn"), (std::vector<std::string> { kBadParam, "2" })) << "two calls made inside";
     auto q = open();
     EXPECT_EQ(q->rows("SELECT s.value, m, n, k FROM gemm_calls g JOIN strings s ON s.id = g.name_id"),
         (std::vector<Row> { { "cublasSgemm_v2", "7", "7", "7" } }));
