@@ -24,8 +24,8 @@ struct Config {
     std::string outputBase; // TUNEUP_OUTPUT, default "tuneup.db" in the working directory
     long mainPid = 0; // TUNEUP_MAIN_PID: the process that owns run.db (set by tuneup record)
     TraceSelection trace; // TUNEUP_TRACE
-    uint32_t threadBufferKiB = 1024; // TUNEUP_BUFFER_KB: ring size per producing thread
-    uint32_t maxBufferMiB = 32; // TUNEUP_MAX_BUFFER_MB: all rings and CUPTI buffers together
+    uint32_t threadBufferKiB = 1024; // TUNEUP_BUFFER_KB: what a thread's event buffer grows by at a time
+    uint32_t maxBufferMiB = 32; // TUNEUP_MAX_BUFFER_MB: the budget of all threads' event buffers (buffer_budget.h)
     uint32_t flushIntervalMs = 200; // TUNEUP_FLUSH_MS: longest time an event waits to be committed
     std::string cuptiPath; // TUNEUP_CUPTI_PATH: libcupti to load when none is loaded yet
 };
