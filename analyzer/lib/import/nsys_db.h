@@ -3,6 +3,7 @@
 // columns the file has (exports of different nsys versions differ), and queries whose failures become
 // ImportErrors naming the file, the table and what to do.
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <sqlite3.h>
@@ -62,6 +63,10 @@ inline int64_t columnInt(sqlite3_stmt* s, int column, int64_t fallback = 0) {
 inline std::string_view columnText(sqlite3_stmt* s, int column) {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
     return p ? std::string_view(p, size_t(sqlite3_column_bytes(s, column))) : std::string_view();
+}
+// A 64-bit value for the model's 32-bit fields (device, stream, grid, sizes), clamped.
+inline int32_t toInt32(int64_t value) {
+    return static_cast<int32_t>(std::clamp<int64_t>(value, INT32_MIN, INT32_MAX));
 }
 
 // "name" with inner quotes doubled: table and column names come from the file (a fuzzer's may be odd).

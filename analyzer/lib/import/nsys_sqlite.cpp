@@ -1,6 +1,7 @@
 #include "import/nsys_sqlite.h"
 
 #include "import/import_error.h"
+#include "import/nsys_capture.h"
 #include "import/nsys_db.h"
 #include "import/nsys_kinds.h"
 #include "model/trace_builder.h"
@@ -40,19 +41,6 @@ int64_t tidOf(int64_t globalId) {
 int64_t idOrNone(int64_t value) {
     return value < 0 || value >= 0xFFFFFFFFLL ? -1 : value;
 }
-int32_t toInt32(int64_t value) {
-    return static_cast<int32_t>(std::clamp<int64_t>(value, INT32_MIN, INT32_MAX));
-}
-
-// Tables that describe the capture rather than events: read for facts, or of no use to the advisor.
-bool isDescriptionTable(const std::string& t) {
-    for (const char* prefix : { "ENUM_", "TARGET_INFO_", "META_DATA_", "ANALYSIS_" })
-        if (t.starts_with(prefix)) return true;
-    for (const char* name : { "StringIds", "ThreadNames", "ProcessStreams", "PROCESSES", "EXPORT_META_DATA",
-             "UnwindMethodType", "DIAGNOSTIC_EVENT", "PROFILER_OVERHEAD" })
-        if (t == name) return true;
-    return false;
-}
 
 // What a CUPTI synchronisation record was, from the ids it carries (-1 = none): a context sync has neither
 // stream nor event, a stream sync only a stream, an event sync only an event, a stream wait both.
@@ -74,10 +62,11 @@ public:
     }
 
     void run() {
-        readMetadata();
+        m_cudaTraceSetting = readNsysMetadata(m_db, m_builder.info());
         const int64_t cudaRows = countRows();
         if (cudaRows == 0 && m_db.rowEstimate(kNvtx) == 0)
-            throw ImportError(ImportError::Kind::NotATrace, m_db.path(), noActivityMessage());
+            throw ImportError(
+                ImportError::Kind::NotATrace, m_db.path(), nsysNoActivityMessage(m_db, m_cudaTraceSetting));
         decideCorrelationKeys();
 
         m_builder.reserve({ size_t(m_db.rowEstimate(kKernels)), size_t(m_db.rowEstimate(kMemcpys)),
@@ -90,9 +79,9 @@ public:
         readMemsets();
         readSyncs();
         readNvtx();
-        readDevices();
+        readNsysDevices(m_db, m_gpuPids, m_builder);
         readNames();
-        noteTablesNotRead();
+        noteNsysTablesNotRead(m_db, m_readTables, m_builder.stats());
         if (cudaRows == 0)
             m_builder.stats().notes.push_back("the Nsight Systems capture recorded no CUDA activity (no kernels, "
                                               "copies or CUDA API calls), only NVTX events");
@@ -432,49 +421,6 @@ private:
         }
     }
 
-    // GPUs: TARGET_INFO_GPU describes the machine's GPUs by nsys's id; TARGET_INFO_CUDA_DEVICE (newer
-    // exports) maps each process's CUDA device id, the deviceId of the activity tables, to one of them.
-    void readDevices() {
-        const std::string gpus = "TARGET_INFO_GPU";
-        if (!m_db.hasTable(gpus) || !m_db.hasColumn(gpus, "id")) return;
-        std::map<int64_t, DeviceInfo> byId;
-        std::string sql = "SELECT t.id";
-        for (const char* c : { "name", "computeMajor", "computeMinor", "smCount", "totalMemory", "threadsPerWarp" })
-            sql += ", " + m_db.columnOr(gpus, c);
-        m_db.query(sql + " FROM " + gpus + " t", "reading " + gpus, [&](sqlite3_stmt* s) {
-            DeviceInfo d;
-            d.id = toInt32(columnInt(s, 0));
-            d.name = std::string(columnText(s, 1));
-            d.computeMajor = toInt32(columnInt(s, 2));
-            d.computeMinor = toInt32(columnInt(s, 3));
-            d.smCount = toInt32(columnInt(s, 4));
-            d.globalMemoryBytes = columnInt(s, 5);
-            d.warpSize = toInt32(columnInt(s, 6));
-            d.vendor = GpuVendor::Nvidia;
-            byId.emplace(d.id, d);
-        });
-        std::map<int64_t, int64_t> cudaToGpu; // first mapping per CUDA id, preferring processes with GPU work
-        const std::string map = "TARGET_INFO_CUDA_DEVICE";
-        if (m_db.hasTable(map) && m_db.hasColumn(map, "gpuId") && m_db.hasColumn(map, "cudaId")) {
-            m_db.query("SELECT t.cudaId, t.gpuId, " + m_db.columnOr(map, "pid") + " FROM " + map + " t",
-                "reading " + map, [&](sqlite3_stmt* s) {
-                    const bool active = m_gpuPids.count(columnInt(s, 2)) > 0;
-                    if (active || !cudaToGpu.count(columnInt(s, 0))) cudaToGpu[columnInt(s, 0)] = columnInt(s, 1);
-                });
-        }
-        if (cudaToGpu.empty()) {
-            for (auto& [id, device] : byId)
-                m_builder.addDevice(device);
-            return;
-        }
-        for (const auto& [cudaId, gpuId] : cudaToGpu)
-            if (auto it = byId.find(gpuId); it != byId.end()) {
-                DeviceInfo device = it->second;
-                device.id = toInt32(cudaId);
-                m_builder.addDevice(device);
-            }
-    }
-
     // Thread and process names, for the threads and processes that have events.
     void readNames() {
         const std::string threads = "ThreadNames";
@@ -500,84 +446,6 @@ private:
                 if (pids.count(columnInt(s, 0)) && !columnText(s, 1).empty())
                     m_builder.setProcessName(columnInt(s, 0), columnText(s, 1));
             });
-    }
-
-    // The export's own facts: nsys version, export schema, when the capture started, what ran.
-    void readMetadata() {
-        TraceInfo& info = m_builder.info();
-        info.vendor = GpuVendor::Nvidia;
-        for (const char* table : { "META_DATA_EXPORT", "EXPORT_META_DATA" })
-            if (m_db.hasTable(table) && m_db.hasColumn(table, "name") && m_db.hasColumn(table, "value"))
-                m_db.query(std::string("SELECT t.name, t.value FROM ") + table + " t", std::string("reading ") + table,
-                    [&](sqlite3_stmt* s) {
-                        const std::string_view key = columnText(s, 0), value = columnText(s, 1);
-                        if (key == "EXPORT_PRODUCT_VERSION")
-                            info.metadata.emplace_back("nsys.version", value);
-                        else if (key == "EXPORT_SCHEMA_VERSION")
-                            info.metadata.emplace_back("nsys.export_schema_version", value);
-                    });
-        const std::string start = "TARGET_INFO_SESSION_START_TIME";
-        if (m_db.hasTable(start) && m_db.hasColumn(start, "utcEpochNs"))
-            m_db.query("SELECT t.utcEpochNs FROM " + start + " t LIMIT 1", "reading " + start, [&](sqlite3_stmt* s) {
-                if (sqlite3_column_type(s, 0) == SQLITE_INTEGER)
-                    info.metadata.emplace_back("nsys.session_start_utc_ns", std::to_string(columnInt(s, 0)));
-            });
-        const std::string capture = "META_DATA_CAPTURE";
-        if (!m_db.hasTable(capture) || !m_db.hasColumn(capture, "name") || !m_db.hasColumn(capture, "value")) return;
-        std::string command;
-        std::map<int64_t, std::string> arguments;
-        m_db.query("SELECT t.name, t.value FROM " + capture + " t", "reading " + capture, [&](sqlite3_stmt* s) {
-            const std::string_view key = columnText(s, 0), value = columnText(s, 1);
-            if (key == "PROCESS_0:COMMAND")
-                command = value;
-            else if (key.starts_with("PROCESS_0:ARGUMENT_"))
-                arguments[std::strtoll(std::string(key.substr(19)).c_str(), nullptr, 10)] = value;
-            else if (key == "DEVICE_DISPLAY_NAME")
-                info.metadata.emplace_back("host", value);
-            else if (key == "PROCESS_0:COLLECT_CUDA_TRACE")
-                m_cudaTraceSetting = value;
-            else if (key == "PROCESS_0:ENVIRONMENT_VARIABLE") {
-                // torchrun and most launchers tell each process its place in the job.
-                const auto number = [&](std::string_view prefix) -> std::optional<int> {
-                    if (!value.starts_with(prefix)) return std::nullopt;
-                    std::string digits;
-                    for (char c : value.substr(prefix.size()))
-                        if (c >= '0' && c <= '9' && digits.size() < 9) digits += c;
-                    return digits.empty() ? std::nullopt : std::optional<int>(std::stoi(digits));
-                };
-                if (auto rank = number("RANK=")) info.rank = rank;
-                if (auto world = number("WORLD_SIZE=")) info.worldSize = world;
-            }
-        });
-        for (const auto& [index, argument] : arguments)
-            command += " " + argument;
-        if (!command.empty()) info.metadata.emplace_back("command_line", command);
-    }
-
-    // What the user reads when the export has nothing to advise on.
-    std::string noActivityMessage() {
-        std::string held;
-        for (const std::string& t : m_db.tables())
-            if (!t.starts_with("ENUM_") && m_db.rowEstimate(t) > 0) held += (held.empty() ? "" : ", ") + t;
-        std::string message = "an Nsight Systems export with no CUDA activity: the capture recorded no kernels, "
-                              "memory copies or CUDA API calls, and no NVTX ranges";
-        message += held.empty() ? " (every table is empty)" : " (it holds only " + held + ")";
-        if (m_cudaTraceSetting == "false") message += "; CUDA tracing was off in this capture";
-        message += "; profile again with CUDA tracing while the program uses the GPU (`nsys profile --trace=cuda,nvtx "
-                   "-o report python train.py`, then `nsys export --type sqlite report.nsys-rep`), or record it with "
-                   "`tuneup record -o run.db -- python train.py`";
-        return message;
-    }
-
-    // Tables with events tuneup does not model (OS runtime calls, sampling, CUDA graphs...): counted, so
-    // the import says what it left out.
-    void noteTablesNotRead() {
-        for (const std::string& t : m_db.tables()) {
-            if (m_readTables.count(t) || isDescriptionTable(t)) continue;
-            if (const int64_t rows = m_db.rowEstimate(t); rows > 0)
-                m_builder.stats().add(
-                    "nsys.not_read." + t, StatSeverity::Info, rows, "rows of " + t + ": not used by the advisor");
-        }
     }
 
     ThreadIndex thread(int64_t pid, int64_t tid) {
