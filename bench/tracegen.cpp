@@ -3,6 +3,9 @@
 // training loop: per step a DataLoader wait, a pageable host-to-device copy, a zero_grad that fills
 // every gradient, forward and backward GEMMs and pointwise kernels, an optimizer step.
 //   tuneup-tracegen --kernels N [--steps S] [--format kineto|tuneup] [--gzip] -o FILE
+// With --ranks R, a data-parallel job: R files rank<i>.json[.gz] in the folder -o names, each step
+// ending in an NCCL all-reduce that finishes on every rank together; rank --slow-rank computes
+// --slow-factor times longer, so that the others wait for it (a straggler).
 
 #include "trace_schema.h"
 
@@ -22,7 +25,13 @@ struct Options {
     std::string format = "kineto";
     bool gzip = false;
     std::string output;
+    int ranks = 0; // 0: one trace, no communication
+    int slowRank = -1;
+    double slowFactor = 1.2;
 };
+
+constexpr const char* kAllReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+constexpr long long kAllReduceNs = 400'000; // the all-reduce itself, once every rank has arrived
 
 // One kernel of the synthetic model, with the CPU op that launched it.
 struct KernelSpec {
@@ -75,7 +84,7 @@ public:
 // Kineto JSON. Times are µs with three decimals, as PyTorch writes them.
 class KinetoSink final : public Sink {
 public:
-    KinetoSink(const std::string& path, bool gzip)
+    KinetoSink(const std::string& path, bool gzip, int rank, int worldSize)
         : m_gzip(gzip) {
         if (gzip)
             m_gz = gzopen(path.c_str(), "wb6");
@@ -87,7 +96,11 @@ public:
         }
         write(R"({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", )"
               R"("totalGlobalMem": 85097971712, "computeMajor": 8, "computeMinor": 0, "numSms": 108}], )"
-              R"("distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1}, "traceEvents": [)");
+              R"("distributedInfo": {"backend": "nccl", "rank": )");
+        write(std::to_string(rank).c_str());
+        write(R"(, "world_size": )");
+        write(std::to_string(worldSize).c_str());
+        write(R"(}, "traceEvents": [)");
     }
 
     void cpuRange(const char* category, const std::string& name, long long startNs, long long endNs, const char* dims,
@@ -249,16 +262,114 @@ private:
     std::vector<std::string> m_strings; // few distinct names: a linear search is fine
 };
 
-// Emits one CPU op, its launch call and its kernel; returns the time the CPU is free again.
-long long launch(Sink& sink, const KernelSpec& spec, long long cpuNs, long long& gpuNs, long long& correlation) {
+// Writes nothing: for working out a step's length before writing it.
+class NullSink final : public Sink {
+public:
+    void cpuRange(const char*, const std::string&, long long, long long, const char*, long long) override { }
+    void kernel(const char*, long long, long long, long long) override { }
+    void memcpy(long long, long long, long long, long long) override { }
+    void finish() override { }
+};
+
+// Emits one CPU op, its launch call and its kernel (`scale` times its usual length); returns the time the
+// CPU is free again.
+long long launch(
+    Sink& sink, const KernelSpec& spec, long long cpuNs, long long& gpuNs, long long& correlation, double scale = 1.0) {
     const long long launchNs = 4000;
+    const long long durationNs = (long long)(double(spec.durationNs) * scale);
     sink.cpuRange("cpu_op", spec.op, cpuNs, cpuNs + launchNs + 2000, spec.dims, -1);
     sink.cpuRange("cuda_runtime", "cudaLaunchKernel", cpuNs + 1000, cpuNs + 1000 + launchNs, nullptr, correlation);
     const long long start = std::max(gpuNs + 1000, cpuNs + 1000 + launchNs);
-    sink.kernel(spec.kernel, start, start + spec.durationNs, correlation);
-    gpuNs = start + spec.durationNs;
+    sink.kernel(spec.kernel, start, start + durationNs, correlation);
+    gpuNs = start + durationNs;
     ++correlation;
     return cpuNs + launchNs + 3000;
+}
+
+struct Loop {
+    long long steps = 0, repeat = 1, kernels = 0;
+    static constexpr int kParameters = 8;
+    static constexpr int kLayers = 4;
+};
+
+// One training step from `cpu` (the GPU free at `gpu`); `scale` stretches the compute kernels. With
+// `allReduceEndNs` > 0 the step ends in an all-reduce kernel that ends then. Returns the step's end.
+long long step(Sink& sink, Loop& loop, long long number, long long cpu, long long& gpu, long long& correlation,
+    double scale, long long allReduceEndNs) {
+    const long long stepStart = cpu;
+    // The DataLoader: 2 ms in the main process while the GPU idles.
+    sink.cpuRange("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", cpu,
+        cpu + 2'000'000, nullptr, -1);
+    cpu += 2'000'000;
+    sink.cpuRange("cuda_runtime", "cudaMemcpyAsync", cpu, cpu + 30000, nullptr, correlation);
+    sink.memcpy(std::max(gpu, cpu) + 2000, std::max(gpu, cpu) + 150000, 64 * 1001 * 4, correlation++);
+    gpu = std::max(gpu, cpu) + 150000;
+    cpu += 40000;
+    const long long zeroStart = cpu;
+    for (int p = 0; p < Loop::kParameters; ++p, ++loop.kernels)
+        cpu = launch(sink, { "aten::zero_", kFill, 2000, nullptr }, cpu, gpu, correlation);
+    sink.cpuRange("user_annotation", "Optimizer.zero_grad#Adam.zero_grad", zeroStart, cpu, nullptr, -1);
+    for (long long r = 0; r < loop.repeat; ++r)
+        for (int l = 0; l < Loop::kLayers; ++l)
+            for (const auto& spec : kForward)
+                cpu = launch(sink, spec, cpu, gpu, correlation, scale), ++loop.kernels;
+    for (long long r = 0; r < loop.repeat; ++r)
+        for (int l = 0; l < Loop::kLayers; ++l)
+            for (const auto& spec : kBackward)
+                cpu = launch(sink, spec, cpu, gpu, correlation, scale), ++loop.kernels;
+    if (allReduceEndNs > 0) {
+        // The gradients' all-reduce: it starts when this rank is done and ends when the last rank is.
+        sink.cpuRange("cpu_op", "nccl:all_reduce", cpu, cpu + 8000, nullptr, -1);
+        sink.cpuRange("cuda_runtime", "cudaLaunchKernel", cpu + 1000, cpu + 5000, nullptr, correlation);
+        const long long start = std::max(gpu + 1000, cpu + 5000);
+        sink.kernel(kAllReduce, start, std::max(start + 1000, allReduceEndNs), correlation++);
+        gpu = std::max(start + 1000, allReduceEndNs);
+        cpu += 9000;
+        ++loop.kernels;
+    }
+    const long long optimizerStart = cpu;
+    cpu = launch(sink, { "aten::_fused_adam_", kAdam, 50000, nullptr }, cpu, gpu, correlation);
+    ++loop.kernels;
+    sink.cpuRange("user_annotation", "Optimizer.step#Adam.step", optimizerStart, cpu, nullptr, -1);
+    cpu = std::max(cpu, gpu); // the step ends with a synchronising .item()
+    sink.cpuRange("user_annotation", "ProfilerStep#" + std::to_string(number), stepStart, cpu, nullptr, -1);
+    return cpu;
+}
+
+// A data-parallel job: every rank runs the same steps, the slow one longer, and all leave each
+// step's all-reduce together.
+int writeJob(const Options& options, Loop loop) {
+    const std::string dir = options.output;
+    const std::string mkdir = "mkdir -p '" + dir + "'";
+    if (system(mkdir.c_str()) != 0) {
+        fprintf(stderr, "tuneup-tracegen: cannot create %s\n", dir.c_str());
+        return 1;
+    }
+    const long long origin = 1'700'000'000'000'000LL;
+    long long totalKernels = 0;
+    for (int rank = 0; rank < options.ranks; ++rank) {
+        const std::string path = dir + "/rank" + std::to_string(rank) + (options.gzip ? ".json.gz" : ".json");
+        KinetoSink sink(path, options.gzip, rank, options.ranks);
+        const double scale = rank == options.slowRank ? options.slowFactor : 1.0;
+        long long cpu = origin, gpu = origin, correlation = 1;
+        loop.kernels = 0;
+        for (long long s = 0; s < loop.steps; ++s) {
+            // When the slowest rank reaches the all-reduce from this step's start (all ranks start together).
+            NullSink none;
+            Loop dry = loop;
+            long long dryCpu = cpu, dryGpu = gpu, dryCorrelation = 0;
+            const double slowest = options.slowRank >= 0 ? std::max(1.0, options.slowFactor) : 1.0;
+            step(none, dry, s, dryCpu, dryGpu, dryCorrelation, slowest, 0);
+            const long long slowestGpu = dryGpu - 50000 - 1000; // before the optimizer kernel
+            cpu = step(sink, loop, s, cpu, gpu, correlation, scale, slowestGpu + kAllReduceNs);
+        }
+        sink.finish();
+        totalKernels += loop.kernels;
+    }
+    fprintf(stderr, "tuneup-tracegen: %d ranks, %lld kernels each in %lld steps (rank %d %.2fx slower) -> %s\n",
+        options.ranks, totalKernels / std::max(1, options.ranks), loop.steps, options.slowRank, options.slowFactor,
+        dir.c_str());
+    return 0;
 }
 
 } // namespace
@@ -278,10 +389,18 @@ int main(int argc, char** argv) {
             options.gzip = true;
         else if (arg == "-o" && value)
             options.output = argv[++i];
+        else if (arg == "--ranks" && value)
+            options.ranks = atoi(argv[++i]);
+        else if (arg == "--slow-rank" && value)
+            options.slowRank = atoi(argv[++i]);
+        else if (arg == "--slow-factor" && value)
+            options.slowFactor = atof(argv[++i]);
         else {
             fprintf(stderr,
                 "usage: tuneup-tracegen --kernels N [--steps S] [--format kineto|tuneup] [--gzip] -o FILE\n"
-                "  writes a synthetic training trace with about N kernels in S steps\n");
+                "       tuneup-tracegen --ranks R [--slow-rank I] [--slow-factor F] --kernels N [--gzip] -o DIR\n"
+                "  writes a synthetic training trace with about N kernels in S steps; with --ranks, R rank traces\n"
+                "  of a data-parallel job (rank<i>.json) in DIR, rank I computing F times longer (default 1.2)\n");
             return 2;
         }
     }
@@ -289,54 +408,33 @@ int main(int argc, char** argv) {
         fprintf(stderr, "tuneup-tracegen: need -o FILE, --kernels N > 0 and --format kineto|tuneup\n");
         return 2;
     }
-    const int parameters = 8;
-    const int layers = 4;
-    const long long perStep = parameters + layers * (std::size(kForward) + std::size(kBackward)) + 1;
-    if (options.steps <= 0) options.steps = std::max(1LL, options.kernels / perStep);
-    const long long repeat = std::max(1LL, options.kernels / (options.steps * perStep));
+    Loop loop;
+    const long long perStep = Loop::kParameters + Loop::kLayers * (std::size(kForward) + std::size(kBackward)) + 1;
+    loop.steps = options.steps > 0 ? options.steps : std::max(1LL, options.kernels / perStep);
+    loop.repeat = std::max(1LL, options.kernels / (loop.steps * perStep));
+    if (options.ranks > 0) {
+        if (options.format != "kineto") {
+            fprintf(stderr, "tuneup-tracegen: --ranks writes Kineto traces only\n");
+            return 2;
+        }
+        return writeJob(options, loop);
+    }
 
     KinetoSink* kineto = nullptr;
     Sink* sink;
     TuneupSink* tuneup = nullptr;
     if (options.format == "kineto")
-        sink = kineto = new KinetoSink(options.output, options.gzip);
+        sink = kineto = new KinetoSink(options.output, options.gzip, 0, 1);
     else
         sink = tuneup = new TuneupSink(options.output);
 
-    long long cpu = 1'700'000'000'000'000LL, gpu = cpu, correlation = 1, kernels = 0;
-    for (long long step = 0; step < options.steps; ++step) {
-        const long long stepStart = cpu;
-        // The DataLoader: 2 ms in the main process while the GPU idles.
-        sink->cpuRange("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", cpu,
-            cpu + 2'000'000, nullptr, -1);
-        cpu += 2'000'000;
-        sink->cpuRange("cuda_runtime", "cudaMemcpyAsync", cpu, cpu + 30000, nullptr, correlation);
-        sink->memcpy(std::max(gpu, cpu) + 2000, std::max(gpu, cpu) + 150000, 64 * 1001 * 4, correlation++);
-        gpu = std::max(gpu, cpu) + 150000;
-        cpu += 40000;
-        const long long zeroStart = cpu;
-        for (int p = 0; p < parameters; ++p, ++kernels)
-            cpu = launch(*sink, { "aten::zero_", kFill, 2000, nullptr }, cpu, gpu, correlation);
-        sink->cpuRange("user_annotation", "Optimizer.zero_grad#Adam.zero_grad", zeroStart, cpu, nullptr, -1);
-        for (long long r = 0; r < repeat; ++r)
-            for (int l = 0; l < layers; ++l)
-                for (const auto& spec : kForward)
-                    cpu = launch(*sink, spec, cpu, gpu, correlation), ++kernels;
-        for (long long r = 0; r < repeat; ++r)
-            for (int l = 0; l < layers; ++l)
-                for (const auto& spec : kBackward)
-                    cpu = launch(*sink, spec, cpu, gpu, correlation), ++kernels;
-        const long long optimizerStart = cpu;
-        cpu = launch(*sink, { "aten::_fused_adam_", kAdam, 50000, nullptr }, cpu, gpu, correlation);
-        ++kernels;
-        sink->cpuRange("user_annotation", "Optimizer.step#Adam.step", optimizerStart, cpu, nullptr, -1);
-        cpu = std::max(cpu, gpu); // the step ends with a synchronising .item()
-        sink->cpuRange("user_annotation", "ProfilerStep#" + std::to_string(step), stepStart, cpu, nullptr, -1);
-    }
+    long long cpu = 1'700'000'000'000'000LL, gpu = cpu, correlation = 1;
+    for (long long s = 0; s < loop.steps; ++s)
+        cpu = step(*sink, loop, s, cpu, gpu, correlation, 1.0, 0);
     sink->finish();
     delete kineto;
     delete tuneup;
-    fprintf(
-        stderr, "tuneup-tracegen: %lld kernels in %lld steps -> %s\n", kernels, options.steps, options.output.c_str());
+    fprintf(stderr, "tuneup-tracegen: %lld kernels in %lld steps -> %s\n", loop.kernels, loop.steps,
+        options.output.c_str());
     return 0;
 }

@@ -176,18 +176,25 @@ void writeStepChart(std::ostream& out, const RankSummary& rank) {
 
 // One horizontal stacked bar per rank: their median steps side by side, to spot a straggler.
 void writeRankChart(std::ostream& out, const AdviceReport& report) {
+    constexpr size_t kChartedRanks = 64; // more would not fit a page: the fastest, median and slowest then
+    std::vector<size_t> charted = ranksDescribed(report);
+    if (report.ranks.size() <= kChartedRanks) {
+        charted.resize(report.ranks.size());
+        for (size_t i = 0; i < charted.size(); ++i)
+            charted[i] = i;
+    }
     int64_t maxNs = 1;
-    for (const RankSummary& r : report.ranks)
-        maxNs = std::max(maxNs, r.steps.median.stepNs);
+    for (size_t i : charted)
+        maxNs = std::max(maxNs, report.ranks[i].steps.median.stepNs);
     const double left = 70, right = 90, rowHeight = 22, plotWidth = 760;
-    const double height = rowHeight * double(report.ranks.size()) + 8;
+    const double height = rowHeight * double(charted.size()) + 8;
     out << "<div class=\"chart\"><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ranks\" width=\""
         << num(left + plotWidth + right) << "\" height=\"" << num(height)
         << "\" role=\"img\" aria-label=\"median step per rank\">\n";
-    for (size_t i = 0; i < report.ranks.size(); ++i) {
-        const RankSummary& r = report.ranks[i];
+    for (size_t row = 0; row < charted.size(); ++row) {
+        const RankSummary& r = report.ranks[charted[row]];
         const StepBreakdown& b = r.steps.median;
-        const double y = 4 + rowHeight * double(i);
+        const double y = 4 + rowHeight * double(row);
         out << "<g class=\"rank\"><title>"
             << esc(breakdownTooltip("rank " + std::to_string(r.rank) + " median step", b)) << "</title><text x=\""
             << num(left - 8) << "\" y=\"" << num(y + 14) << "\" text-anchor=\"end\">rank " << r.rank << "</text>";
@@ -203,6 +210,9 @@ void writeRankChart(std::ostream& out, const AdviceReport& report) {
             << "\">" << esc(b.stepNs ? formatDuration(b.stepNs) : "no steps") << "</text></g>\n";
     }
     out << "</svg></div>\n";
+    if (charted.size() < report.ranks.size())
+        out << "<p class=\"muted\">" << report.ranks.size()
+            << " ranks: the fastest, the median and the slowest are shown.</p>\n";
 }
 
 void writeMedianTable(std::ostream& out, const StepBreakdown& b) {
@@ -224,7 +234,7 @@ void writeSteps(std::ostream& out, const AdviceReport& report, const ReportConte
         out << "<h3>Ranks compared (median step)</h3>\n";
         writeRankChart(out, report);
     }
-    for (size_t i = 0; i < report.ranks.size(); ++i) {
+    for (size_t i : ranksDescribed(report)) {
         const RankSummary& r = report.ranks[i];
         const StepDetection& d = r.steps.detection;
         out << "<h3>" << esc(inputLabel(report, context, i));
@@ -252,7 +262,7 @@ void writeSteps(std::ostream& out, const AdviceReport& report, const ReportConte
 void writeKernels(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     constexpr size_t kTop = 15;
     out << "<section id=\"kernels\"><h2>Busiest kernels</h2>\n";
-    for (size_t i = 0; i < report.ranks.size(); ++i) {
+    for (size_t i : ranksDescribed(report)) {
         const RankSummary& r = report.ranks[i];
         if (report.ranks.size() > 1)
             out << "<h3>" << esc(inputLabel(report, context, i)) << " <span class=\"muted\">rank "
@@ -289,12 +299,15 @@ void writeKernels(std::ostream& out, const AdviceReport& report, const ReportCon
     out << "</section>\n";
 }
 
-void writeFinding(
-    std::ostream& out, size_t index, const Finding& f, const AdviceReport& report, const ReportContext& context) {
+void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, const AdviceReport& report,
+    const ReportContext& context) {
+    const Finding& f = *group.finding;
     const std::string severity(severityName(f.severity));
     out << "<article class=\"finding " << severity << "\" id=\"finding-" << index << "\">\n<div><span class=\"badge "
         << severity << "\">" << severity << "</span> <code>" << esc(f.ruleId) << "</code>";
-    if (f.rank >= 0) out << " <span class=\"muted\">rank " << f.rank << "</span>";
+    if (!group.ranks.empty())
+        out << " <span class=\"muted\">" << esc(rankList(group.ranks, report.ranks.size()))
+            << (group.ranks.size() > 1 ? "; shown: rank " + std::to_string(f.rank) : "") << "</span>";
     if (f.gain && f.gain->perStepNs > 0) {
         out << " · <span class=\"gain\">−" << esc(formatDuration(f.gain->perStepNs)) << " per step";
         if (f.gain->stepShare > 0) out << " (" << formatPercent(f.gain->stepShare) << ")";
@@ -346,7 +359,7 @@ void writeFinding(
 }
 
 void writeFindings(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
-    const auto findings = report.ranked();
+    const auto findings = groupedFindings(report);
     out << "<section id=\"findings\"><h2>Findings</h2>\n";
     if (findings.empty()) {
         out << "<p>No findings.</p>\n</section>\n";
@@ -357,10 +370,12 @@ void writeFindings(std::ostream& out, const AdviceReport& report, const ReportCo
            "<th>severity</th><th>rule</th><th class=\"n\">gain/step</th><th "
            "class=\"n\">share</th><th>finding</th></tr>\n";
     for (size_t i = 0; i < findings.size(); ++i) {
-        const Finding& f = *findings[i];
+        const Finding& f = *findings[i].finding;
         out << "<tr><td class=\"n\">" << i + 1 << "</td><td><span class=\"badge " << severityName(f.severity) << "\">"
             << severityName(f.severity) << "</span></td><td><code>" << esc(f.ruleId) << "</code>"
-            << (f.rank >= 0 ? " <span class=\"muted\">rank " + std::to_string(f.rank) + "</span>" : "")
+            << (findings[i].ranks.empty()
+                       ? ""
+                       : " <span class=\"muted\">" + esc(rankList(findings[i].ranks, report.ranks.size())) + "</span>")
             << "</td><td class=\"n\">"
             << (f.gain && f.gain->perStepNs > 0 ? esc(formatDuration(f.gain->perStepNs)) : "-")
             << "</td><td class=\"n\">" << (f.gain && f.gain->stepShare > 0 ? formatPercent(f.gain->stepShare) : "-")
@@ -368,7 +383,7 @@ void writeFindings(std::ostream& out, const AdviceReport& report, const ReportCo
     }
     out << "</table>\n";
     for (size_t i = 0; i < findings.size(); ++i)
-        writeFinding(out, i + 1, *findings[i], report, context);
+        writeFinding(out, i + 1, findings[i], report, context);
     out << "</section>\n";
 }
 
@@ -386,7 +401,7 @@ void writeRuleList(
 } // namespace
 
 void writeHtmlReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
-    const auto findings = report.ranked();
+    const auto findings = groupedFindings(report);
     const std::string first = report.ranks.empty() ? std::string() : inputLabel(report, context, 0);
     out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>tuneup advice"

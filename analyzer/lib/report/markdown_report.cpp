@@ -110,7 +110,11 @@ std::string gainText(const Finding& f) {
 
 void writeInputs(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     out << "## Steps\n\n";
-    for (size_t i = 0; i < report.ranks.size(); ++i) {
+    const std::vector<size_t> described = ranksDescribed(report);
+    if (described.size() < report.ranks.size())
+        out << report.ranks.size() << " ranks, median step **" << formatDuration(report.medianStepNs())
+            << "**; the fastest, the median and the slowest rank:\n\n";
+    for (size_t i : described) {
         const RankSummary& r = report.ranks[i];
         const StepDetection& d = r.steps.detection;
         out << "- " << code(inputLabel(report, context, i));
@@ -128,7 +132,7 @@ void writeInputs(std::ostream& out, const AdviceReport& report, const ReportCont
 
     // One column per rank that has a breakdown: the table stays readable for 8 ranks.
     std::vector<size_t> shown;
-    for (size_t i = 0; i < report.ranks.size(); ++i)
+    for (size_t i : described)
         if (!report.ranks[i].steps.detection.steps.empty() && report.ranks[i].steps.device >= 0) shown.push_back(i);
     if (shown.empty()) {
         out << "No step breakdown: it needs steps and GPU activity in the trace.\n\n";
@@ -160,10 +164,13 @@ void writeInputs(std::ostream& out, const AdviceReport& report, const ReportCont
     out << "\n";
 }
 
-void writeFinding(
-    std::ostream& out, size_t index, const Finding& f, const AdviceReport& report, const ReportContext& context) {
-    out << "### " << index << ". " << code(f.ruleId) << (f.rank >= 0 ? " (rank " + std::to_string(f.rank) + ")" : "")
-        << ": " << text(f.title) << "\n\n";
+void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, const AdviceReport& report,
+    const ReportContext& context) {
+    const Finding& f = *group.finding;
+    out << "### " << index << ". " << code(f.ruleId)
+        << (group.ranks.empty() ? "" : " (" + rankList(group.ranks, report.ranks.size()) + ")") << ": " << text(f.title)
+        << "\n\n";
+    if (group.ranks.size() > 1) out << "Shown for rank " << f.rank << ", where it costs most.\n\n";
     out << "**" << severityLabel(f.severity) << "**";
     if (f.gain && f.gain->perStepNs > 0) {
         out << " · estimated gain **" << formatDuration(f.gain->perStepNs) << " per step**";
@@ -227,7 +234,7 @@ void writeRules(std::ostream& out, const AdviceReport& report) {
 } // namespace
 
 void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
-    const auto findings = report.ranked();
+    const auto findings = groupedFindings(report);
     out << "# tuneup advice\n\n";
     out << findings.size() << (findings.size() == 1 ? " finding" : " findings") << " in " << report.ranks.size()
         << (report.ranks.size() == 1 ? " trace" : " traces");
@@ -242,17 +249,17 @@ void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const Re
         out << "Ranked by estimated gain per step.\n\n| # | Severity | Rule | Gain/step | Share | Finding |\n"
                "|---:|---|---|---:|---:|---|\n";
         for (size_t i = 0; i < findings.size(); ++i) {
-            const Finding& f = *findings[i];
+            const Finding& f = *findings[i].finding;
             out << "| " << i + 1 << " | " << severityLabel(f.severity) << " | " << code(f.ruleId)
-                << (f.rank >= 0 ? " rank " + std::to_string(f.rank) : "") << " | " << gainText(f) << " | "
-                << (f.gain && f.gain->stepShare > 0 ? formatPercent(f.gain->stepShare) : "-") << " | " << text(f.title)
-                << " |\n";
+                << (findings[i].ranks.empty() ? "" : " " + rankList(findings[i].ranks, report.ranks.size())) << " | "
+                << gainText(f) << " | " << (f.gain && f.gain->stepShare > 0 ? formatPercent(f.gain->stepShare) : "-")
+                << " | " << text(f.title) << " |\n";
         }
         out << "\n";
         // Details for the first ones; a rule file can return hundreds of rows.
         constexpr size_t kDetailed = 50;
         for (size_t i = 0; i < findings.size() && i < kDetailed; ++i)
-            writeFinding(out, i + 1, *findings[i], report, context);
+            writeFinding(out, i + 1, findings[i], report, context);
         if (findings.size() > kDetailed)
             out << "… " << findings.size() - kDetailed << " more findings, listed in the table above; "
                 << "`--format json` has them all.\n\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cxxabi.h>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -113,6 +114,72 @@ int64_t traceStartNs(const AdviceReport& report, const Finding& finding) {
 std::string relativeSpan(const TimeSpan& span, int64_t originNs) {
     return "+" + formatDuration(span.startNs - originNs) + " – +" + formatDuration(span.endNs - originNs) + " ("
         + formatDuration(span.durationNs()) + ")";
+}
+
+std::vector<FindingGroup> groupedFindings(const AdviceReport& report) {
+    std::vector<FindingGroup> groups;
+    std::map<std::pair<std::string, size_t>, size_t> byKey; // (rule, place in its outcome) -> group
+    for (size_t o = 0; o < report.outcomes.size(); ++o) {
+        const RuleOutcome& outcome = report.outcomes[o];
+        const bool perRank = o < report.outcomeRank.size() && report.outcomeRank[o] >= 0;
+        for (size_t k = 0; k < outcome.findings.size(); ++k) {
+            const Finding& f = outcome.findings[k];
+            if (!perRank || f.rank < 0) {
+                groups.push_back({ &f, f.rank >= 0 ? std::vector<int> { f.rank } : std::vector<int> {} });
+                continue;
+            }
+            const auto [it, added] = byKey.try_emplace({ outcome.ruleId, k }, groups.size());
+            if (added) groups.push_back({ &f, {} });
+            FindingGroup& g = groups[it->second];
+            g.ranks.push_back(f.rank);
+            const int64_t gain = f.gain ? f.gain->perStepNs : 0,
+                          best = g.finding->gain ? g.finding->gain->perStepNs : 0;
+            if (gain > best) g.finding = &f;
+        }
+    }
+    for (FindingGroup& g : groups)
+        std::sort(g.ranks.begin(), g.ranks.end());
+    std::stable_sort(groups.begin(), groups.end(), [](const FindingGroup& a, const FindingGroup& b) {
+        const int64_t ga = a.finding->gain ? a.finding->gain->perStepNs : 0;
+        const int64_t gb = b.finding->gain ? b.finding->gain->perStepNs : 0;
+        if (ga != gb) return ga > gb;
+        return a.finding->severity > b.finding->severity;
+    });
+    return groups;
+}
+
+std::string rankList(const std::vector<int>& ranks, size_t jobRanks) {
+    if (ranks.size() == 1) return "rank " + std::to_string(ranks.front());
+    std::string text;
+    size_t shownRuns = 0;
+    for (size_t i = 0; i < ranks.size();) {
+        size_t j = i;
+        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+            ++j;
+        if (++shownRuns > 6) {
+            text += ", …";
+            break;
+        }
+        text += (text.empty() ? "" : ", ") + std::to_string(ranks[i]);
+        if (j > i) text += (j == i + 1 ? ", " : "-") + std::to_string(ranks[j]);
+        i = j + 1;
+    }
+    return "ranks " + text + " (" + std::to_string(ranks.size()) + " of " + std::to_string(jobRanks) + ")";
+}
+
+std::vector<size_t> ranksDescribed(const AdviceReport& report) {
+    std::vector<size_t> all(report.ranks.size());
+    for (size_t i = 0; i < all.size(); ++i)
+        all[i] = i;
+    if (all.size() <= kRanksDescribed) return all;
+    std::vector<size_t> bySpeed = all;
+    std::stable_sort(bySpeed.begin(), bySpeed.end(), [&](size_t a, size_t b) {
+        return report.ranks[a].steps.medianStepNs() < report.ranks[b].steps.medianStepNs();
+    });
+    std::vector<size_t> shown = { bySpeed.front(), bySpeed[bySpeed.size() / 2], bySpeed.back() };
+    std::sort(shown.begin(), shown.end());
+    shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
+    return shown;
 }
 
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status) {

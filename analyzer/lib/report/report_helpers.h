@@ -38,6 +38,22 @@ int64_t traceStartNs(const AdviceReport& report, const Finding& finding);
 // "+1.2 s – +1.3 s (85 ms)"
 std::string relativeSpan(const TimeSpan& span, int64_t originNs);
 
+// A finding raised alike on several ranks, shown once: the one with the largest gain, and every rank
+// that raised it. Findings of single-rank jobs and job-wide rules are groups of their own.
+struct FindingGroup {
+    const Finding* finding = nullptr; // the representative: largest gain
+    std::vector<int> ranks; // ascending; empty for a job-wide or single-rank finding
+};
+// Per-rank findings group by rule and by their place in the rule's outcome; ranked like ranked().
+std::vector<FindingGroup> groupedFindings(const AdviceReport& report);
+// "rank 3", "ranks 0-3, 7 (5 of 8)"
+std::string rankList(const std::vector<int>& ranks, size_t jobRanks);
+
+// The ranks a report describes one by one: all of a job of up to kRanksDescribed, else the fastest, the
+// median and the slowest by median step (the report says how many it leaves out).
+inline constexpr size_t kRanksDescribed = 8;
+std::vector<size_t> ranksDescribed(const AdviceReport& report);
+
 // Rules without findings, each (rule, status) once: per-rank rules repeat their outcome per rank.
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status);
 

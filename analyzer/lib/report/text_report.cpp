@@ -69,34 +69,41 @@ std::string indent(std::string_view text, std::string_view prefix) {
 
 void writeTextReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     const Style style { context.color };
-    for (size_t i = 0; i < report.ranks.size(); ++i) {
+    const std::vector<size_t> described = ranksDescribed(report);
+    if (described.size() < report.ranks.size()) {
+        out << style.bold(std::to_string(report.ranks.size()) + " ranks") << ", median step "
+            << formatDuration(report.medianStepNs()) << "; the fastest, the median and the slowest rank:\n";
+    }
+    for (size_t i : described) {
         const RankSummary& rank = report.ranks[i];
-        out << style.bold(i < context.inputs.size() ? context.inputs[i] : rank.path);
+        out << style.bold(inputLabel(report, context, i));
         if (report.ranks.size() > 1) out << " (rank " << rank.rank << ")";
         out << " — " << sourceFormatName(rank.format) << ", " << rank.eventCount << " events\n";
         writeBreakdown(out, rank, style);
-        const auto settings = rank.settings;
-        if (!settings.empty()) {
+        if (!rank.settings.empty()) {
             out << "  recorded settings:";
-            for (size_t k = 0; k < settings.size(); ++k)
-                out << (k ? ", " : " ") << settings[k].first << " " << settings[k].second;
+            for (size_t k = 0; k < rank.settings.size(); ++k)
+                out << (k ? ", " : " ") << rank.settings[k].first << " " << rank.settings[k].second;
             out << "\n";
         }
     }
 
-    const auto findings = report.ranked();
-    out << "\n" << style.bold(findings.empty() ? "No findings." : "Findings, by estimated gain per step:") << "\n";
+    const auto groups = groupedFindings(report);
+    out << "\n" << style.bold(groups.empty() ? "No findings." : "Findings, by estimated gain per step:") << "\n";
     constexpr size_t kDetailed = 3; // the rest on one line each, to fit a screen
-    for (size_t i = 0; i < findings.size(); ++i) {
-        const Finding& f = *findings[i];
+    for (size_t i = 0; i < groups.size(); ++i) {
+        const Finding& f = *groups[i].finding;
         std::ostringstream gain;
         if (f.gain && f.gain->perStepNs > 0)
             gain << "-" << formatDuration(f.gain->perStepNs) << "/step"
                  << (f.gain->stepShare > 0 ? " (" + formatPercent(f.gain->stepShare) + ")" : "");
+        const std::string ranks
+            = groups[i].ranks.empty() ? "" : " [" + rankList(groups[i].ranks, report.ranks.size()) + "]";
         out << " " << i + 1 << ". " << style.severity(f.severity, std::string(severityName(f.severity))) << " "
-            << style.bold(f.ruleId) << (f.rank >= 0 ? " [rank " + std::to_string(f.rank) + "]" : "") << "  "
-            << gain.str() << "\n    " << f.title << "\n";
+            << style.bold(f.ruleId) << ranks << "  " << gain.str() << "\n    " << f.title << "\n";
         if (i >= kDetailed) continue;
+        if (groups[i].ranks.size() > 1)
+            out << "    " << style.dim("shown:") << " rank " << f.rank << ", where it costs most\n";
         if (!f.evidence.facts.empty()) {
             out << "    " << style.dim("evidence:");
             for (size_t k = 0; k < f.evidence.facts.size() && k < 4; ++k)
