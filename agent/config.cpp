@@ -86,7 +86,11 @@ Config configFromEnvironment() {
     }
     config.disabled = env("TUNEUP_DISABLE") && strcmp(env("TUNEUP_DISABLE"), "0") != 0;
     config.outputBase = env("TUNEUP_OUTPUT") ? env("TUNEUP_OUTPUT") : "tuneup.db";
-    if (const char* pid = env("TUNEUP_MAIN_PID")) config.mainPid = strtol(pid, nullptr, 10);
+    if (const char* pid = env("TUNEUP_MAIN_PID")) {
+        // -1: no process takes run.db (a launcher's run); -N: neither, and process N is the launcher.
+        config.mainPid = strtol(pid, nullptr, 10);
+        if (config.mainPid < -1) config.launcherPid = -config.mainPid, config.mainPid = -1;
+    }
     if (const char* trace = env("TUNEUP_TRACE")) {
         std::string error;
         if (!parseTraceSelection(trace, config.trace, error))

@@ -23,6 +23,7 @@ struct Config {
     bool disabled = false; // TUNEUP_DISABLE=1: load and do nothing
     std::string outputBase; // TUNEUP_OUTPUT, default "tuneup.db" in the working directory
     long mainPid = 0; // TUNEUP_MAIN_PID: the process that owns run.db (set by tuneup record)
+    long launcherPid = 0; // TUNEUP_MAIN_PID=-N: process N is the launcher (torchrun) that tuneup record started
     TraceSelection trace; // TUNEUP_TRACE
     uint32_t threadBufferKiB = 1024; // TUNEUP_BUFFER_KB: what a thread's event buffer grows by at a time
     uint32_t maxBufferMiB = 32; // TUNEUP_MAX_BUFFER_MB: the budget of all threads' event buffers (buffer_budget.h)

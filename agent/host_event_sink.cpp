@@ -2,6 +2,7 @@
 
 #include "library_functions.h"
 #include "nvtx_source.h"
+#include "process_role.h"
 
 #include <cstdio>
 #include <cstring>
@@ -153,7 +154,7 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
         if (!m_workerNoted && m_bootstrapDomain != 0 && event.domain == m_bootstrapDomain
             && event.messageKind == MessageKind::Text
             && textAfter<NvtxEventFixed>(header, body) == "tuneup.dataloader.worker_id") {
-            m_db.setProcessRole(m_pid, "dataloader-worker");
+            m_db.setProcessRole(m_pid, processRoleName(ProcessRole::DataLoaderWorker));
             m_workerNoted = true;
         }
         break;

@@ -1,17 +1,14 @@
 #include "output_path.h"
 
+#include "process_role.h"
+#include "run_files.h"
+
 #include <cstdlib>
 
 namespace tuneup::agent {
 
-namespace {
-std::string stemOf(const std::string& base) {
-    return base.size() > 3 && base.ends_with(".db") ? base.substr(0, base.size() - 3) : base;
-}
-} // namespace
-
 std::optional<int> rankFromEnvironment() {
-    for (const char* name : { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK" }) {
+    for (const char* name : { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID" }) {
         const char* value = getenv(name);
         if (!value || !*value) continue;
         char* end = nullptr;
@@ -22,16 +19,18 @@ std::optional<int> rankFromEnvironment() {
 }
 
 OutputChoice chooseOutput(const Config& config, int pid, bool forkedChild) {
-    const std::string stem = stemOf(config.outputBase);
-    const std::optional<int> rank = rankFromEnvironment();
-    const std::string rankPart = rank ? ".rank" + std::to_string(*rank) : "";
-    const std::string pidPart = ".pid" + std::to_string(pid);
-    if (forkedChild) return { stem + rankPart + pidPart + ".db", false, "forked-child" };
-    if (rank) return { stem + rankPart + ".db", false, "rank" };
-    if (config.mainPid == pid) return { stem + ".db", true, "main" };
-    if (config.mainPid == 0) // not started by `tuneup record`: the first process to record takes the base name
-        return { stem + ".db", false, "main" };
-    return { stem + pidPart + ".db", false, "other" };
+    RunFileName name { runStem(config.outputBase), rankFromEnvironment(), std::nullopt };
+    auto choice = [&](std::optional<int> filePid, bool eager, ProcessRole role) {
+        name.pid = filePid;
+        return OutputChoice { name.path(), eager, std::string(processRoleName(role)) };
+    };
+    if (forkedChild) return choice(pid, false, ProcessRole::ForkedChild);
+    if (name.rank) return choice(std::nullopt, false, ProcessRole::Rank);
+    if (config.mainPid == pid) return choice(std::nullopt, true, ProcessRole::Main);
+    // Not started by `tuneup record`: the first process to record takes the base name.
+    if (config.mainPid == 0) return choice(std::nullopt, false, ProcessRole::Main);
+    if (config.launcherPid == pid) return choice(pid, false, ProcessRole::Launcher);
+    return choice(pid, false, ProcessRole::Other);
 }
 
 } // namespace tuneup::agent

@@ -247,7 +247,7 @@ ChildResult runChild(
     std::vector<char*> envp;
     for (const std::string& entry : environment)
         envp.push_back(const_cast<char*>(entry.c_str()));
-    // The child writes its pid in; a launcher gets -1: no process of its run takes run.db.
+    // The child writes its pid in; a launcher gets -<its pid>: no process of its run takes run.db.
     char mainPidEntry[64] = "TUNEUP_MAIN_PID=-1";
     envp.push_back(mainPidEntry);
     envp.push_back(nullptr);
@@ -291,7 +291,11 @@ ChildResult runChild(
         // `kill` would, rather than run on unwatched; it may still finish its file (the agent flushes on
         // SIGTERM). Too late already if tuneup died before this line.
         if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != launcher) _exit(128 + SIGTERM);
-        if (setMainPid) writeDecimal(mainPidEntry + strlen("TUNEUP_MAIN_PID="), long(getpid()));
+        // A launcher's ranks write run.rankN.db; it says which process is the launcher with -<its pid>.
+        if (setMainPid)
+            writeDecimal(mainPidEntry + strlen("TUNEUP_MAIN_PID="), long(getpid()));
+        else
+            writeDecimal(mainPidEntry + strlen("TUNEUP_MAIN_PID=-"), long(getpid()));
         execvpe(argv[0], argv.data(), envp.data());
         const int execErrno = errno;
         [[maybe_unused]] ssize_t ignored = write(execPipe[1], &execErrno, sizeof execErrno);

@@ -14,7 +14,7 @@ namespace {
 class OutputPathTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        for (const char* name : { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK" })
+        for (const char* name : { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID" })
             m_env.unset(name);
         m_config.outputBase = "/runs/run.db";
         m_config.mainPid = 100;
@@ -66,8 +66,18 @@ TEST_F(OutputPathTest, BaseNamesWithoutDbGetIt) {
     expectChoice(chooseOutput(m_config, 100, false), "relative.db", true, "main");
 }
 
+TEST_F(OutputPathTest, TheLauncherSaysWhatItIs) {
+    // tuneup record starts torchrun with TUNEUP_MAIN_PID=-<its pid>: no process takes run.db.
+    m_config.mainPid = -1;
+    m_config.launcherPid = 200;
+    expectChoice(chooseOutput(m_config, 200, false), "/runs/run.pid200.db", false, "launcher");
+    expectChoice(chooseOutput(m_config, 201, false), "/runs/run.pid201.db", false, "other");
+}
+
 TEST_F(OutputPathTest, RankComesFromTheFirstValidVariable) {
     EXPECT_FALSE(rankFromEnvironment());
+    m_env.set("SLURM_PROCID", "6"); // srun sets it, torchrun does not
+    EXPECT_EQ(rankFromEnvironment(), 6);
     m_env.set("PMI_RANK", "5");
     EXPECT_EQ(rankFromEnvironment(), 5);
     m_env.set("OMPI_COMM_WORLD_RANK", "4");
