@@ -282,18 +282,19 @@ TEST_F(TuneupCliTest, GemmAndConvolutionInterposersAreRecordedByDefault) {
 }
 
 TEST_F(TuneupCliTest, LauncherGetsNoMainPid) {
-    // A fake torchrun: it only reports whether it got TUNEUP_MAIN_PID=-1 ("no process is the main one").
+    // A fake torchrun: it only reports whether it got TUNEUP_MAIN_PID=-<its pid> ("no process is the main
+    // one, and I am the launcher").
     fs::create_directory(path("bin"));
-    std::ofstream(path("bin/torchrun")) << "#!/bin/sh\ntest \"$TUNEUP_MAIN_PID\" = -1 || exit 20\n";
+    std::ofstream(path("bin/torchrun")) << "#!/bin/sh\ntest \"$TUNEUP_MAIN_PID\" = \"-$$\" || exit 20\n";
     fs::permissions(path("bin/torchrun"), fs::perms::owner_all);
     const Result r = record({ "-o", path("l.db") }, { path("bin/torchrun") }, { { "TUNEUP_MAIN_PID", "1" } });
     EXPECT_EQ(r.code, 0) << r.err;
 }
 
 TEST_F(TuneupCliTest, PythonModuleLauncherGetsNoMainPid) {
-    // A fake python: exit 0 with TUNEUP_MAIN_PID=-1 (a launcher), 21 with its own pid.
+    // A fake python: exit 0 with TUNEUP_MAIN_PID=-<its pid> (a launcher), 21 with its own pid.
     fs::create_directory(path("bin"));
-    std::ofstream(path("bin/python3")) << "#!/bin/sh\ntest \"$TUNEUP_MAIN_PID\" = -1 || exit 21\n";
+    std::ofstream(path("bin/python3")) << "#!/bin/sh\ntest \"$TUNEUP_MAIN_PID\" = \"-$$\" || exit 21\n";
     fs::permissions(path("bin/python3"), fs::perms::owner_all);
     EXPECT_EQ(
         record({ "-o", path("p.db") }, { path("bin/python3"), "-u", "-m", "torch.distributed.run", "t.py" }).code, 0);

@@ -1,6 +1,7 @@
 #include "import/nsys_db.h"
 
 #include "import/import_error.h"
+#include "import/sqlite_open.h"
 
 #include <algorithm>
 #include <cctype>
@@ -12,27 +13,6 @@
 namespace tuneup::analysis {
 
 namespace {
-
-// SQLite URIs need the path percent-encoded ('?', '#' and '%' are legal in file names).
-std::string sqliteUri(const std::string& path, bool immutable) {
-    static const char* kHex = "0123456789ABCDEF";
-    std::string absolute = path;
-    std::error_code ec;
-    if (auto p = std::filesystem::absolute(path, ec); !ec) absolute = p.lexically_normal().string();
-    std::string uri = "file:";
-    for (unsigned char c : absolute) {
-        if (std::isalnum(c) || std::strchr("/-._~", c))
-            uri += char(c);
-        else {
-            uri += '%';
-            uri += kHex[c >> 4];
-            uri += kHex[c & 15];
-        }
-    }
-    // An export is written once and closed: immutable reads take no locks and create no -shm beside it.
-    // Only a database with a -wal beside it (not an nsys export, but SQLite would need it) is read normally.
-    return uri + (immutable ? "?immutable=1" : "?mode=ro");
-}
 
 bool fileExists(const std::string& path) {
     struct stat st { };
@@ -52,15 +32,11 @@ NsysDb::NsysDb(std::string path)
     if (!S_ISREG(st.st_mode)) throw ImportError(ImportError::Kind::Unreadable, m_path, "is not a regular file");
     m_fileBytes = uint64_t(st.st_size);
     try {
-        const int rc = sqlite3_open_v2(sqliteUri(m_path, !fileExists(m_path + "-wal")).c_str(), &m_db,
-            SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+        // An export is written once and closed: immutable reads take no locks and create no -shm beside
+        // it. Only a database with a -wal beside it (not an nsys export, but SQLite would need it) is read
+        // normally.
+        const int rc = openSqliteForReading(m_path, !fileExists(m_path + "-wal"), &m_db);
         if (rc != SQLITE_OK) fail(rc, "opening it");
-        sqlite3_extended_result_codes(m_db, 1);
-        // The file is untrusted input: no schema-defined functions or views run on our behalf.
-        sqlite3_db_config(m_db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-        sqlite3_db_config(m_db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-        // Damaged pages are reported as such instead of being read as (wrong) data.
-        sqlite3_exec(m_db, "PRAGMA cell_size_check=ON", nullptr, nullptr, nullptr);
         query("SELECT name FROM sqlite_master WHERE type = 'table'", "listing its tables",
             [&](sqlite3_stmt* s) { m_tables.emplace(columnText(s, 0)); });
         m_export = hasNsysTables(m_tables);

@@ -1,5 +1,6 @@
 #include "import/tuneup_file.h"
 
+#include "import/sqlite_open.h"
 #include "trace_schema.h"
 
 #include <algorithm>
@@ -39,21 +40,6 @@ std::optional<uint64_t> fileSize(const std::string& path) {
 }
 
 // SQLite URIs need the path percent-encoded ('?', '#' and '%' are legal in file names).
-std::string sqliteUri(const std::string& path, bool immutable) {
-    static const char* kHex = "0123456789ABCDEF";
-    std::string uri = "file:";
-    for (unsigned char c : path) {
-        if (isalnum(c) || strchr("/-._~", c))
-            uri += char(c);
-        else {
-            uri += '%';
-            uri += kHex[c >> 4];
-            uri += kHex[c & 15];
-        }
-    }
-    return uri + (immutable ? "?immutable=1" : "?mode=ro");
-}
-
 // A guess at what a non-SQLite file is, to point the user the right way.
 std::string guessFormat(const unsigned char* header, size_t n) {
     if (n >= 2 && header[0] == 0x1f && header[1] == 0x8b)
@@ -172,10 +158,7 @@ std::optional<int64_t> parseInteger(const std::string& text) {
 
 sqlite3* openSqlite(const std::string& path, bool immutable, int& rc) {
     sqlite3* db = nullptr;
-    // One connection per thread: SQLite's own locking would only cost time.
-    rc = sqlite3_open_v2(
-        sqliteUri(path, immutable).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
-    if (rc == SQLITE_OK) sqlite3_extended_result_codes(db, 1);
+    rc = openSqliteForReading(path, immutable, &db);
     return db;
 }
 
