@@ -1,31 +1,37 @@
 #pragma once
-// The built-in rules, in the order reports list them. Ids are a stable interface.
+// The built-in rules. Adding one: its file rules/<id>.cpp (with make<Name>() at the end) and its
+// documentation rules/<id>.md, and one line in the list below, which is also the order reports list them
+// in. Ids are a stable interface.
 
 #include "advise/rule.h"
 
 #include <memory>
 #include <vector>
 
+#define TUNEUP_BUILTIN_RULES(RULE)                                                                                     \
+    RULE(CudnnAutotunerOff)                                                                                            \
+    RULE(ZeroGradFill)                                                                                                 \
+    RULE(GemmDimsNotAligned)                                                                                           \
+    RULE(DataParallel)                                                                                                 \
+    RULE(DataloaderStall)                                                                                              \
+    RULE(PageableMemcpy)                                                                                               \
+    RULE(SyncInLoop)                                                                                                   \
+    RULE(DebugApiEnabled)                                                                                              \
+    RULE(AmpUnused)                                                                                                    \
+    RULE(UnfusedPointwise)                                                                                             \
+    RULE(LowGpuUtilization)                                                                                            \
+    RULE(ConvBiasBeforeBatchnorm)                                                                                      \
+    RULE(CpuTensorThenCopy)                                                                                            \
+    RULE(GpuIdle)                                                                                                      \
+    RULE(CommunicationBound)                                                                                           \
+    RULE(RankStraggler)
+
 namespace tuneup::rules {
 
 std::vector<std::unique_ptr<analysis::Rule>> builtinRules();
 
-// One factory per rule, defined in the rule's own file.
-std::unique_ptr<analysis::Rule> makeZeroGradFill();
-std::unique_ptr<analysis::Rule> makeGemmDimsNotAligned();
-std::unique_ptr<analysis::Rule> makeDataloaderStall();
-std::unique_ptr<analysis::Rule> makeCudnnAutotunerOff();
-std::unique_ptr<analysis::Rule> makeDataParallel();
-std::unique_ptr<analysis::Rule> makePageableMemcpy();
-std::unique_ptr<analysis::Rule> makeDebugApiEnabled();
-std::unique_ptr<analysis::Rule> makeAmpUnused();
-std::unique_ptr<analysis::Rule> makeUnfusedPointwise();
-std::unique_ptr<analysis::Rule> makeCommunicationBound();
-std::unique_ptr<analysis::Rule> makeRankStraggler();
-std::unique_ptr<analysis::Rule> makeSyncInLoop();
-std::unique_ptr<analysis::Rule> makeLowGpuUtilization();
-std::unique_ptr<analysis::Rule> makeConvBiasBeforeBatchnorm();
-std::unique_ptr<analysis::Rule> makeCpuTensorThenCopy();
-std::unique_ptr<analysis::Rule> makeGpuIdle();
+#define TUNEUP_DECLARE_RULE(Name) std::unique_ptr<analysis::Rule> make##Name();
+TUNEUP_BUILTIN_RULES(TUNEUP_DECLARE_RULE)
+#undef TUNEUP_DECLARE_RULE
 
 } // namespace tuneup::rules
