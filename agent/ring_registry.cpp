@@ -120,21 +120,34 @@ size_t RingRegistry::drainAll(const std::function<void(int, const RecordHeader&,
         rings = s_rings;
     }
     size_t count = 0;
+    const size_t regular = RingSegment::mappedSize(s_segmentBytes.load(std::memory_order_relaxed));
+    // Emptied segments: a few are kept for the pool and the spares; the others are unmapped at once,
+    // so that while the writer works through a long backlog the threads can grow again.
     std::vector<RingSegment*> emptied;
+    const size_t keep = kPooledSegments + rings.size();
+    size_t recycled = 0;
+    const auto recycle = [&](RingSegment* segment) {
+        ++recycled;
+        if (segment->mappedBytes == regular && emptied.size() < keep)
+            emptied.push_back(segment);
+        else
+            RingSegment::free(segment);
+    };
     std::vector<ThreadRing*> finished, advanced, idle;
     for (ThreadRing* ring : rings) {
         // Read `retired` before draining: a ring retired after this drain is drained again next time.
         const bool retired = ring->retired();
         const int tid = ring->tid();
-        const size_t emptiedBefore = emptied.size();
-        count += ring->drain([&](const RecordHeader& header, const std::byte* body) { visit(tid, header, body); },
-            [&](RingSegment* segment) { emptied.push_back(segment); });
-        if (retired)
-            finished.push_back(ring);
-        else if (emptied.size() > emptiedBefore)
+        const size_t recycledBefore = recycled;
+        count += ring->drain(
+            [&](const RecordHeader& header, const std::byte* body) { visit(tid, header, body); }, recycle);
+        if (retired) {
+            if (ring->drainedAll()) finished.push_back(ring);
+        } else if (recycled > recycledBefore) {
             advanced.push_back(ring); // it filled a segment since the last pass: it may soon fill another
-        else
+        } else {
             idle.push_back(ring);
+        }
     }
 
     // Under pressure, memory kept for reuse goes back to the budget first: events come before spares.
@@ -148,14 +161,9 @@ size_t RingRegistry::drainAll(const std::function<void(int, const RecordHeader&,
             addTotals(s_retiredTotals, *ring);
             if (ring->dropped() > 0) s_retiredDrops.push_back(dropsOf(*ring));
         }
-        const size_t regular = RingSegment::mappedSize(s_segmentBytes.load(std::memory_order_relaxed));
         for (RingSegment* segment : emptied) {
-            if (segment->mappedBytes == regular) {
-                segment->reset();
-                s_pool.push_back(segment);
-            } else {
-                toFree.push_back(segment);
-            }
+            segment->reset();
+            s_pool.push_back(segment);
         }
         for (ThreadRing* ring : advanced) {
             if (ring->hasSpare()) continue;
@@ -166,8 +174,8 @@ size_t RingRegistry::drainAll(const std::function<void(int, const RecordHeader&,
             ring->offerSpare(s_pool.back());
             s_pool.pop_back();
         }
-        const size_t keep = pressed ? 0 : kPooledSegments;
-        while (s_pool.size() > keep) {
+        const size_t pooled = pressed ? 0 : kPooledSegments;
+        while (s_pool.size() > pooled) {
             toFree.push_back(s_pool.back());
             s_pool.pop_back();
         }

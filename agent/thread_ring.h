@@ -45,8 +45,9 @@ public:
     }
 
     // Consumer side: calls visit(const RecordHeader&, const std::byte* fixedAndText) for every
-    // published record, and recycle(RingSegment*) for each segment it has emptied and left (no
-    // longer reachable from the ring). Returns the number of records visited.
+    // record published when the drain began, and recycle(RingSegment*) for each segment it has
+    // emptied and left (no longer reachable from the ring), as soon as it has. Returns the number of
+    // records visited.
     template <typename Visitor, typename Recycler> size_t drain(Visitor&& visit, Recycler&& recycle);
     // The same, unmapping emptied segments.
     template <typename Visitor> size_t drain(Visitor&& visit) {
@@ -58,6 +59,13 @@ public:
     bool hasSpare() const { return m_spare.load(std::memory_order_acquire) != nullptr; }
     void offerSpare(RingSegment* segment) { m_spare.store(segment, std::memory_order_release); }
     RingSegment* takeSpareBack() { return m_spare.exchange(nullptr, std::memory_order_acq_rel); }
+
+    // Consumer side: every record published so far has been drained. Once the ring is retired,
+    // nothing more will come.
+    bool drainedAll() const {
+        return m_readSegment->next.load(std::memory_order_acquire) == nullptr
+            && m_readPos == m_readSegment->head.load(std::memory_order_acquire);
+    }
 
     // Counters, exact: produced() == consumed + dropped() once drained.
     uint64_t produced() const { return m_produced.load(std::memory_order_acquire); }
@@ -98,14 +106,17 @@ private:
 };
 
 template <typename Visitor, typename Recycler> size_t ThreadRing::drain(Visitor&& visit, Recycler&& recycle) {
+    // Only what was published when the drain began: a producer that keeps writing cannot make it
+    // last forever. `next` before `head`: once a segment has a next, its head is final.
+    RingSegment* last = m_readSegment;
+    while (RingSegment* next = last->next.load(std::memory_order_acquire))
+        last = next;
+    const size_t lastHead = last->head.load(std::memory_order_acquire);
     RingSegment* segment = m_readSegment;
     size_t pos = m_readPos;
     size_t visited = 0;
     for (;;) {
-        // `next` before `head`: once the producer has linked a next segment, the head read after
-        // it is final (the producer published it before linking).
-        RingSegment* next = segment->next.load(std::memory_order_acquire);
-        const size_t head = segment->head.load(std::memory_order_acquire);
+        const size_t head = segment == last ? lastHead : segment->head.load(std::memory_order_acquire);
         while (pos < head) {
             const std::byte* at = segment->records() + pos;
             RecordHeader header;
@@ -114,7 +125,8 @@ template <typename Visitor, typename Recycler> size_t ThreadRing::drain(Visitor&
             ++visited;
             pos += header.size;
         }
-        if (!next) break;
+        if (segment == last) break;
+        RingSegment* next = segment->next.load(std::memory_order_acquire);
         m_readSegment = next; // before recycling: the ring never reaches a segment given away
         m_readPos = 0;
         if (segment != &m_stub) recycle(segment);
