@@ -90,8 +90,9 @@ private:
                 verdict.status = RuleStatus::NotApplicable;
                 verdict.reason = "no collective communication (a single-GPU job)";
             } else {
-                verdict.reason = "collective operations but no communication kernels on GPU "
-                    + std::to_string(rank.steps.device) + " during the steps";
+                verdict.reason = std::to_string(rank.collectiveCount)
+                    + " collective operations but no communication kernels on GPU " + std::to_string(rank.steps.device)
+                    + " during the steps";
             }
             return verdict;
         }

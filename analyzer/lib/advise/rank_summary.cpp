@@ -31,6 +31,7 @@ RankSummary summarizeRank(const RankAnalysis& rank, size_t jobRanks) {
     s.steps.perStep = rank.steps.perStep;
     s.steps.median = rank.steps.median;
     s.communication = communicationProfile(m, rank.steps, rank.kernelClasses);
+    s.collectiveCount = m.collectives.size();
     for (unsigned i = 0; i <= unsigned(Input::MultipleRanks); ++i)
         if (hasInput(rank, jobRanks, Input(i))) s.inputs |= 1u << i;
     s.settings = recordedSettings(m);

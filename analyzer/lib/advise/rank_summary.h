@@ -31,6 +31,7 @@ struct RankSummary {
     std::string deviceName; // the breakdown device's model ("NVIDIA H100 80GB HBM3"), "" when unknown
     StepAnalysis steps; // steps and breakdowns; without the idle gaps and host states
     CommProfile communication;
+    size_t collectiveCount = 0; // collective operations (record_param_comms, NVTX), kernels or not
     uint32_t inputs = 0; // one bit per Input the trace holds
     // What the program ran with: torch flags ("cudnn.benchmark" -> "on"), then the Python bootstrap's facts.
     std::vector<std::pair<std::string, std::string>> settings;

@@ -123,6 +123,7 @@ void rank(Writer& w, const RankSummary& r, const std::vector<const RuleOutcome*>
     w.EndArray();
     w.Key("events"), events(w, c.events);
     w.EndObject();
+    w.Key("collectives"), w.Uint64(r.collectiveCount);
     w.Key("inputs"), w.Uint(r.inputs);
     w.Key("settings"), pairs(w, r.settings);
     w.Key("kernel_count"), w.Int64(r.kernelCount);
@@ -296,6 +297,7 @@ public:
         const auto kinds = integers(member(c, "kind_ns", cw), r.communication.kindNs.size(), cw + ".kind_ns");
         std::copy(kinds.begin(), kinds.end(), r.communication.kindNs.begin());
         r.communication.events = events(member(c, "events", cw), cw + ".events");
+        r.collectiveCount = size_t(integer(at("collectives"), place("collectives"), 0, INT64_MAX));
         r.inputs = uint32_t(integer(at("inputs"), place("inputs"), 0, UINT32_MAX));
         r.settings = pairs(at("settings"), place("settings"));
         r.kernelCount = integer(at("kernel_count"), place("kernel_count"), 0, INT64_MAX);
