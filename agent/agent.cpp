@@ -7,6 +7,7 @@
 #include "output_path.h"
 #include "process_guard.h"
 #include "ring_registry.h"
+#include "signal_guard.h"
 #include "writer.h"
 #ifdef TUNEUP_HAVE_CUPTI
 #include "cupti_source.h"
@@ -29,9 +30,13 @@ OutputChoice* s_output = nullptr;
 uint64_t s_startNs = 0;
 
 void startWriter() {
+    // Said by the processes that record, once: not by every tool a training run starts.
+    if (s_config->mainPid <= 0 || s_config->mainPid == getpid()) logConfigWarnings(*s_config);
     const ProcessFacts facts { s_output->role, s_startNs };
-    Writer::start(
-        s_output->path, s_output->eager, [facts](TraceDb& db, bool reopened) { writeMetadata(db, facts, reopened); });
+    Writer::start(s_output->path, s_output->eager, { s_config->flushIntervalMs, s_config->samplePeriodMs },
+        [facts](TraceDb& db, bool reopened) { writeMetadata(db, facts, reopened); });
+    // There is a file to finish now: flush it on the signals that would end the process unseen.
+    armSignalFlush();
 }
 
 // A process that records lazily starts its writer on its first event (first ring made).

@@ -1,6 +1,9 @@
 #include "config.h"
+
 #include "log.h"
 
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -13,13 +16,24 @@ const char* env(const char* name) {
     return value && *value ? value : nullptr;
 }
 
-uint32_t envNumber(const char* name, uint32_t fallback, uint32_t min, uint32_t max) {
+// Plain decimal digits only: strtoul alone takes " 5", "+5" and "-1" (as a huge number).
+bool decimal(const char* text, uint64_t& value) {
+    value = 0;
+    size_t digits = 0;
+    for (; text[digits]; ++digits) {
+        if (text[digits] < '0' || text[digits] > '9' || digits >= 18) return false;
+        value = value * 10 + uint64_t(text[digits] - '0');
+    }
+    return digits > 0;
+}
+
+uint32_t envNumber(Config& config, const char* name, uint32_t fallback, uint32_t min, uint32_t max) {
     const char* text = env(name);
     if (!text) return fallback;
-    char* end = nullptr;
-    unsigned long value = strtoul(text, &end, 10);
-    if (*end != '\0' || value < min || value > max) {
-        TUNEUP_LOG(Warn, "%s=%s is not a number in [%u, %u]; using %u", name, text, min, max, fallback);
+    uint64_t value = 0;
+    if (!decimal(text, value) || value < min || value > max) {
+        config.warnings.push_back(std::string(name) + "=" + text + " is not a number in [" + std::to_string(min) + ", "
+            + std::to_string(max) + "]; using " + std::to_string(fallback));
         return fallback;
     }
     return uint32_t(value);
@@ -79,28 +93,50 @@ Config configFromEnvironment() {
     if (const char* level = env("TUNEUP_LOG")) {
         if (!strcmp(level, "quiet"))
             setLogLevel(LogLevel::Quiet);
+        else if (!strcmp(level, "warn"))
+            setLogLevel(LogLevel::Warn);
         else if (!strcmp(level, "info"))
             setLogLevel(LogLevel::Info);
         else if (!strcmp(level, "debug"))
             setLogLevel(LogLevel::Debug);
+        else
+            config.warnings.push_back(
+                std::string("TUNEUP_LOG=") + level + " is not one of quiet, warn, info, debug; using warn");
     }
     config.disabled = env("TUNEUP_DISABLE") && strcmp(env("TUNEUP_DISABLE"), "0") != 0;
     config.outputBase = env("TUNEUP_OUTPUT") ? env("TUNEUP_OUTPUT") : "tuneup.db";
     if (const char* pid = env("TUNEUP_MAIN_PID")) {
-        // -1: no process takes run.db (a launcher's run); -N: neither, and process N is the launcher.
-        config.mainPid = strtol(pid, nullptr, 10);
-        if (config.mainPid < -1) config.launcherPid = -config.mainPid, config.mainPid = -1;
+        // -1: no process takes run.db (a launcher's run, set by tuneup record); -N: neither, and process N
+        // is the launcher itself.
+        uint64_t value = 0;
+        if (!strcmp(pid, "-1")) {
+            config.mainPid = -1;
+        } else if (pid[0] == '-' && decimal(pid + 1, value) && value > 1 && value <= uint64_t(INT32_MAX)) {
+            config.mainPid = -1;
+            config.launcherPid = long(value);
+        } else if (decimal(pid, value) && value <= uint64_t(INT32_MAX))
+            config.mainPid = long(value);
+        else
+            config.warnings.push_back(std::string("TUNEUP_MAIN_PID=") + pid
+                + " is not a process id; the first process to record takes the main file");
     }
     if (const char* trace = env("TUNEUP_TRACE")) {
         std::string error;
         if (!parseTraceSelection(trace, config.trace, error))
-            TUNEUP_LOG(Warn, "TUNEUP_TRACE: %s; recording the defaults", error.c_str());
+            config.warnings.push_back("TUNEUP_TRACE=" + std::string(trace) + ": " + error + "; recording the defaults");
     }
-    config.threadBufferKiB = envNumber("TUNEUP_BUFFER_KB", config.threadBufferKiB, 16, 1u << 20);
-    config.maxBufferMiB = envNumber("TUNEUP_MAX_BUFFER_MB", config.maxBufferMiB, 1, 1u << 16);
-    config.flushIntervalMs = envNumber("TUNEUP_FLUSH_MS", config.flushIntervalMs, 10, 60000);
+    config.threadBufferKiB = envNumber(config, "TUNEUP_BUFFER_KB", config.threadBufferKiB, 16, 1u << 20);
+    config.maxBufferMiB = envNumber(config, "TUNEUP_MAX_BUFFER_MB", config.maxBufferMiB, 1, 1u << 16);
+    config.flushIntervalMs = envNumber(config, "TUNEUP_FLUSH_MS", config.flushIntervalMs, 10, 60000);
+    config.samplePeriodMs = envNumber(config, "TUNEUP_SAMPLE_MS", config.samplePeriodMs, 0, 10000);
     if (const char* path = env("TUNEUP_CUPTI_PATH")) config.cuptiPath = path;
     return config;
+}
+
+void logConfigWarnings(Config& config) {
+    for (const std::string& warning : config.warnings)
+        TUNEUP_LOG(Warn, "%s", warning.c_str());
+    config.warnings.clear();
 }
 
 } // namespace tuneup::agent

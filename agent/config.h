@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tuneup::agent {
 
@@ -28,13 +29,21 @@ struct Config {
     uint32_t threadBufferKiB = 1024; // TUNEUP_BUFFER_KB: what a thread's event buffer grows by at a time
     uint32_t maxBufferMiB = 32; // TUNEUP_MAX_BUFFER_MB: the budget of all threads' event buffers (buffer_budget.h)
     uint32_t flushIntervalMs = 200; // TUNEUP_FLUSH_MS: longest time an event waits to be committed
+    uint32_t samplePeriodMs = 10; // TUNEUP_SAMPLE_MS: the main thread's state; 0 = not sampled
     std::string cuptiPath; // TUNEUP_CUPTI_PATH: libcupti to load when none is loaded yet
+    // Settings that were not understood ("TUNEUP_SAMPLE_MS=abc is not a number in [0, 10000]; using
+    // 10"): said once, by the process that records (logConfigWarnings), not by every tool it starts.
+    std::vector<std::string> warnings;
 };
 
 // Parses a TUNEUP_TRACE value; returns false and names the bad item in `error`.
 bool parseTraceSelection(const std::string& text, TraceSelection& out, std::string& error);
 
-// Reads the environment. Never fails: bad values fall back to defaults with a warning.
+// Reads the environment. Never fails: a bad value falls back to its default, with a warning in
+// `warnings`. TUNEUP_LOG takes effect at once.
 Config configFromEnvironment();
+
+// Logs the warnings once and forgets them (a forked child does not repeat its parent's).
+void logConfigWarnings(Config& config);
 
 } // namespace tuneup::agent

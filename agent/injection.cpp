@@ -33,6 +33,8 @@ TUNEUP_EXPORT int InitializeInjection(void) {
 #ifdef TUNEUP_HAVE_CUPTI
     std::string status;
     startCuptiCapture(config(), status);
+    // libcupti is loaded now (and its static destructors registered): stop before them at exit.
+    registerStopBeforeCuptiTeardown();
 #endif
     return 1;
 }

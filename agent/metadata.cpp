@@ -1,10 +1,12 @@
 #include "metadata.h"
 
 #include "clock.h"
+#include "log.h"
 #include "output_path.h"
 #include "trace_db.h"
 #include "trace_schema.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <sys/utsname.h>
@@ -28,6 +30,25 @@ std::string commandLine() {
     return line;
 }
 
+namespace {
+
+// A rank or size from the environment: a plain number, else said once and not stored (a reader must
+// never be handed "abc" where it expects a number).
+void setNumberFromEnvironment(TraceDb& db, const char* variable, const char* key) {
+    const char* value = getenv(variable);
+    if (!value) return;
+    char* end = nullptr;
+    errno = 0;
+    const long number = strtol(value, &end, 10);
+    if (*value && *end == '\0' && errno == 0 && number >= 0 && number < (1L << 24)) {
+        db.setMeta(key, std::to_string(number));
+        return;
+    }
+    TUNEUP_LOG(Warn, "%s=%s is not a number; %s is not recorded", variable, value, key);
+}
+
+} // namespace
+
 void writeMetadata(TraceDb& db, const ProcessFacts& facts, bool reopened) {
     const int pid = int(getpid());
     const std::string command = commandLine();
@@ -35,6 +56,8 @@ void writeMetadata(TraceDb& db, const ProcessFacts& facts, bool reopened) {
         // The same process after exec(): a new program image, the same file.
         db.setMeta("command_line", command);
         db.setMeta("exec_count", std::to_string(std::atoi(db.metaValue("exec_count").c_str()) + 1));
+        db.removeMeta("end_ns"); // the image before wrote its end; this one has not ended
+        db.removeMeta("capture.stopped");
         db.addProcess(
             pid, int(getppid()), facts.role, command, std::strtoull(db.metaValue("start_ns").c_str(), nullptr, 10));
         return;
@@ -50,10 +73,15 @@ void writeMetadata(TraceDb& db, const ProcessFacts& facts, bool reopened) {
     if (gethostname(host, sizeof host - 1) == 0) db.setMeta("host", host);
     // System call numbers in thread_states depend on the architecture.
     if (utsname names {}; uname(&names) == 0) db.setMeta("machine", names.machine);
-    if (auto rank = rankFromEnvironment()) db.setMeta("rank", std::to_string(*rank));
-    for (auto [env, key] : { std::pair { "LOCAL_RANK", "local_rank" }, { "WORLD_SIZE", "world_size" },
-             { "LOCAL_WORLD_SIZE", "local_world_size" }, { "CUDA_VISIBLE_DEVICES", "cuda_visible_devices" } })
-        if (const char* value = getenv(env)) db.setMeta(key, value);
+    if (auto rank = rankFromEnvironment())
+        db.setMeta("rank", std::to_string(*rank));
+    else if (const char* text = getenv("RANK"))
+        TUNEUP_LOG(Warn, "RANK=%s is not a number; the file is not named or marked by rank", text);
+    setNumberFromEnvironment(db, "LOCAL_RANK", "local_rank");
+    setNumberFromEnvironment(db, "WORLD_SIZE", "world_size");
+    setNumberFromEnvironment(db, "LOCAL_WORLD_SIZE", "local_world_size");
+    if (const char* value = getenv("CUDA_VISIBLE_DEVICES"))
+        db.setMeta("cuda_visible_devices", value); // text: ids or UUIDs
     db.setMeta("start_ns", std::to_string(facts.startNs));
     // One pair read back to back, to turn monotonic times into wall-clock times.
     const uint64_t realtime = realtimeNs();

@@ -28,24 +28,23 @@ ssize_t reread(int fd, char* buffer, size_t size) {
 } // namespace
 
 ThreadSampler::ThreadSampler(int pid, int tid)
-    : m_stat(openProcFile(pid, tid, "stat"))
+    : m_pid(pid)
+    , m_tid(tid)
+    , m_stat(openProcFile(pid, tid, "stat"))
     , m_syscall(openProcFile(pid, tid, "syscall")) {
 }
 
-ThreadSampler::~ThreadSampler() {
-    if (m_stat >= 0) close(m_stat);
-    if (m_syscall >= 0) close(m_syscall);
-}
-
-bool ThreadSampler::sample(ThreadSample& out) const {
+bool ThreadSampler::sample(ThreadSample& out) {
+    if (m_stat.get() < 0) m_stat.reset(openProcFile(m_pid, m_tid, "stat"));
+    if (m_syscall.get() < 0) m_syscall.reset(openProcFile(m_pid, m_tid, "syscall"));
     char text[512];
-    if (reread(m_stat, text, sizeof text) <= 0) return false;
+    if (reread(m_stat.get(), text, sizeof text) <= 0) return false;
     // "tid (comm) S ...": the command may hold spaces and parentheses, the state follows the last ')'.
     const char* close = strrchr(text, ')');
     if (!close || close[1] != ' ' || !close[2]) return false;
     out.state = close[2];
     out.syscall = -2;
-    if (reread(m_syscall, text, sizeof text) > 0) {
+    if (reread(m_syscall.get(), text, sizeof text) > 0) {
         if (strncmp(text, "running", 7) == 0)
             out.syscall = -1;
         else if (text[0] >= '0' && text[0] <= '9')

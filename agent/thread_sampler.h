@@ -3,6 +3,8 @@
 // analyzer can tell a training thread that waits (for a batch from the DataLoader's queue, a lock, the
 // GPU) from one that is busy (Python, launching work). Used by the writer thread, never the sampled one.
 
+#include "owned_fd.h"
+
 #include <cstdint>
 
 namespace tuneup::agent {
@@ -15,17 +17,18 @@ struct ThreadSample {
 
 class ThreadSampler {
 public:
-    // Keeps the thread's /proc files open: a sample is then two preads, no path lookups.
+    // Keeps the thread's /proc files open: a sample is then two preads, no path lookups (and an fstat
+    // each, as the program may have closed them and reused the numbers: owned_fd.h).
     ThreadSampler(int pid, int tid);
-    ~ThreadSampler();
     ThreadSampler(const ThreadSampler&) = delete;
     ThreadSampler& operator=(const ThreadSampler&) = delete;
 
     // False when the thread is gone or /proc cannot be read.
-    bool sample(ThreadSample& out) const;
+    bool sample(ThreadSample& out);
 
 private:
-    int m_stat = -1, m_syscall = -1;
+    int m_pid, m_tid;
+    OwnedFd m_stat, m_syscall; // opened again when the program closed them
 };
 
 } // namespace tuneup::agent

@@ -1,6 +1,7 @@
 #include "trace_db.h"
 
 #include "log.h"
+#include "sqlite_fd_guard.h"
 #include "trace_schema.h"
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace tuneup::agent {
@@ -75,6 +78,24 @@ void bindKnown(sqlite3_stmt* s, int index, int64_t value, int64_t unknown) {
         sqlite3_bind_int64(s, index, value);
 }
 
+// "database or disk is full" is SQLite's word for any short write: a full disk, or the per-file limit
+// RLIMIT_FSIZE. Say which, so that nobody frees disk space when a limit was the cause.
+std::string fullCause(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    const std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    struct statvfs disk { };
+    if (statvfs(directory.c_str(), &disk) == 0) {
+        const unsigned long long available = (unsigned long long)disk.f_bavail * disk.f_frsize;
+        if (available < (1ull << 20))
+            return " (" + std::string(strerror(ENOSPC)) + ": " + std::to_string(available) + " bytes free in "
+                + directory + ")";
+    }
+    if (rlimit limit {}; getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+        return " (the file size limit, RLIMIT_FSIZE = " + std::to_string((unsigned long long)limit.rlim_cur)
+            + " bytes, was reached)";
+    return "";
+}
+
 } // namespace
 
 void TraceDb::initializeLibrary() {
@@ -87,6 +108,7 @@ void TraceDb::initializeLibrary() {
     sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     sqlite3_initialize();
+    installSqliteFdGuard();
 }
 
 std::unique_ptr<TraceDb> TraceDb::create(const std::string& path, std::string& error, bool* existed) {
@@ -120,7 +142,12 @@ std::unique_ptr<TraceDb> TraceDb::create(const std::string& path, std::string& e
         + ";";
     if (!trace->exec(setup.c_str()) || !trace->exec("BEGIN") || !trace->exec(std::string(schema::schemaSql()).c_str())
         || !trace->exec("COMMIT")) {
-        error = "cannot write the schema into " + path + ": " + sqlite3_errmsg(db);
+        trace->recordFailure(sqlite3_errcode(db));
+        error = "cannot write the schema into " + path + ": " + trace->failure();
+        // The name was claimed by us a moment ago: leave no half-made file (a full disk, say) behind.
+        trace.reset();
+        for (const char* suffix : { "", "-wal", "-shm" })
+            unlink((path + suffix).c_str());
         return nullptr;
     }
     return trace;
@@ -167,57 +194,155 @@ TraceDb::TraceDb(sqlite3* db, std::string path)
 
 TraceDb::~TraceDb() {
     if (m_inTransaction) commit();
-    for (sqlite3_stmt* s : { m_insertString, m_setMeta, m_setStat, m_addThread, m_nameThread, m_addProcess,
-             m_endProcess, m_addDomain, m_nameCategory, m_addRange, m_addMark, m_addFlag, m_addThreadState, m_kernel,
-             m_memcpy, m_memset, m_sync, m_api, m_device, m_gemmCall, m_convCall, m_externalCorrelation })
-        sqlite3_finalize(s);
+    finalizeStatements();
     // Leave the WAL in place only if closing fails; a clean close checkpoints it into the file.
     sqlite3_close(m_db);
 }
 
-bool TraceDb::exec(const char* sql) {
-    char* message = nullptr;
-    if (sqlite3_exec(m_db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-        TUNEUP_LOG(Warn, "%s: %s", m_path.c_str(), message ? message : "SQLite error");
-        sqlite3_free(message);
-        return false;
+void TraceDb::finalizeStatements() {
+    for (sqlite3_stmt** s :
+        { &m_insertString, &m_setMeta, &m_setStat, &m_addThread, &m_nameThread, &m_addProcess, &m_endProcess,
+            &m_addDomain, &m_nameCategory, &m_addRange, &m_addMark, &m_addFlag, &m_addThreadState, &m_kernel, &m_memcpy,
+            &m_memset, &m_sync, &m_api, &m_device, &m_gemmCall, &m_convCall, &m_externalCorrelation }) {
+        sqlite3_finalize(*s);
+        *s = nullptr;
     }
-    return true;
+}
+
+bool TraceDb::exec(const char* sql) {
+    return m_db && sqlite3_exec(m_db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
 }
 
 sqlite3_stmt* TraceDb::prepare(const char* sql) {
     sqlite3_stmt* s = nullptr;
+    if (m_failed || !m_db) return nullptr; // nothing is written after a failure: say nothing more either
     if (sqlite3_prepare_v3(m_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK)
         TUNEUP_LOG(Warn, "%s: cannot prepare statement: %s", m_path.c_str(), sqlite3_errmsg(m_db));
     return s;
 }
 
 bool TraceDb::step(sqlite3_stmt* s) {
-    if (!s) return false;
+    if (!s || m_failed) return false;
     const int rc = sqlite3_step(s);
-    sqlite3_reset(s);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-        if (!m_failed)
-            TUNEUP_LOG(Warn, "%s: write failed: %s; later events are dropped", m_path.c_str(), sqlite3_errmsg(m_db));
-        m_failed = true;
+        recordFailure(rc);
+        sqlite3_reset(s);
         return false;
     }
+    sqlite3_reset(s);
+    if (!m_dimensionsDirty && !isEventStatement(s)) m_dimensionsDirty = true;
     return true;
 }
 
+bool TraceDb::isEventStatement(sqlite3_stmt* s) const {
+    for (sqlite3_stmt* event : { m_addRange, m_addMark, m_addFlag, m_addThreadState, m_kernel, m_memcpy, m_memset,
+             m_sync, m_api, m_gemmCall, m_convCall, m_externalCorrelation })
+        if (s == event) return true;
+    return false;
+}
+
+void TraceDb::fail(const std::string& why) {
+    recordFailure(SQLITE_IOERR);
+    m_failure = why;
+    m_failureErrno = 0;
+}
+
+void TraceDb::recordFailure(int rc) {
+    if (m_failed) return;
+    m_failed = true;
+    m_failureErrno = m_db ? sqlite3_system_errno(m_db) : 0;
+    const int code = m_db && sqlite3_errcode(m_db) != SQLITE_OK ? sqlite3_errcode(m_db) : rc;
+    m_failure = m_db && sqlite3_errcode(m_db) != SQLITE_OK ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc);
+    // SQLite keeps no errno for a short write, and often loses it for a failed one: say which limit it was.
+    const std::string limit = (code & 0xff) == SQLITE_FULL || (code & 0xff) == SQLITE_IOERR ? fullCause(m_path) : "";
+    if (!limit.empty())
+        m_failure += limit;
+    else if (m_failureErrno != 0)
+        m_failure += std::string(" (") + strerror(m_failureErrno) + ")";
+    // Undo what the transaction wrote so far: the file stays as it was at the last commit. SQLite may
+    // have rolled back already (a full disk), hence the check rather than a ROLLBACK that would fail.
+    if (m_db && !sqlite3_get_autocommit(m_db)) exec("ROLLBACK");
+    m_inTransaction = false;
+    m_failedWithDimensions = m_dimensionsDirty;
+    m_dimensionsDirty = false;
+    m_gpuRecordsLost += m_gpuRecordsWritten - m_gpuRecordsCommitted;
+    m_gpuRecordsWritten = m_gpuRecordsCommitted;
+}
+
+bool TraceDb::stepGpuRecord(sqlite3_stmt* s) {
+    if (step(s)) {
+        ++m_gpuRecordsWritten;
+        return true;
+    }
+    if (m_failed) ++m_gpuRecordsLost;
+    return false;
+}
+
 void TraceDb::begin() {
-    if (!m_inTransaction) m_inTransaction = exec("BEGIN");
+    if (!m_inTransaction && !m_failed) {
+        m_inTransaction = exec("BEGIN");
+        if (!m_inTransaction) recordFailure(sqlite3_errcode(m_db));
+    }
 }
 
 bool TraceDb::commit() {
-    if (!m_inTransaction) return !m_failed;
-    m_inTransaction = false;
+    if (!m_inTransaction || m_failed) return !m_failed;
     if (!exec("COMMIT")) {
-        m_failed = true;
-        exec("ROLLBACK");
+        recordFailure(sqlite3_errcode(m_db));
         return false;
     }
-    return !m_failed;
+    m_inTransaction = false;
+    m_dimensionsDirty = false;
+    m_gpuRecordsCommitted = m_gpuRecordsWritten;
+    return true;
+}
+
+bool TraceDb::reconnect() {
+    finalizeStatements();
+    // Closing checks each descriptor first (sqlite_fd_guard.h): numbers the program took over stay open.
+    sqlite3_close(m_db);
+    m_db = nullptr;
+    m_inTransaction = m_dimensionsDirty = false;
+    m_gpuRecordsLost += m_gpuRecordsWritten - m_gpuRecordsCommitted;
+    m_gpuRecordsWritten = m_gpuRecordsCommitted;
+    sqlite3* db = nullptr;
+    const int rc = sqlite3_open_v2(m_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+    m_db = db;
+    m_failed = false;
+    if (rc != SQLITE_OK) {
+        recordFailure(rc);
+        return false;
+    }
+    sqlite3_busy_timeout(m_db, 2000);
+    exec("PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;");
+    return true;
+}
+
+std::vector<std::pair<std::string, int64_t>> TraceDb::statValues() {
+    std::vector<std::pair<std::string, int64_t>> values;
+    sqlite3_stmt* s = prepare("SELECT name, value FROM stats");
+    while (s && sqlite3_step(s) == SQLITE_ROW)
+        if (const unsigned char* name = sqlite3_column_text(s, 0))
+            values.emplace_back(reinterpret_cast<const char*>(name), sqlite3_column_int64(s, 1));
+    sqlite3_finalize(s);
+    return values;
+}
+
+void TraceDb::removeMeta(std::string_view key) {
+    sqlite3_stmt* s = prepare("DELETE FROM meta WHERE key = ?");
+    if (!s) return;
+    bindText(s, 1, key);
+    step(s);
+    sqlite3_finalize(s);
+}
+
+void TraceDb::clearEnd(int pid) {
+    removeMeta("end_ns");
+    sqlite3_stmt* s = prepare("UPDATE processes SET end_ns = NULL WHERE pid = ?");
+    if (!s) return;
+    sqlite3_bind_int(s, 1, pid);
+    step(s);
+    sqlite3_finalize(s);
 }
 
 int64_t TraceDb::intern(std::string_view text) {
@@ -419,7 +544,7 @@ void TraceDb::kernel(const KernelRecord& k) {
     sqlite3_bind_int64(s, 15, k.staticSharedBytes);
     sqlite3_bind_int64(s, 16, k.dynamicSharedBytes);
     sqlite3_bind_int64(s, 17, k.graphId);
-    if (step(s)) ++m_eventsWritten, ++m_gpuRecordsWritten;
+    if (stepGpuRecord(s)) ++m_eventsWritten;
 }
 
 void TraceDb::memcpy(const MemcpyRecord& m) {
@@ -440,7 +565,7 @@ void TraceDb::memcpy(const MemcpyRecord& m) {
     sqlite3_bind_int64(s, 10, int64_t(m.bytes));
     bindOptional(s, 11, m.srcDeviceId >= 0 ? std::optional<int64_t>(m.srcDeviceId) : std::nullopt);
     bindOptional(s, 12, m.dstDeviceId >= 0 ? std::optional<int64_t>(m.dstDeviceId) : std::nullopt);
-    if (step(s)) ++m_eventsWritten, ++m_gpuRecordsWritten;
+    if (stepGpuRecord(s)) ++m_eventsWritten;
 }
 
 void TraceDb::memset(const MemsetRecord& m) {
@@ -457,7 +582,7 @@ void TraceDb::memset(const MemsetRecord& m) {
     sqlite3_bind_int64(s, 7, int64_t(m.bytes));
     sqlite3_bind_int64(s, 8, m.value);
     sqlite3_bind_int(s, 9, m.memoryKind);
-    if (step(s)) ++m_eventsWritten, ++m_gpuRecordsWritten;
+    if (stepGpuRecord(s)) ++m_eventsWritten;
 }
 
 void TraceDb::sync(const SyncRecord& r) {
@@ -472,7 +597,7 @@ void TraceDb::sync(const SyncRecord& r) {
     bindOptional(s, 5, r.streamId >= 0 ? std::optional<int64_t>(r.streamId) : std::nullopt);
     bindOptional(s, 6, r.eventId >= 0 ? std::optional<int64_t>(r.eventId) : std::nullopt);
     sqlite3_bind_int64(s, 7, r.correlationId);
-    if (step(s)) ++m_eventsWritten, ++m_gpuRecordsWritten;
+    if (stepGpuRecord(s)) ++m_eventsWritten;
 }
 
 void TraceDb::api(const ApiRecord& a) {
@@ -489,7 +614,7 @@ void TraceDb::api(const ApiRecord& a) {
     sqlite3_bind_int64(s, 6, intern(a.name.empty() ? std::string_view("<unknown>") : a.name));
     sqlite3_bind_int64(s, 7, a.correlationId);
     sqlite3_bind_int64(s, 8, a.returnValue);
-    if (step(s)) ++m_eventsWritten, ++m_gpuRecordsWritten;
+    if (stepGpuRecord(s)) ++m_eventsWritten;
 }
 
 void TraceDb::device(const DeviceRecord& d) {
@@ -583,7 +708,7 @@ void TraceDb::externalCorrelation(const ExternalCorrelationRecord& r) {
     sqlite3_bind_int64(s, 1, r.correlationId);
     sqlite3_bind_int64(s, 2, r.kind);
     sqlite3_bind_int64(s, 3, int64_t(r.externalId));
-    if (step(s)) ++m_gpuRecordsWritten;
+    stepGpuRecord(s);
 }
 
 } // namespace tuneup::agent

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -61,7 +62,33 @@ public:
     const std::string& path() const { return m_path; }
 
     void begin();
-    bool commit(); // false when the disk is full or the file went away; the error is logged once
+    // False when the transaction could not be written (disk full, the program closed the file's
+    // descriptors): it is rolled back and the file stays as it was at the last commit.
+    bool commit();
+
+    // The first write failure, after which nothing more is written (every insert is a no-op) until
+    // resumeForFinalRecord(). Never logged here: the writer says it once, with what it means.
+    bool failed() const { return m_failed; }
+    const std::string& failure() const { return m_failure; } // "database or disk is full (No space left on device)"
+    int failureErrno() const { return m_failureErrno; } // the system's errno behind it, 0 if none
+    // Whether the failed transaction held rows other rows refer to (strings, threads, domains, meta):
+    // events written after it would then point at nothing.
+    bool failedWithDimensions() const { return m_failedWithDimensions; }
+    // Abandons the transaction in progress as a failure (rolled back if the connection still can).
+    void fail(const std::string& why);
+    // After a failure: lets one more transaction (the file's final record) be tried.
+    void resumeForFinalRecord() { m_failed = false; }
+    // Opens the file again by its path, for a connection whose descriptors the program closed; the
+    // transaction in progress is lost. Clears the failure; false (and failed()) when it cannot.
+    bool reconnect();
+    // GPU records given to the file that were never committed (a failed transaction, or after it).
+    uint64_t gpuRecordsLost() const { return m_gpuRecordsLost; }
+
+    // The stats already in the file (written before exec() replaced the process's image).
+    std::vector<std::pair<std::string, int64_t>> statValues();
+    void removeMeta(std::string_view key);
+    // The process goes on after all (an exec that failed): no end time in meta or processes.
+    void clearEnd(int pid);
 
     int64_t intern(std::string_view text);
     void setMeta(std::string_view key, std::string_view value);
@@ -107,7 +134,11 @@ private:
     TraceDb(sqlite3* db, std::string path);
     sqlite3_stmt* prepare(const char* sql);
     bool step(sqlite3_stmt* statement);
-    bool exec(const char* sql);
+    bool exec(const char* sql); // quiet: callers say what failed
+    void recordFailure(int rc);
+    bool stepGpuRecord(sqlite3_stmt* statement); // counts it lost when the file cannot take it
+    bool isEventStatement(sqlite3_stmt* statement) const;
+    void finalizeStatements();
 
     struct StringHash {
         using is_transparent = void;
@@ -118,6 +149,11 @@ private:
     std::string m_path;
     bool m_inTransaction = false;
     bool m_failed = false;
+    bool m_dimensionsDirty = false; // the transaction wrote rows that are not events
+    bool m_failedWithDimensions = false;
+    std::string m_failure;
+    int m_failureErrno = 0;
+    uint64_t m_gpuRecordsCommitted = 0, m_gpuRecordsLost = 0;
     uint64_t m_eventsWritten = 0;
     uint64_t m_gpuRecordsWritten = 0;
     int64_t m_nextStringId = 1;

@@ -256,6 +256,9 @@ TEST(AgentExports, OnlyEntryPointsAndInterposedFunctions) {
     ASSERT_EQ(pclose(pipe), 0);
     std::set<std::string> expected { "InitializeInjection", "InitializeInjectionNvtx2", "tuneup_agent_flush",
         "tuneup_range_push", "tuneup_range_pop", "tuneup_mark", "_exit", "_Exit",
+        // libc: signal dispositions and exec (libc_interposer.cpp)
+        "sigaction", "signal", "bsd_signal", "sysv_signal", "execve", "execv", "execvp", "execvpe", "execl", "execle",
+        "execlp", "fexecve", "execveat",
         // cuBLASLt descriptors and matmul
         "cublasLtMatmul", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutInit_internal",
         "cublasLtMatrixLayoutDestroy", "cublasLtMatrixLayoutSetAttribute", "cublasLtMatmulDescCreate",
