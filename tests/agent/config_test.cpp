@@ -124,6 +124,15 @@ TEST_F(ConfigTest, ValuesFromTheEnvironment) {
     EXPECT_EQ(c.cuptiPath, "/opt/libcupti.so");
 }
 
+TEST_F(ConfigTest, ALaunchersRunNamesTheLauncher) {
+    m_env.set("TUNEUP_MAIN_PID", "-1");
+    EXPECT_EQ(configFromEnvironment().mainPid, -1);
+    EXPECT_EQ(configFromEnvironment().launcherPid, 0);
+    m_env.set("TUNEUP_MAIN_PID", "-4321");
+    EXPECT_EQ(configFromEnvironment().mainPid, -1);
+    EXPECT_EQ(configFromEnvironment().launcherPid, 4321);
+}
+
 TEST_F(ConfigTest, ABadTraceValueRecordsTheDefaults) {
     m_env.set("TUNEUP_TRACE", "nvtx,bogus");
     EXPECT_EQ(describe(configFromEnvironment().trace), std::string("nvtx,") + kAllCuda + ",gemm,conv");
@@ -153,4 +162,38 @@ TEST_F(ConfigTest, Disable) {
     EXPECT_FALSE(configFromEnvironment().disabled);
     m_env.set("TUNEUP_DISABLE", "");
     EXPECT_FALSE(configFromEnvironment().disabled);
+}
+
+TEST_F(ConfigTest, GarbageIsNamedInOneWarningAndTheDefaultIsUsed) {
+    const auto warningFor = [](const Config& c, const std::string& start) {
+        for (const std::string& w : c.warnings)
+            if (w.starts_with(start)) return w;
+        return std::string();
+    };
+    for (const char* bad : { "abc", "-1", "+5", " 5", "10001", "1e3" }) {
+        m_env.set("TUNEUP_SAMPLE_MS", bad);
+        const Config c = configFromEnvironment();
+        EXPECT_EQ(c.samplePeriodMs, 10u) << bad;
+        EXPECT_EQ(warningFor(c, "TUNEUP_SAMPLE_MS="),
+            std::string("TUNEUP_SAMPLE_MS=") + bad + " is not a number in [0, 10000]; using 10");
+    }
+    m_env.set("TUNEUP_SAMPLE_MS", "0");
+    EXPECT_EQ(configFromEnvironment().samplePeriodMs, 0u) << "0: not sampled";
+    m_env.set("TUNEUP_SAMPLE_MS", "25");
+    EXPECT_EQ(configFromEnvironment().samplePeriodMs, 25u);
+    EXPECT_TRUE(configFromEnvironment().warnings.empty());
+
+    m_env.set("TUNEUP_LOG", "garbage");
+    EXPECT_EQ(warningFor(configFromEnvironment(), "TUNEUP_LOG"),
+        "TUNEUP_LOG=garbage is not one of quiet, warn, info, debug; using warn");
+    m_env.set("TUNEUP_LOG", "quiet");
+    m_env.set("TUNEUP_TRACE", "bogus");
+    EXPECT_NE(warningFor(configFromEnvironment(), "TUNEUP_TRACE=bogus: unknown trace item 'bogus'"), "");
+    m_env.set("TUNEUP_MAIN_PID", "abc");
+    Config c = configFromEnvironment();
+    EXPECT_EQ(c.mainPid, 0);
+    EXPECT_NE(warningFor(c, "TUNEUP_MAIN_PID=abc is not a process id"), "");
+    // Said once: logging them forgets them (a forked child does not say them again).
+    logConfigWarnings(c);
+    EXPECT_TRUE(c.warnings.empty());
 }
