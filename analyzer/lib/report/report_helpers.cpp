@@ -118,17 +118,20 @@ std::string relativeSpan(const TimeSpan& span, int64_t originNs) {
 
 std::vector<FindingGroup> groupedFindings(const AdviceReport& report) {
     std::vector<FindingGroup> groups;
-    std::map<std::pair<std::string, size_t>, size_t> byKey; // (rule, place in its outcome) -> group
+    // (rule, place in a per-rank rule's outcome, or kJobWide) -> group. A job-wide rule that reports on
+    // several ranks (communication-bound) raises one finding per rank: those group together too.
+    constexpr size_t kJobWide = SIZE_MAX;
+    std::map<std::pair<std::string, size_t>, size_t> byKey;
     for (size_t o = 0; o < report.outcomes.size(); ++o) {
         const RuleOutcome& outcome = report.outcomes[o];
         const bool perRank = o < report.outcomeRank.size() && report.outcomeRank[o] >= 0;
         for (size_t k = 0; k < outcome.findings.size(); ++k) {
             const Finding& f = outcome.findings[k];
-            if (!perRank || f.rank < 0) {
-                groups.push_back({ &f, f.rank >= 0 ? std::vector<int> { f.rank } : std::vector<int> {} });
+            if (f.rank < 0) {
+                groups.push_back({ &f, {} });
                 continue;
             }
-            const auto [it, added] = byKey.try_emplace({ outcome.ruleId, k }, groups.size());
+            const auto [it, added] = byKey.try_emplace({ outcome.ruleId, perRank ? k : kJobWide }, groups.size());
             if (added) groups.push_back({ &f, {} });
             FindingGroup& g = groups[it->second];
             g.ranks.push_back(f.rank);
