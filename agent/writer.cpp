@@ -325,7 +325,10 @@ void finalize(WriterState& state) {
     // A file continued after exec() adds this image's counts to the ones before it.
     const auto setStat = [&](const char* name, const char* severity, int64_t value, const char* description) {
         const auto before = state.statsBefore.find(name);
-        db.setStat(name, severity, value + (before == state.statsBefore.end() ? 0 : before->second), description);
+        if (before != state.statsBefore.end())
+            value
+                = std::string_view(name).ends_with("_peak") ? std::max(value, before->second) : value + before->second;
+        db.setStat(name, severity, value, description);
     };
     // Events that reached the writer but not the file count as dropped, like those of full buffers.
     const uint64_t lost = state.lostEvents;
