@@ -174,6 +174,23 @@ TEST_F(ReliabilityTest, AFileThatCannotGrowStopsTheRecordingCleanly) {
         << "nothing dropped for any other reason";
 }
 
+// The same through `tuneup record`, as a user sees it: its last line says the recording stopped early
+// and why, never that the process did not exit cleanly.
+TEST_F(ReliabilityTest, TuneupRecordSaysWhyTheRecordingStoppedEarly) {
+    const std::string command = "'" + std::string(TUNEUP_TEST_CLI) + "' record -o '" + m_dir.out() + "/run.db' -- '"
+        + guardClient() + "' fill --fsize " + std::to_string(6 << 20) + " --ranges 300000 > '" + m_dir.path()
+        + "/record.out' 2> '" + m_dir.path() + "/record.err'";
+    const int status = system(command.c_str());
+    const std::string err = readFile(m_dir.path() + "/record.err");
+    ASSERT_TRUE(WIFEXITED(status)) << err;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << err;
+    EXPECT_EQ(occurrences(err, "tuneup: recorded "), 1u) << err;
+    EXPECT_EQ(occurrences(err, "recording stopped early: cannot write after"), 1u) << err;
+    EXPECT_EQ(occurrences(err, "RLIMIT_FSIZE = 6291456 bytes"), 2u) << "the agent's message and tuneup's:\n" << err;
+    EXPECT_EQ(occurrences(err, "did not exit cleanly"), 0u) << err;
+    EXPECT_EQ(occurrences(err, "incomplete"), 0u) << err;
+}
+
 // A real full disk: an 8 MB tmpfs mounted in a mount namespace of our own (unshare; as root, or as a
 // user where user namespaces are allowed), recorded with `tuneup record` as a user would.
 TEST_F(ReliabilityTest, FullDiskInATmpfs) {
