@@ -95,18 +95,17 @@ std::vector<std::string> expandJobPaths(const std::vector<std::string>& paths) {
             if (traces.empty())
                 throw std::runtime_error(path + ": the folder holds no trace file (*.db, *.json, *.json.gz, *.sqlite)");
             out.insert(out.end(), traces.begin(), traces.end());
-        } else if (fs::exists(status)) {
-            out.push_back(path);
-        } else if (hasGlob(path)) {
+        } else if (!fs::exists(status) && hasGlob(path)) {
             const auto matches = globbed(path);
             if (matches.empty()) throw std::runtime_error(path + ": no trace file matches");
             out.insert(out.end(), matches.begin(), matches.end());
-        } else if (const auto run = parseRunFileName(path); run && run->isMain() && !listRunFiles(run->stem).empty()) {
+        } else if (const auto run = parseRunFileName(path);
+                   !fs::exists(status) && run && run->isMain() && !listRunFiles(run->stem).empty()) {
             // run.db after a distributed recording: its ranks (and other processes) wrote their own files.
             for (const RunFileName& file : listRunFiles(run->stem))
                 out.push_back(file.path());
         } else {
-            out.push_back(path); // the import says what is wrong with it
+            out.push_back(path); // a file, or one that is missing: the import says what is wrong with it
         }
     }
     return out;
