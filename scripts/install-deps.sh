@@ -12,7 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev python3-torch
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
-  clang-14 libclang-rt-14-dev libfuzzer-14-dev
+  clang-14 libclang-rt-14-dev libfuzzer-14-dev clang-format clang-tidy
   xvfb xauth time
 )
 
