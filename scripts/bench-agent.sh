@@ -25,6 +25,14 @@ echo "== writer throughput"
 $b/bench/bench_writer --events 4000000 --kind marks --out "$tmp/w1.db"
 $b/bench/bench_writer --events 4000000 --kind ranges --out "$tmp/w2.db"
 
+echo "== a burst at defaults: 4 threads x 20000 ranges and a forked child's 20000 (issue 13): written, dropped"
+NVTX_INJECTION64_PATH=$agent LD_PRELOAD=$agent TUNEUP_OUTPUT=$tmp/burst.db TUNEUP_MAIN_PID=0 \
+  $b/tests/clients/nvtx_client burst --threads 4 --ranges 20000 --child-ranges 20000 >/dev/null
+for f in "$tmp"/burst*.db; do
+  echo "   $(basename "$f"): $(sqlite3 "$f" "select count(*) from nvtx_ranges") ranges," \
+    "$(sqlite3 "$f" "select value from stats where name = 'events.dropped'") events dropped"
+done
+
 echo "== agent memory at defaults (peak RSS of 16 threads x 200000 ranges)"
 peak() { /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -n 1; }
 base=$(peak $b/tests/clients/nvtx_client ranges --threads 16 --ranges 200000)
