@@ -279,11 +279,11 @@ void applyPendingMeta(WriterState& state) {
         std::lock_guard lock(s_mutex);
         meta.swap(state.pendingMeta);
     }
-    if (state.db)
+    if (state.db && !state.db->failed())
         for (auto& [key, value] : meta)
             state.db->setMeta(key, value);
     else if (!meta.empty()) {
-        std::lock_guard lock(s_mutex); // keep them for when the file opens
+        std::lock_guard lock(s_mutex); // keep them for when the file opens, or for its final record
         state.pendingMeta.insert(state.pendingMeta.begin(), meta.begin(), meta.end());
     }
 }
@@ -322,6 +322,7 @@ void finalize(WriterState& state) {
     if (state.stopped) readyForFinalRecord(state);
     TraceDb& db = *state.db;
     db.begin();
+    applyPendingMeta(state); // those kept back by a failure
     // A file continued after exec() adds this image's counts to the ones before it.
     const auto setStat = [&](const char* name, const char* severity, int64_t value, const char* description) {
         const auto before = state.statsBefore.find(name);
@@ -369,11 +370,13 @@ void finalize(WriterState& state) {
     db.setMeta("end_ns", std::to_string(end));
     db.endProcess(state.pid, end);
     db.commit();
+    // Stopped: nothing more is written, even if the process goes on (an exec that fails after this).
+    if (state.stopped) db.fail(state.stopReason);
 }
 
 // The main thread's state, when a sample is due: written when it changed.
 void sampleMainThread(WriterState& state, uint64_t now) {
-    if (!state.db || state.samplePeriodNs == 0 || now < state.nextSampleNs) return;
+    if (!state.db || state.stopped || state.samplePeriodNs == 0 || now < state.nextSampleNs) return;
     state.nextSampleNs = now + state.samplePeriodNs;
     if (!state.sampler) state.sampler = std::make_unique<ThreadSampler>(state.pid, state.pid);
     ThreadSample sample;
