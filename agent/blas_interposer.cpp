@@ -28,9 +28,8 @@ struct BlasShape {
 
 // Calls the real function timed and records it (the outermost interposed call on this thread). Out of
 // line and with the exported function's own parameters, so that both paths below are plain jumps.
-template <auto& Real, LibraryFunction Function, auto ShapeOf, class... Args>
-__attribute__((noinline)) cublasStatus_t recordGemm(Args... args) {
-    const auto f = Real.get();
+template <LibraryFunction Function, auto ShapeOf, class Fn, class... Args>
+__attribute__((noinline)) cublasStatus_t recordGemm(Fn f, Args... args) {
     LibraryCall call(true);
     const cublasStatus_t status = f(args...);
     call.finish();
@@ -63,15 +62,16 @@ __attribute__((noinline)) cublasStatus_t recordGemm(Args... args) {
 }
 
 // Forwards to the real function; records the call when GEMMs are recorded and no other interposed call
-// runs on this thread. A call that is not recorded pays a load, two compares and the jump.
+// runs on this thread. A call that is not recorded pays the lookup of its caller's copy (a load and a
+// compare), a load, two compares and the jump.
 template <auto& Real, LibraryFunction Function, auto ShapeOf, class... Args>
-inline cublasStatus_t callGemm(Args... args) {
-    const auto f = Real.get();
+inline cublasStatus_t callGemm(const void* caller, Args... args) {
+    const auto f = Real.get(caller);
     if (!f) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!recordingGemm() || insideLibraryCall()) [[likely]]
         return f(args...);
-    return recordGemm<Real, Function, ShapeOf>(args...);
+    return recordGemm<Function, ShapeOf>(f, args...);
 }
 
 // ---- the shapes, by argument layout ---------------------------------------------------------------------
@@ -190,38 +190,37 @@ constexpr auto kGemmBatchedExShape =
 // The non-_64 Ex functions' types are spelled out: cublas_api.h overloads them for C++ (with a cudaDataType
 // compute type), which makes decltype(&::cublasGemmEx) ambiguous.
 
-RealFunction<decltype(&::cublasSgemm_v2)> s_cublasSgemm { "cublasSgemm_v2", kCublasLibraries };
-RealFunction<decltype(&::cublasSgemm_v2_64)> s_cublasSgemm64 { "cublasSgemm_v2_64", kCublasLibraries };
-RealFunction<decltype(&::cublasHgemm)> s_cublasHgemm { "cublasHgemm", kCublasLibraries };
-RealFunction<decltype(&::cublasHgemm_64)> s_cublasHgemm64 { "cublasHgemm_64", kCublasLibraries };
-RealFunction<decltype(&::cublasDgemm_v2)> s_cublasDgemm { "cublasDgemm_v2", kCublasLibraries };
-RealFunction<decltype(&::cublasDgemm_v2_64)> s_cublasDgemm64 { "cublasDgemm_v2_64", kCublasLibraries };
+RealFunction<decltype(&::cublasSgemm_v2)> s_cublasSgemm { "cublasSgemm_v2", kCublas };
+RealFunction<decltype(&::cublasSgemm_v2_64)> s_cublasSgemm64 { "cublasSgemm_v2_64", kCublas };
+RealFunction<decltype(&::cublasHgemm)> s_cublasHgemm { "cublasHgemm", kCublas };
+RealFunction<decltype(&::cublasHgemm_64)> s_cublasHgemm64 { "cublasHgemm_64", kCublas };
+RealFunction<decltype(&::cublasDgemm_v2)> s_cublasDgemm { "cublasDgemm_v2", kCublas };
+RealFunction<decltype(&::cublasDgemm_v2_64)> s_cublasDgemm64 { "cublasDgemm_v2_64", kCublas };
 RealFunction<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
     const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*, cudaDataType, int,
     cublasComputeType_t, cublasGemmAlgo_t)>
-    s_cublasGemmEx { "cublasGemmEx", kCublasLibraries };
-RealFunction<decltype(&::cublasGemmEx_64)> s_cublasGemmEx64 { "cublasGemmEx_64", kCublasLibraries };
+    s_cublasGemmEx { "cublasGemmEx", kCublas };
+RealFunction<decltype(&::cublasGemmEx_64)> s_cublasGemmEx64 { "cublasGemmEx_64", kCublas };
 RealFunction<decltype(&::cublasSgemmStridedBatched)> s_cublasSgemmStridedBatched { "cublasSgemmStridedBatched",
-    kCublasLibraries };
+    kCublas };
 RealFunction<decltype(&::cublasSgemmStridedBatched_64)> s_cublasSgemmStridedBatched64 { "cublasSgemmStridedBatched_64",
-    kCublasLibraries };
+    kCublas };
 RealFunction<decltype(&::cublasHgemmStridedBatched)> s_cublasHgemmStridedBatched { "cublasHgemmStridedBatched",
-    kCublasLibraries };
+    kCublas };
 RealFunction<decltype(&::cublasHgemmStridedBatched_64)> s_cublasHgemmStridedBatched64 { "cublasHgemmStridedBatched_64",
-    kCublasLibraries };
+    kCublas };
 RealFunction<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
     const void*, cudaDataType, int, long long int, const void*, cudaDataType, int, long long int, const void*, void*,
     cudaDataType, int, long long int, int, cublasComputeType_t, cublasGemmAlgo_t)>
-    s_cublasGemmStridedBatchedEx { "cublasGemmStridedBatchedEx", kCublasLibraries };
+    s_cublasGemmStridedBatchedEx { "cublasGemmStridedBatchedEx", kCublas };
 RealFunction<decltype(&::cublasGemmStridedBatchedEx_64)> s_cublasGemmStridedBatchedEx64 {
-    "cublasGemmStridedBatchedEx_64", kCublasLibraries
+    "cublasGemmStridedBatchedEx_64", kCublas
 };
 RealFunction<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
     const void* const*, cudaDataType, int, const void* const*, cudaDataType, int, const void*, void* const*,
     cudaDataType, int, int, cublasComputeType_t, cublasGemmAlgo_t)>
-    s_cublasGemmBatchedEx { "cublasGemmBatchedEx", kCublasLibraries };
-RealFunction<decltype(&::cublasGemmBatchedEx_64)> s_cublasGemmBatchedEx64 { "cublasGemmBatchedEx_64",
-    kCublasLibraries };
+    s_cublasGemmBatchedEx { "cublasGemmBatchedEx", kCublas };
+RealFunction<decltype(&::cublasGemmBatchedEx_64)> s_cublasGemmBatchedEx64 { "cublasGemmBatchedEx_64", kCublas };
 
 } // namespace
 
@@ -231,58 +230,58 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemm_v2(cublasHandle_t handl
     cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A, int lda, const float* B, int ldb,
     const float* beta, float* C, int ldc) {
     return callGemm<s_cublasSgemm, LibraryFunction::CublasSgemm, kTypedGemmShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
-        handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        TUNEUP_CALLER, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda,
     const float* B, int64_t ldb, const float* beta, float* C, int64_t ldc) {
     return callGemm<s_cublasSgemm64, LibraryFunction::CublasSgemm64, kTypedGemmShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
-        handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        TUNEUP_CALLER, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemm(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const __half* alpha, const __half* A, int lda, const __half* B,
     int ldb, const __half* beta, __half* C, int ldc) {
     return callGemm<s_cublasHgemm, LibraryFunction::CublasHgemm, kTypedGemmShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
-        handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        TUNEUP_CALLER, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemm_64(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const __half* alpha, const __half* A, int64_t lda,
     const __half* B, int64_t ldb, const __half* beta, __half* C, int64_t ldc) {
     return callGemm<s_cublasHgemm64, LibraryFunction::CublasHgemm64, kTypedGemmShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
-        handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        TUNEUP_CALLER, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const double* alpha, const double* A, int lda, const double* B,
     int ldb, const double* beta, double* C, int ldc) {
     return callGemm<s_cublasDgemm, LibraryFunction::CublasDgemm, kTypedGemmShape<CUDA_R_64F, CUBLAS_COMPUTE_64F>>(
-        handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        TUNEUP_CALLER, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasDgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda,
     const double* B, int64_t ldb, const double* beta, double* C, int64_t ldc) {
     return callGemm<s_cublasDgemm64, LibraryFunction::CublasDgemm64, kTypedGemmShape<CUDA_R_64F, CUBLAS_COMPUTE_64F>>(
-        handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        TUNEUP_CALLER, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda,
     const void* B, cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc,
     cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-    return callGemm<s_cublasGemmEx, LibraryFunction::CublasGemmEx, kGemmExShape>(
-        handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
+    return callGemm<s_cublasGemmEx, LibraryFunction::CublasGemmEx, kGemmExShape>(TUNEUP_CALLER, handle, transa, transb,
+        m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void* alpha, const void* A, cudaDataType Atype,
     int64_t lda, const void* B, cudaDataType Btype, int64_t ldb, const void* beta, void* C, cudaDataType Ctype,
     int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-    return callGemm<s_cublasGemmEx64, LibraryFunction::CublasGemmEx64, kGemmExShape>(
-        handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
+    return callGemm<s_cublasGemmEx64, LibraryFunction::CublasGemmEx64, kGemmExShape>(TUNEUP_CALLER, handle, transa,
+        transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
@@ -290,8 +289,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched(cublasHan
     const float* B, int ldb, long long int strideB, const float* beta, float* C, int ldc, long long int strideC,
     int batchCount) {
     return callGemm<s_cublasSgemmStridedBatched, LibraryFunction::CublasSgemmStridedBatched,
-        kTypedStridedBatchedShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
-        handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+        kTypedStridedBatchedShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(TUNEUP_CALLER, handle, transa, transb, m, n, k,
+        alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched_64(cublasHandle_t handle,
@@ -299,8 +298,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched_64(cublas
     const float* A, int64_t lda, long long int strideA, const float* B, int64_t ldb, long long int strideB,
     const float* beta, float* C, int64_t ldc, long long int strideC, int64_t batchCount) {
     return callGemm<s_cublasSgemmStridedBatched64, LibraryFunction::CublasSgemmStridedBatched64,
-        kTypedStridedBatchedShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(
-        handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+        kTypedStridedBatchedShape<CUDA_R_32F, CUBLAS_COMPUTE_32F>>(TUNEUP_CALLER, handle, transa, transb, m, n, k,
+        alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
@@ -308,8 +307,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched(cublasHan
     const __half* B, int ldb, long long int strideB, const __half* beta, __half* C, int ldc, long long int strideC,
     int batchCount) {
     return callGemm<s_cublasHgemmStridedBatched, LibraryFunction::CublasHgemmStridedBatched,
-        kTypedStridedBatchedShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
-        handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+        kTypedStridedBatchedShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(TUNEUP_CALLER, handle, transa, transb, m, n, k,
+        alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched_64(cublasHandle_t handle,
@@ -317,8 +316,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched_64(cublas
     const __half* A, int64_t lda, long long int strideA, const __half* B, int64_t ldb, long long int strideB,
     const __half* beta, __half* C, int64_t ldc, long long int strideC, int64_t batchCount) {
     return callGemm<s_cublasHgemmStridedBatched64, LibraryFunction::CublasHgemmStridedBatched64,
-        kTypedStridedBatchedShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(
-        handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+        kTypedStridedBatchedShape<CUDA_R_16F, CUBLAS_COMPUTE_16F>>(TUNEUP_CALLER, handle, transa, transb, m, n, k,
+        alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
@@ -327,8 +326,8 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(cublasHa
     cudaDataType Ctype, int ldc, long long int strideC, int batchCount, cublasComputeType_t computeType,
     cublasGemmAlgo_t algo) {
     return callGemm<s_cublasGemmStridedBatchedEx, LibraryFunction::CublasGemmStridedBatchedEx,
-        kGemmStridedBatchedExShape>(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
-        strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
+        kGemmStridedBatchedExShape>(TUNEUP_CALLER, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B,
+        Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx_64(cublasHandle_t handle,
@@ -337,17 +336,17 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx_64(cubla
     int64_t ldb, long long int strideB, const void* beta, void* C, cudaDataType Ctype, int64_t ldc,
     long long int strideC, int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     return callGemm<s_cublasGemmStridedBatchedEx64, LibraryFunction::CublasGemmStridedBatchedEx64,
-        kGemmStridedBatchedExShape>(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
-        strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
+        kGemmStridedBatchedExShape>(TUNEUP_CALLER, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B,
+        Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
     cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* const Aarray[], cudaDataType Atype,
     int lda, const void* const Barray[], cudaDataType Btype, int ldb, const void* beta, void* const Carray[],
     cudaDataType Ctype, int ldc, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-    return callGemm<s_cublasGemmBatchedEx, LibraryFunction::CublasGemmBatchedEx, kGemmBatchedExShape>(handle, transa,
-        transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount,
-        computeType, algo);
+    return callGemm<s_cublasGemmBatchedEx, LibraryFunction::CublasGemmBatchedEx, kGemmBatchedExShape>(TUNEUP_CALLER,
+        handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc,
+        batchCount, computeType, algo);
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx_64(cublasHandle_t handle, cublasOperation_t transa,
@@ -355,7 +354,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx_64(cublasHandle
     cudaDataType Atype, int64_t lda, const void* const Barray[], cudaDataType Btype, int64_t ldb, const void* beta,
     void* const Carray[], cudaDataType Ctype, int64_t ldc, int64_t batchCount, cublasComputeType_t computeType,
     cublasGemmAlgo_t algo) {
-    return callGemm<s_cublasGemmBatchedEx64, LibraryFunction::CublasGemmBatchedEx64, kGemmBatchedExShape>(handle,
-        transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount,
-        computeType, algo);
+    return callGemm<s_cublasGemmBatchedEx64, LibraryFunction::CublasGemmBatchedEx64, kGemmBatchedExShape>(TUNEUP_CALLER,
+        handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc,
+        batchCount, computeType, algo);
 }

@@ -23,25 +23,20 @@ namespace {
 PointerCache<6, 1024> s_layouts;
 PointerCache<2, 512> s_descs;
 
-RealFunction<decltype(&::cublasLtMatmul)> s_matmul { "cublasLtMatmul", kCublasLtLibraries };
-RealFunction<decltype(&::cublasLtMatrixLayoutCreate)> s_layoutCreate { "cublasLtMatrixLayoutCreate",
-    kCublasLtLibraries };
+RealFunction<decltype(&::cublasLtMatmul)> s_matmul { "cublasLtMatmul", kCublasLt };
+RealFunction<decltype(&::cublasLtMatrixLayoutCreate)> s_layoutCreate { "cublasLtMatrixLayoutCreate", kCublasLt };
 RealFunction<decltype(&::cublasLtMatrixLayoutInit_internal)> s_layoutInit { "cublasLtMatrixLayoutInit_internal",
-    kCublasLtLibraries };
-RealFunction<decltype(&::cublasLtMatrixLayoutDestroy)> s_layoutDestroy { "cublasLtMatrixLayoutDestroy",
-    kCublasLtLibraries };
+    kCublasLt };
+RealFunction<decltype(&::cublasLtMatrixLayoutDestroy)> s_layoutDestroy { "cublasLtMatrixLayoutDestroy", kCublasLt };
 RealFunction<decltype(&::cublasLtMatrixLayoutSetAttribute)> s_layoutSet { "cublasLtMatrixLayoutSetAttribute",
-    kCublasLtLibraries };
+    kCublasLt };
 RealFunction<decltype(&::cublasLtMatrixLayoutGetAttribute)> s_layoutGet { "cublasLtMatrixLayoutGetAttribute",
-    kCublasLtLibraries };
-RealFunction<decltype(&::cublasLtMatmulDescCreate)> s_descCreate { "cublasLtMatmulDescCreate", kCublasLtLibraries };
-RealFunction<decltype(&::cublasLtMatmulDescInit_internal)> s_descInit { "cublasLtMatmulDescInit_internal",
-    kCublasLtLibraries };
-RealFunction<decltype(&::cublasLtMatmulDescDestroy)> s_descDestroy { "cublasLtMatmulDescDestroy", kCublasLtLibraries };
-RealFunction<decltype(&::cublasLtMatmulDescSetAttribute)> s_descSet { "cublasLtMatmulDescSetAttribute",
-    kCublasLtLibraries };
-RealFunction<decltype(&::cublasLtMatmulDescGetAttribute)> s_descGet { "cublasLtMatmulDescGetAttribute",
-    kCublasLtLibraries };
+    kCublasLt };
+RealFunction<decltype(&::cublasLtMatmulDescCreate)> s_descCreate { "cublasLtMatmulDescCreate", kCublasLt };
+RealFunction<decltype(&::cublasLtMatmulDescInit_internal)> s_descInit { "cublasLtMatmulDescInit_internal", kCublasLt };
+RealFunction<decltype(&::cublasLtMatmulDescDestroy)> s_descDestroy { "cublasLtMatmulDescDestroy", kCublasLt };
+RealFunction<decltype(&::cublasLtMatmulDescSetAttribute)> s_descSet { "cublasLtMatmulDescSetAttribute", kCublasLt };
+RealFunction<decltype(&::cublasLtMatmulDescGetAttribute)> s_descGet { "cublasLtMatmulDescGetAttribute", kCublasLt };
 
 // Descriptors are followed only while GEMMs are recorded, and not inside another interposed call
 // (cuBLAS's own descriptors never reach a recorded matmul).
@@ -49,22 +44,25 @@ bool tracking() {
     return recordingGemm() && !insideLibraryCall();
 }
 
+// The getters below are asked of `library`: the cuBLASLt copy (a function of it) that ran the matmul.
 template <class T>
-bool getLayoutAttribute(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attribute, T& value) {
-    const auto get = s_layoutGet.get();
+bool getLayoutAttribute(
+    const void* library, cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attribute, T& value) {
+    const auto get = s_layoutGet.beside(library);
     size_t written = 0;
     return get && get(layout, attribute, &value, sizeof value, &written) == CUBLAS_STATUS_SUCCESS;
 }
 
 template <class T>
-bool getDescAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, T& value) {
-    const auto get = s_descGet.get();
+bool getDescAttribute(
+    const void* library, cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, T& value) {
+    const auto get = s_descGet.beside(library);
     size_t written = 0;
     return get && get(desc, attribute, &value, sizeof value, &written) == CUBLAS_STATUS_SUCCESS;
 }
 
 // The layout's facts: from the cache, else read from the library (and cached).
-bool layoutFacts(cublasLtMatrixLayout_t layout, LtLayout& out) {
+bool layoutFacts(const void* library, cublasLtMatrixLayout_t layout, LtLayout& out) {
     if (!layout) return false;
     LtLayoutWords words;
     if (s_layouts.get(layout, words)) [[likely]] {
@@ -75,20 +73,20 @@ bool layoutFacts(cublasLtMatrixLayout_t layout, LtLayout& out) {
     int32_t order = 0, batch = 1;
     uint64_t rows = 0, cols = 0;
     int64_t ld = 0, stride = 0;
-    if (!getLayoutAttribute(layout, CUBLASLT_MATRIX_LAYOUT_TYPE, type)
-        || !getLayoutAttribute(layout, CUBLASLT_MATRIX_LAYOUT_ROWS, rows)
-        || !getLayoutAttribute(layout, CUBLASLT_MATRIX_LAYOUT_COLS, cols)
-        || !getLayoutAttribute(layout, CUBLASLT_MATRIX_LAYOUT_LD, ld))
+    if (!getLayoutAttribute(library, layout, CUBLASLT_MATRIX_LAYOUT_TYPE, type)
+        || !getLayoutAttribute(library, layout, CUBLASLT_MATRIX_LAYOUT_ROWS, rows)
+        || !getLayoutAttribute(library, layout, CUBLASLT_MATRIX_LAYOUT_COLS, cols)
+        || !getLayoutAttribute(library, layout, CUBLASLT_MATRIX_LAYOUT_LD, ld))
         return false;
-    getLayoutAttribute(layout, CUBLASLT_MATRIX_LAYOUT_ORDER, order);
-    getLayoutAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, batch);
-    getLayoutAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
+    getLayoutAttribute(library, layout, CUBLASLT_MATRIX_LAYOUT_ORDER, order);
+    getLayoutAttribute(library, layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, batch);
+    getLayoutAttribute(library, layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
     out = LtLayout { int32_t(type), order, int64_t(rows), int64_t(cols), ld, batch, stride };
     s_layouts.put(layout, pack(out));
     return true;
 }
 
-bool descFacts(cublasLtMatmulDesc_t desc, LtMatmulDesc& out) {
+bool descFacts(const void* library, cublasLtMatmulDesc_t desc, LtMatmulDesc& out) {
     if (!desc) return false;
     LtDescWords words;
     if (s_descs.get(desc, words)) [[likely]] {
@@ -97,11 +95,11 @@ bool descFacts(cublasLtMatmulDesc_t desc, LtMatmulDesc& out) {
     }
     int32_t compute = -1, scale = -1, transa = 0, transb = 0;
     uint32_t epilogue = 1;
-    if (!getDescAttribute(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute)) return false;
-    getDescAttribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale);
-    getDescAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, transa);
-    getDescAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, transb);
-    getDescAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+    if (!getDescAttribute(library, desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute)) return false;
+    getDescAttribute(library, desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale);
+    getDescAttribute(library, desc, CUBLASLT_MATMUL_DESC_TRANSA, transa);
+    getDescAttribute(library, desc, CUBLASLT_MATMUL_DESC_TRANSB, transb);
+    getDescAttribute(library, desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
     out = LtMatmulDesc { compute, scale, int32_t(epilogue), int8_t(transa), int8_t(transb) };
     s_descs.put(desc, pack(out));
     return true;
@@ -139,9 +137,10 @@ __attribute__((noinline)) cublasStatus_t recordMatmul(decltype(&::cublasLtMatmul
     call.finish();
     LtMatmulDesc desc;
     LtLayout a, b, d;
-    const bool haveDesc = descFacts(computeDesc, desc);
-    const bool haveA = layoutFacts(Adesc, a), haveB = layoutFacts(Bdesc, b);
-    const bool haveD = layoutFacts(Ddesc, d) || layoutFacts(Cdesc, d);
+    const auto library = reinterpret_cast<const void*>(real);
+    const bool haveDesc = descFacts(library, computeDesc, desc);
+    const bool haveA = layoutFacts(library, Adesc, a), haveB = layoutFacts(library, Bdesc, b);
+    const bool haveD = layoutFacts(library, Ddesc, d) || layoutFacts(library, Cdesc, d);
     GemmCallFixed out {};
     describeLtMatmul(haveDesc ? &desc : nullptr, haveA ? &a : nullptr, haveB ? &b : nullptr, haveD ? &d : nullptr, out);
     out.endNs = call.endNs;
@@ -160,7 +159,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t lig
     cublasLtMatrixLayout_t Bdesc, const void* beta, const void* C, cublasLtMatrixLayout_t Cdesc, void* D,
     cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes,
     cudaStream_t stream) {
-    const auto real = s_matmul.get();
+    const auto real = s_matmul.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     // Inside cuBLAS's own GEMMs (or any interposed call): not the program's matmul.
@@ -173,7 +172,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t lig
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutCreate(
     cublasLtMatrixLayout_t* matLayout, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld) {
-    const auto real = s_layoutCreate.get();
+    const auto real = s_layoutCreate.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     const cublasStatus_t status = real(matLayout, type, rows, cols, ld);
@@ -183,7 +182,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutCreate(
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutInit_internal(
     cublasLtMatrixLayout_t matLayout, size_t size, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld) {
-    const auto real = s_layoutInit.get();
+    const auto real = s_layoutInit.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     const cublasStatus_t status = real(matLayout, size, type, rows, cols, ld);
@@ -197,7 +196,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutInit_internal(
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t matLayout) {
-    const auto real = s_layoutDestroy.get();
+    const auto real = s_layoutDestroy.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     // Before the memory is freed: another thread's new layout may take the address right after.
@@ -207,7 +206,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutDestroy(cublasL
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutSetAttribute(
     cublasLtMatrixLayout_t matLayout, cublasLtMatrixLayoutAttribute_t attr, const void* buf, size_t sizeInBytes) {
-    const auto real = s_layoutSet.get();
+    const auto real = s_layoutSet.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     const cublasStatus_t status = real(matLayout, attr, buf, sizeInBytes);
@@ -221,7 +220,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutSetAttribute(
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescCreate(
     cublasLtMatmulDesc_t* matmulDesc, cublasComputeType_t computeType, cudaDataType_t scaleType) {
-    const auto real = s_descCreate.get();
+    const auto real = s_descCreate.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     const cublasStatus_t status = real(matmulDesc, computeType, scaleType);
@@ -231,7 +230,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescCreate(
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescInit_internal(
     cublasLtMatmulDesc_t matmulDesc, size_t size, cublasComputeType_t computeType, cudaDataType_t scaleType) {
-    const auto real = s_descInit.get();
+    const auto real = s_descInit.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     const cublasStatus_t status = real(matmulDesc, size, computeType, scaleType);
@@ -245,7 +244,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescInit_internal(
 }
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t matmulDesc) {
-    const auto real = s_descDestroy.get();
+    const auto real = s_descDestroy.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     if (tracking()) s_descs.erase(matmulDesc);
@@ -254,7 +253,7 @@ TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescDestroy(cublasLtM
 
 TUNEUP_INTERPOSE cublasStatus_t CUBLASWINAPI cublasLtMatmulDescSetAttribute(
     cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr, const void* buf, size_t sizeInBytes) {
-    const auto real = s_descSet.get();
+    const auto real = s_descSet.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUBLAS_STATUS_NOT_INITIALIZED;
     const cublasStatus_t status = real(matmulDesc, attr, buf, sizeInBytes);

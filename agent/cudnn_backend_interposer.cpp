@@ -42,12 +42,12 @@ constexpr size_t kShapeWords = (sizeof(ConvShape) + 7) / 8;
 using PlanWords = std::array<uint64_t, kShapeWords + 3>;
 PointerCache<kShapeWords + 3, 256> s_plans;
 
-RealFunction<decltype(&::cudnnBackendCreateDescriptor)> s_create { "cudnnBackendCreateDescriptor", kCudnnLibraries };
-RealFunction<decltype(&::cudnnBackendDestroyDescriptor)> s_destroy { "cudnnBackendDestroyDescriptor", kCudnnLibraries };
-RealFunction<decltype(&::cudnnBackendSetAttribute)> s_set { "cudnnBackendSetAttribute", kCudnnLibraries };
-RealFunction<decltype(&::cudnnBackendGetAttribute)> s_get { "cudnnBackendGetAttribute", kCudnnLibraries };
-RealFunction<decltype(&::cudnnBackendFinalize)> s_finalize { "cudnnBackendFinalize", kCudnnLibraries };
-RealFunction<decltype(&::cudnnBackendExecute)> s_execute { "cudnnBackendExecute", kCudnnLibraries };
+RealFunction<decltype(&::cudnnBackendCreateDescriptor)> s_create { "cudnnBackendCreateDescriptor", kCudnn };
+RealFunction<decltype(&::cudnnBackendDestroyDescriptor)> s_destroy { "cudnnBackendDestroyDescriptor", kCudnn };
+RealFunction<decltype(&::cudnnBackendSetAttribute)> s_set { "cudnnBackendSetAttribute", kCudnn };
+RealFunction<decltype(&::cudnnBackendGetAttribute)> s_get { "cudnnBackendGetAttribute", kCudnn };
+RealFunction<decltype(&::cudnnBackendFinalize)> s_finalize { "cudnnBackendFinalize", kCudnn };
+RealFunction<decltype(&::cudnnBackendExecute)> s_execute { "cudnnBackendExecute", kCudnn };
 
 bool tracking() {
     return recordingConv() && !insideLibraryCall();
@@ -77,12 +77,13 @@ BackendGraph::Plan unpack(const PlanWords& w) {
     return p;
 }
 
-// The global index of the engine in a config that came from heuristics results: asked of the library
-// (the real functions, not ours: nothing here is followed or recorded). Once per plan.
-int64_t engineOfConfig(const void* config) {
-    const auto create = s_create.get();
-    const auto get = s_get.get();
-    const auto destroy = s_destroy.get();
+// The global index of the engine in a config that came from heuristics results: asked of `library` (a
+// function of the cuDNN copy the program's call went to; the real functions, not ours: nothing here is
+// followed or recorded). Once per plan.
+int64_t engineOfConfig(const void* library, const void* config) {
+    const auto create = s_create.beside(library);
+    const auto get = s_get.beside(library);
+    const auto destroy = s_destroy.beside(library);
     if (!create || !get || !destroy || !config) return kUnknown;
     cudnnBackendDescriptor_t engine = nullptr;
     if (create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine) != CUDNN_STATUS_SUCCESS) return kUnknown;
@@ -95,12 +96,12 @@ int64_t engineOfConfig(const void* config) {
     return index;
 }
 
-BackendGraph::Plan planSummary(const void* plan) {
+BackendGraph::Plan planSummary(const void* library, const void* plan) {
     PlanWords words;
     if (s_plans.get(plan, words)) [[likely]]
         return unpack(words);
     BackendGraph::Plan p = graph().plan(plan);
-    if (p.convolution && p.engine == kUnknown && p.config) p.engine = engineOfConfig(p.config);
+    if (p.convolution && p.engine == kUnknown && p.config) p.engine = engineOfConfig(library, p.config);
     s_plans.put(plan, pack(p));
     return p;
 }
@@ -125,7 +126,7 @@ void emitBackendCall(const LibraryCall& call, LibraryFunction function, int call
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendCreateDescriptor(
     cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t* descriptor) {
-    const auto real = s_create.get();
+    const auto real = s_create.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
     const cudnnStatus_t status = real(descriptorType, descriptor);
@@ -138,7 +139,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendCreateDescriptor(
 }
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
-    const auto real = s_destroy.get();
+    const auto real = s_destroy.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
     // Before the memory is freed: a new descriptor may take the address right after.
@@ -153,7 +154,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendDestroyDescriptor(cudnnBa
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
     cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t elementCount,
     const void* arrayOfElements) {
-    const auto real = s_set.get();
+    const auto real = s_set.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
     const cudnnStatus_t status = real(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
@@ -168,7 +169,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendSetAttribute(cudnnBackend
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor,
     cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t requestedElementCount,
     int64_t* elementCount, void* arrayOfElements) {
-    const auto real = s_get.get();
+    const auto real = s_get.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
     const cudnnStatus_t status
@@ -182,7 +183,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendGetAttribute(cudnnBackend
 }
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
-    const auto real = s_finalize.get();
+    const auto real = s_finalize.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
     const int type = recordingConv() ? followedType(descriptor) : -1;
@@ -190,7 +191,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendFinalize(cudnnBackendDesc
         const cudnnStatus_t status = real(descriptor);
         if (type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && status == CUDNN_STATUS_SUCCESS && tracking()) {
             s_plans.erase(descriptor);
-            planSummary(descriptor); // built now, off the Execute path
+            planSummary(reinterpret_cast<const void*>(real), descriptor); // built now, off the Execute path
         }
         return status;
     }
@@ -213,7 +214,7 @@ __attribute__((noinline)) cudnnStatus_t recordExecute(decltype(&::cudnnBackendEx
     LibraryCall call(true);
     const cudnnStatus_t status = real(handle, executionPlan, variantPack);
     call.finish();
-    const BackendGraph::Plan plan = planSummary(executionPlan);
+    const BackendGraph::Plan plan = planSummary(reinterpret_cast<const void*>(real), executionPlan);
     if (plan.convolution)
         emitBackendCall(call, LibraryFunction::CudnnBackendExecute, schema::kConvRun, plan.shape, plan.engine,
             plan.algoSource, plan.id, status);
@@ -224,7 +225,7 @@ __attribute__((noinline)) cudnnStatus_t recordExecute(decltype(&::cudnnBackendEx
 
 TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnBackendExecute(
     cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan, cudnnBackendDescriptor_t variantPack) {
-    const auto real = s_execute.get();
+    const auto real = s_execute.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
     if (!recordingConv() || insideLibraryCall()) [[likely]]

@@ -22,22 +22,20 @@ namespace schema = tuneup::schema;
 
 namespace {
 
-RealFunction<decltype(&::cudnnGetTensorNdDescriptor)> s_getTensor { "cudnnGetTensorNdDescriptor", kCudnnLibraries };
-RealFunction<decltype(&::cudnnGetFilterNdDescriptor)> s_getFilter { "cudnnGetFilterNdDescriptor", kCudnnLibraries };
-RealFunction<decltype(&::cudnnGetConvolutionNdDescriptor)> s_getConv { "cudnnGetConvolutionNdDescriptor",
-    kCudnnLibraries };
-RealFunction<decltype(&::cudnnGetConvolutionGroupCount)> s_getGroups { "cudnnGetConvolutionGroupCount",
-    kCudnnLibraries };
-RealFunction<decltype(&::cudnnGetConvolutionMathType)> s_getMath { "cudnnGetConvolutionMathType", kCudnnLibraries };
+RealFunction<decltype(&::cudnnGetTensorNdDescriptor)> s_getTensor { "cudnnGetTensorNdDescriptor", kCudnn };
+RealFunction<decltype(&::cudnnGetFilterNdDescriptor)> s_getFilter { "cudnnGetFilterNdDescriptor", kCudnn };
+RealFunction<decltype(&::cudnnGetConvolutionNdDescriptor)> s_getConv { "cudnnGetConvolutionNdDescriptor", kCudnn };
+RealFunction<decltype(&::cudnnGetConvolutionGroupCount)> s_getGroups { "cudnnGetConvolutionGroupCount", kCudnn };
+RealFunction<decltype(&::cudnnGetConvolutionMathType)> s_getMath { "cudnnGetConvolutionMathType", kCudnn };
 
-// The shape from the input (x or dx), filter (w or dw) and convolution descriptors; what cannot be read
-// stays unknown.
-ConvShape readShape(
-    int direction, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv) {
+// The shape from the input (x or dx), filter (w or dw) and convolution descriptors, asked of `library`
+// (a function of the cuDNN copy that ran the call); what cannot be read stays unknown.
+ConvShape readShape(const void* library, int direction, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+    cudnnConvolutionDescriptor_t conv) {
     ConvShape s;
     s.direction = int8_t(direction);
     constexpr int kMax = 8;
-    if (const auto get = s_getTensor.get(); get && x) {
+    if (const auto get = s_getTensor.beside(library); get && x) {
         cudnnDataType_t type {};
         int dims = 0, sizes[kMax] = {}, strides[kMax] = {};
         if (get(x, kMax, &type, &dims, sizes, strides) == CUDNN_STATUS_SUCCESS && dims <= kMax) {
@@ -47,7 +45,7 @@ ConvShape readShape(
             setConvInput(s, dims, sizes64, strides64, int(type));
         }
     }
-    if (const auto get = s_getFilter.get(); get && w) {
+    if (const auto get = s_getFilter.beside(library); get && w) {
         cudnnDataType_t type {};
         cudnnTensorFormat_t format {};
         int dims = 0, sizes[kMax] = {};
@@ -58,7 +56,7 @@ ConvShape readShape(
             setConvFilter(s, dims, sizes64);
         }
     }
-    if (const auto get = s_getConv.get(); get && conv) {
+    if (const auto get = s_getConv.beside(library); get && conv) {
         int spatial = 0, pads[3] = {}, strides[3] = {}, dilations[3] = {};
         cudnnConvolutionMode_t mode {};
         cudnnDataType_t compute {};
@@ -70,11 +68,11 @@ ConvShape readShape(
             s.computeType = int32_t(compute);
         }
     }
-    if (const auto get = s_getGroups.get(); get && conv) {
+    if (const auto get = s_getGroups.beside(library); get && conv) {
         int groups = 0;
         if (get(conv, &groups) == CUDNN_STATUS_SUCCESS) s.groups = groups;
     }
-    if (const auto get = s_getMath.get(); get && conv) {
+    if (const auto get = s_getMath.beside(library); get && conv) {
         cudnnMathType_t math {};
         if (get(conv, &math) == CUDNN_STATUS_SUCCESS) s.mathType = int32_t(math);
     }
@@ -116,7 +114,7 @@ __attribute__((noinline)) cudnnStatus_t recordConv(
     LibraryCall call(true);
     const cudnnStatus_t status = f(args...);
     call.finish();
-    const ConvFacts facts = describe(status);
+    const ConvFacts facts = describe(status, reinterpret_cast<const void*>(f));
     ConvCallFixed out {};
     out.endNs = call.endNs;
     out.externalId = call.externalId;
@@ -134,9 +132,9 @@ __attribute__((noinline)) cudnnStatus_t recordConv(
 // Forwards to the real function; records the call when convolutions are recorded and no other
 // interposed call runs on this thread. `describe(status)` reads the shape and algorithm only then.
 template <class Fn, class Describe, class... Args>
-inline cudnnStatus_t callConv(
-    RealFunction<Fn>& real, LibraryFunction function, AlgoChoice choice, Describe describe, Args... args) {
-    const Fn f = real.get();
+inline cudnnStatus_t callConv(const void* caller, RealFunction<Fn>& real, LibraryFunction function, AlgoChoice choice,
+    Describe describe, Args... args) {
+    const Fn f = real.get(caller);
     if (!f) [[unlikely]]
         return CUDNN_STATUS_NOT_INITIALIZED;
     if (!recordingConv() || insideLibraryCall()) [[likely]]
@@ -153,51 +151,51 @@ inline cudnnStatus_t callConv(
 template <schema::ConvDirection Direction>
 auto shapeAndAlgorithm(
     cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv, int algo) {
-    return [=](cudnnStatus_t) { return ConvFacts { readShape(Direction, x, w, conv), algo }; };
+    return [=](cudnnStatus_t, const void* library) {
+        return ConvFacts { readShape(library, Direction, x, w, conv), algo };
+    };
 }
 
 // A Find or Get call's: the algorithm it ranked first.
 template <schema::ConvDirection Direction, class Perf>
 auto shapeAndBestAlgorithm(cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
     const int* returned, const Perf* results) {
-    return [=](cudnnStatus_t status) {
-        return ConvFacts { readShape(Direction, x, w, conv), bestAlgorithm(status, returned, results) };
+    return [=](cudnnStatus_t status, const void* library) {
+        return ConvFacts { readShape(library, Direction, x, w, conv), bestAlgorithm(status, returned, results) };
     };
 }
 
-RealFunction<decltype(&::cudnnConvolutionForward)> s_forward { "cudnnConvolutionForward", kCudnnLibraries };
-RealFunction<decltype(&::cudnnConvolutionBackwardData)> s_backwardData { "cudnnConvolutionBackwardData",
-    kCudnnLibraries };
-RealFunction<decltype(&::cudnnConvolutionBackwardFilter)> s_backwardFilter { "cudnnConvolutionBackwardFilter",
-    kCudnnLibraries };
+RealFunction<decltype(&::cudnnConvolutionForward)> s_forward { "cudnnConvolutionForward", kCudnn };
+RealFunction<decltype(&::cudnnConvolutionBackwardData)> s_backwardData { "cudnnConvolutionBackwardData", kCudnn };
+RealFunction<decltype(&::cudnnConvolutionBackwardFilter)> s_backwardFilter { "cudnnConvolutionBackwardFilter", kCudnn };
 RealFunction<decltype(&::cudnnConvolutionBiasActivationForward)> s_biasActivation {
-    "cudnnConvolutionBiasActivationForward", kCudnnLibraries
+    "cudnnConvolutionBiasActivationForward", kCudnn
 };
 RealFunction<decltype(&::cudnnFindConvolutionForwardAlgorithm)> s_findForward { "cudnnFindConvolutionForwardAlgorithm",
-    kCudnnLibraries };
+    kCudnn };
 RealFunction<decltype(&::cudnnFindConvolutionForwardAlgorithmEx)> s_findForwardEx {
-    "cudnnFindConvolutionForwardAlgorithmEx", kCudnnLibraries
+    "cudnnFindConvolutionForwardAlgorithmEx", kCudnn
 };
 RealFunction<decltype(&::cudnnFindConvolutionBackwardDataAlgorithm)> s_findBackwardData {
-    "cudnnFindConvolutionBackwardDataAlgorithm", kCudnnLibraries
+    "cudnnFindConvolutionBackwardDataAlgorithm", kCudnn
 };
 RealFunction<decltype(&::cudnnFindConvolutionBackwardDataAlgorithmEx)> s_findBackwardDataEx {
-    "cudnnFindConvolutionBackwardDataAlgorithmEx", kCudnnLibraries
+    "cudnnFindConvolutionBackwardDataAlgorithmEx", kCudnn
 };
 RealFunction<decltype(&::cudnnFindConvolutionBackwardFilterAlgorithm)> s_findBackwardFilter {
-    "cudnnFindConvolutionBackwardFilterAlgorithm", kCudnnLibraries
+    "cudnnFindConvolutionBackwardFilterAlgorithm", kCudnn
 };
 RealFunction<decltype(&::cudnnFindConvolutionBackwardFilterAlgorithmEx)> s_findBackwardFilterEx {
-    "cudnnFindConvolutionBackwardFilterAlgorithmEx", kCudnnLibraries
+    "cudnnFindConvolutionBackwardFilterAlgorithmEx", kCudnn
 };
 RealFunction<decltype(&::cudnnGetConvolutionForwardAlgorithm_v7)> s_getForward {
-    "cudnnGetConvolutionForwardAlgorithm_v7", kCudnnLibraries
+    "cudnnGetConvolutionForwardAlgorithm_v7", kCudnn
 };
 RealFunction<decltype(&::cudnnGetConvolutionBackwardDataAlgorithm_v7)> s_getBackwardData {
-    "cudnnGetConvolutionBackwardDataAlgorithm_v7", kCudnnLibraries
+    "cudnnGetConvolutionBackwardDataAlgorithm_v7", kCudnn
 };
 RealFunction<decltype(&::cudnnGetConvolutionBackwardFilterAlgorithm_v7)> s_getBackwardFilter {
-    "cudnnGetConvolutionBackwardFilterAlgorithm_v7", kCudnnLibraries
+    "cudnnGetConvolutionBackwardFilterAlgorithm_v7", kCudnn
 };
 
 } // namespace
@@ -208,7 +206,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionForward(cudnnHandle_t
     const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnFilterDescriptor_t wDesc, const void* w,
     const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo, void* workSpace,
     size_t workSpaceSizeInBytes, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y) {
-    return callConv(s_forward, LibraryFunction::CudnnConvolutionForward, kGiven,
+    return callConv(TUNEUP_CALLER, s_forward, LibraryFunction::CudnnConvolutionForward, kGiven,
         shapeAndAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, int(algo)), handle, alpha, xDesc, x, wDesc, w,
         convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
 }
@@ -219,7 +217,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward
     size_t workSpaceSizeInBytes, const void* alpha2, const cudnnTensorDescriptor_t zDesc, const void* z,
     const cudnnTensorDescriptor_t biasDesc, const void* bias, const cudnnActivationDescriptor_t activationDesc,
     const cudnnTensorDescriptor_t yDesc, void* y) {
-    return callConv(s_biasActivation, LibraryFunction::CudnnConvolutionBiasActivationForward, kGiven,
+    return callConv(TUNEUP_CALLER, s_biasActivation, LibraryFunction::CudnnConvolutionBiasActivationForward, kGiven,
         shapeAndAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, int(algo)), handle, alpha1, xDesc, x, wDesc, w,
         convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
 }
@@ -228,7 +226,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardData(cudnnHan
     const cudnnFilterDescriptor_t wDesc, const void* w, const cudnnTensorDescriptor_t dyDesc, const void* dy,
     const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdDataAlgo_t algo, void* workSpace,
     size_t workSpaceSizeInBytes, const void* beta, const cudnnTensorDescriptor_t dxDesc, void* dx) {
-    return callConv(s_backwardData, LibraryFunction::CudnnConvolutionBackwardData, kGiven,
+    return callConv(TUNEUP_CALLER, s_backwardData, LibraryFunction::CudnnConvolutionBackwardData, kGiven,
         shapeAndAlgorithm<schema::kConvBackwardData>(dxDesc, wDesc, convDesc, int(algo)), handle, alpha, wDesc, w,
         dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
 }
@@ -237,7 +235,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardFilter(cudnnH
     const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnTensorDescriptor_t dyDesc, const void* dy,
     const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdFilterAlgo_t algo, void* workSpace,
     size_t workSpaceSizeInBytes, const void* beta, const cudnnFilterDescriptor_t dwDesc, void* dw) {
-    return callConv(s_backwardFilter, LibraryFunction::CudnnConvolutionBackwardFilter, kGiven,
+    return callConv(TUNEUP_CALLER, s_backwardFilter, LibraryFunction::CudnnConvolutionBackwardFilter, kGiven,
         shapeAndAlgorithm<schema::kConvBackwardFilter>(xDesc, dwDesc, convDesc, int(algo)), handle, alpha, xDesc, x,
         dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
 }
@@ -248,7 +246,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithm(
     const cudnnTensorDescriptor_t xDesc, const cudnnFilterDescriptor_t wDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults) {
-    return callConv(s_findForward, LibraryFunction::CudnnFindForward, kSearched,
+    return callConv(TUNEUP_CALLER, s_findForward, LibraryFunction::CudnnFindForward, kSearched,
         shapeAndBestAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, returnedAlgoCount, perfResults), handle,
         xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
@@ -258,7 +256,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithmE
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc, void* y,
     const int requestedAlgoCount, int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults, void* workSpace,
     size_t workSpaceSizeInBytes) {
-    return callConv(s_findForwardEx, LibraryFunction::CudnnFindForwardEx, kSearched,
+    return callConv(TUNEUP_CALLER, s_findForwardEx, LibraryFunction::CudnnFindForwardEx, kSearched,
         shapeAndBestAlgorithm<schema::kConvForward>(xDesc, wDesc, convDesc, returnedAlgoCount, perfResults), handle,
         xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace,
         workSpaceSizeInBytes);
@@ -268,7 +266,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgor
     const cudnnFilterDescriptor_t wDesc, const cudnnTensorDescriptor_t dyDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults) {
-    return callConv(s_findBackwardData, LibraryFunction::CudnnFindBackwardData, kSearched,
+    return callConv(TUNEUP_CALLER, s_findBackwardData, LibraryFunction::CudnnFindBackwardData, kSearched,
         shapeAndBestAlgorithm<schema::kConvBackwardData>(dxDesc, wDesc, convDesc, returnedAlgoCount, perfResults),
         handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
@@ -278,7 +276,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgor
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, void* dx,
     const int requestedAlgoCount, int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults,
     void* workSpace, size_t workSpaceSizeInBytes) {
-    return callConv(s_findBackwardDataEx, LibraryFunction::CudnnFindBackwardDataEx, kSearched,
+    return callConv(TUNEUP_CALLER, s_findBackwardDataEx, LibraryFunction::CudnnFindBackwardDataEx, kSearched,
         shapeAndBestAlgorithm<schema::kConvBackwardData>(dxDesc, wDesc, convDesc, returnedAlgoCount, perfResults),
         handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults,
         workSpace, workSpaceSizeInBytes);
@@ -288,7 +286,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardFilterAlg
     const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t dyDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults) {
-    return callConv(s_findBackwardFilter, LibraryFunction::CudnnFindBackwardFilter, kSearched,
+    return callConv(TUNEUP_CALLER, s_findBackwardFilter, LibraryFunction::CudnnFindBackwardFilter, kSearched,
         shapeAndBestAlgorithm<schema::kConvBackwardFilter>(xDesc, dwDesc, convDesc, returnedAlgoCount, perfResults),
         handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
@@ -298,7 +296,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardFilterAlg
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc, void* dw,
     const int requestedAlgoCount, int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults,
     void* workSpace, size_t workSpaceSizeInBytes) {
-    return callConv(s_findBackwardFilterEx, LibraryFunction::CudnnFindBackwardFilterEx, kSearched,
+    return callConv(TUNEUP_CALLER, s_findBackwardFilterEx, LibraryFunction::CudnnFindBackwardFilterEx, kSearched,
         shapeAndBestAlgorithm<schema::kConvBackwardFilter>(xDesc, dwDesc, convDesc, returnedAlgoCount, perfResults),
         handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults,
         workSpace, workSpaceSizeInBytes);
@@ -310,7 +308,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionForwardAlgorithm_v
     const cudnnTensorDescriptor_t srcDesc, const cudnnFilterDescriptor_t filterDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t destDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults) {
-    return callConv(s_getForward, LibraryFunction::CudnnGetForwardV7, kHeuristic,
+    return callConv(TUNEUP_CALLER, s_getForward, LibraryFunction::CudnnGetForwardV7, kHeuristic,
         shapeAndBestAlgorithm<schema::kConvForward>(srcDesc, filterDesc, convDesc, returnedAlgoCount, perfResults),
         handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
@@ -319,7 +317,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardDataAlgori
     const cudnnFilterDescriptor_t filterDesc, const cudnnTensorDescriptor_t diffDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t gradDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults) {
-    return callConv(s_getBackwardData, LibraryFunction::CudnnGetBackwardDataV7, kHeuristic,
+    return callConv(TUNEUP_CALLER, s_getBackwardData, LibraryFunction::CudnnGetBackwardDataV7, kHeuristic,
         shapeAndBestAlgorithm<schema::kConvBackwardData>(
             gradDesc, filterDesc, convDesc, returnedAlgoCount, perfResults),
         handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -329,7 +327,7 @@ TUNEUP_INTERPOSE cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardFilterAlgo
     const cudnnTensorDescriptor_t srcDesc, const cudnnTensorDescriptor_t diffDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults) {
-    return callConv(s_getBackwardFilter, LibraryFunction::CudnnGetBackwardFilterV7, kHeuristic,
+    return callConv(TUNEUP_CALLER, s_getBackwardFilter, LibraryFunction::CudnnGetBackwardFilterV7, kHeuristic,
         shapeAndBestAlgorithm<schema::kConvBackwardFilter>(srcDesc, gradDesc, convDesc, returnedAlgoCount, perfResults),
         handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
 }

@@ -16,7 +16,8 @@ using namespace tuneup::agent;
 
 namespace {
 
-constexpr const char* kCuptiLibraries[] = { "libcupti.so", nullptr };
+constexpr const char* kCuptiPrefixes[] = { "libcupti.so", nullptr };
+constexpr LibraryFamily kCuptiLibraries { "cupti", kCuptiPrefixes };
 
 RealFunction<decltype(&::cuptiSubscribe)> s_subscribe { "cuptiSubscribe", kCuptiLibraries };
 RealFunction<decltype(&::cuptiSubscribe_v2)> s_subscribeV2 { "cuptiSubscribe_v2", kCuptiLibraries };
@@ -47,7 +48,7 @@ void note(OtherCuptiCall call, int kind, const void* returnAddress) {
 
 TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiSubscribe(
     CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata) {
-    const auto real = s_subscribe.get();
+    const auto real = s_subscribe.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUPTI_ERROR_NOT_INITIALIZED;
     note(OtherCuptiCall::Subscribe, 0, __builtin_return_address(0));
@@ -56,7 +57,7 @@ TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiSubscribe(
 
 TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiSubscribe_v2(
     CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* userdata, CUpti_SubscriberParams* params) {
-    const auto real = s_subscribeV2.get();
+    const auto real = s_subscribeV2.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUPTI_ERROR_NOT_INITIALIZED;
     note(OtherCuptiCall::Subscribe, 0, __builtin_return_address(0));
@@ -65,7 +66,7 @@ TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiSubscribe_v2(
 
 TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
     CUpti_BuffersCallbackRequestFunc requested, CUpti_BuffersCallbackCompleteFunc completed) {
-    const auto real = s_register.get();
+    const auto real = s_register.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUPTI_ERROR_NOT_INITIALIZED;
     note(OtherCuptiCall::RegisterBuffers, 0, __builtin_return_address(0));
@@ -73,7 +74,7 @@ TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
 }
 
 TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
-    const auto real = s_enable.get();
+    const auto real = s_enable.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUPTI_ERROR_NOT_INITIALIZED;
     note(OtherCuptiCall::Enable, int(kind), __builtin_return_address(0));
@@ -81,7 +82,7 @@ TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kin
 }
 
 TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) {
-    const auto real = s_disable.get();
+    const auto real = s_disable.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUPTI_ERROR_NOT_INITIALIZED;
     note(OtherCuptiCall::Disable, int(kind), __builtin_return_address(0));
@@ -89,7 +90,7 @@ TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind ki
 }
 
 TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc clock) {
-    const auto real = s_timestamp.get();
+    const auto real = s_timestamp.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUPTI_ERROR_NOT_INITIALIZED;
     note(OtherCuptiCall::Timestamp, 0, __builtin_return_address(0));
@@ -97,7 +98,7 @@ TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUp
 }
 
 TUNEUP_INTERPOSE CUptiResult CUPTIAPI cuptiFinalize(void) {
-    const auto real = s_finalize.get();
+    const auto real = s_finalize.get(TUNEUP_CALLER);
     if (!real) [[unlikely]]
         return CUPTI_ERROR_NOT_INITIALIZED;
     note(OtherCuptiCall::Finalize, 0, __builtin_return_address(0));
