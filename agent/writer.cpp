@@ -596,8 +596,8 @@ void Writer::abandonAfterFork() {
     // by the child (sqlite.org/howtocorrupt.html §2.6): leak it. Its descriptors stay open, unused.
     forgetSqliteFdsAfterFork();
     if (s_state) {
-        s_state->db.release();
-        s_state->sink.release();
+        static_cast<void>(s_state->db.release()); // leaked on purpose
+        static_cast<void>(s_state->sink.release());
         s_state->reserve.dropCopyAfterFork();
         s_state->gpuDrain = nullptr;
         s_state->reporters.clear();

@@ -32,6 +32,7 @@ TEST(WriterControl, FlushesAndAnExecPauseFromManyThreadsLoseNothing) {
     constexpr int kThreads = 4, kRanges = 3000;
     std::atomic<bool> recording { true };
     std::vector<std::thread> threads;
+    threads.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t)
         threads.emplace_back([t] {
             for (int i = 0; i < kRanges; ++i) {

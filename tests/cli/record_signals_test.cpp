@@ -50,6 +50,7 @@ protected:
             const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
             if (e < 0 || dup2(e, 2) < 0) _exit(126);
             std::vector<char*> argv;
+            argv.reserve(args.size() + 1);
             for (std::string& arg : args)
                 argv.push_back(arg.data());
             argv.push_back(nullptr);
