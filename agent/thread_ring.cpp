@@ -45,7 +45,7 @@ bool ThreadRing::write(EventSource source, HostEventKind kind, uint64_t timeNs, 
     const size_t size = roundUp16(sizeof(RecordHeader) + fixedBytes + text.size());
     RingSegment* segment = m_writeSegment;
     size_t pos = m_writePos;
-    if (pos + size + reserveBytes > segment->capacity) [[unlikely]] {
+    if (pos + size + reserveBytes > m_writeCapacity) [[unlikely]] {
         segment = advance(size + reserveBytes);
         if (!segment) {
             bump(m_droppedBy[size_t(source)]);
@@ -77,6 +77,7 @@ RingSegment* ThreadRing::advance(size_t recordBytes) {
     m_writeSegment->next.store(next, std::memory_order_release); // seals the full segment
     m_writeSegment = next;
     m_writePos = 0;
+    m_writeCapacity = next->capacity;
     return next;
 }
 

@@ -94,6 +94,7 @@ private:
     // Producer side.
     alignas(64) RingSegment* m_writeSegment;
     size_t m_writePos = 0; // == m_writeSegment->head
+    size_t m_writeCapacity = 0; // == m_writeSegment->capacity: the hot path reads only this line
     std::atomic<uint64_t> m_produced { 0 };
     std::atomic<uint64_t> m_truncated { 0 };
     std::atomic<uint64_t> m_droppedBy[kEventSourceCount] = {};
