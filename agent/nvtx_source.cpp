@@ -1,6 +1,7 @@
 #include "nvtx_source.h"
 
 #include "agent.h"
+#include "bench_control.h"
 #include "clock.h"
 #include "host_events.h"
 #include "log.h"
@@ -171,6 +172,11 @@ void emitScope(HostEventKind kind, uint64_t domain, uint64_t rangeId, EventSourc
 }
 
 int push(uint64_t domain, const nvtxEventAttributes_t* attributes, EventSource source = EventSource::Nvtx) {
+    if (benchControlled()) [[unlikely]]
+        benchNotePush(attributes && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII && attributes->message.ascii
+                ? std::string_view(attributes->message.ascii)
+                : std::string_view(),
+            t_depth);
     return notePush(emitEvent(HostEventKind::NvtxPush, domain, 0, attributes, source));
 }
 
@@ -181,6 +187,8 @@ int pop(uint64_t domain, EventSource source = EventSource::Nvtx) {
         emitScope(HostEventKind::NvtxPop, domain, 0, source);
     } else
         RingRegistry::countDropped(source);
+    if (benchControlled()) [[unlikely]]
+        benchNotePop(level); // may end the process: after the pop is recorded
     return level;
 }
 
@@ -232,6 +240,8 @@ int NVTX_API rangePushEx(const nvtxEventAttributes_t* a) {
 }
 
 int NVTX_API rangePushA(const char* message) {
+    if (benchControlled()) [[unlikely]]
+        benchNotePush(message ? std::string_view(message) : std::string_view(), t_depth);
     return notePush(emitText(HostEventKind::NvtxPush, nowNs(), message));
 }
 

@@ -325,6 +325,20 @@ class _AfterImport:
         return spec
 
 
+def _add_bench_hooks(agent, hooks):
+    """Under `tuneup bench`: its fixes and step limit (tuneup_bench.py, beside this file), after ours."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tuneup_bench.py")
+    try:
+        spec = importlib.util.spec_from_file_location("_tuneup_bench", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.add_hooks(agent, hooks)
+    except Exception as error:
+        _warn("tuneup bench's fixes (%s)" % path, error)
+
+
 def _install():
     try:
         agent = _Agent()
@@ -343,6 +357,8 @@ def _install():
             agent, m.DistributedDataParallel, "tuneup.wrap.distributed_data_parallel"
         ),
     }
+    if os.environ.get("TUNEUP_BENCH_REPORT"):
+        _add_bench_hooks(agent, hooks)
     for name in list(hooks):
         if name in sys.modules:  # already imported (unusual this early): patch now
             try:
