@@ -130,6 +130,8 @@ Config configFromEnvironment() {
     config.flushIntervalMs = envNumber(config, "TUNEUP_FLUSH_MS", config.flushIntervalMs, 10, 60000);
     config.samplePeriodMs = envNumber(config, "TUNEUP_SAMPLE_MS", config.samplePeriodMs, 0, 10000);
     if (const char* path = env("TUNEUP_CUPTI_PATH")) config.cuptiPath = path;
+    if (const char* dir = env("TUNEUP_CUPTI_DUMP")) config.cuptiDumpDir = dir;
+    config.cuptiDumpMiB = envNumber(config, "TUNEUP_CUPTI_DUMP_MB", config.cuptiDumpMiB, 1, 1u << 16);
     return config;
 }
 

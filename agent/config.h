@@ -31,6 +31,8 @@ struct Config {
     uint32_t flushIntervalMs = 200; // TUNEUP_FLUSH_MS: longest time an event waits to be committed
     uint32_t samplePeriodMs = 10; // TUNEUP_SAMPLE_MS: the main thread's state; 0 = not sampled
     std::string cuptiPath; // TUNEUP_CUPTI_PATH: libcupti to load when none is loaded yet
+    std::string cuptiDumpDir; // TUNEUP_CUPTI_DUMP: also write CUPTI's buffers to files here (cupti_dump.h)
+    uint32_t cuptiDumpMiB = 16; // TUNEUP_CUPTI_DUMP_MB: at most this much of them per process
     // Settings that were not understood ("TUNEUP_SAMPLE_MS=abc is not a number in [0, 10000]; using
     // 10"): said once, by the process that records (logConfigWarnings), not by every tool it starts.
     std::vector<std::string> warnings;

@@ -407,6 +407,18 @@ void decodeActivityBuffer(uint8_t* buffer, size_t validSize, const RecordWalker&
     decoder.finish();
 }
 
+size_t stringFieldOffset(CUpti_ActivityKind kind) {
+    switch (kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        return offsetof(KernelLayout, name);
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+        return offsetof(DeviceLayout, name);
+    default:
+        return 0;
+    }
+}
+
 std::string_view apiDisplayName(std::string_view name) {
     const size_t tag = name.rfind("_v");
     if (tag == std::string_view::npos || name.size() - tag - 2 < 4) return name;

@@ -110,6 +110,10 @@ private:
 void decodeActivityBuffer(uint8_t* buffer, size_t validSize, const RecordWalker& walker, const DecodeOptions& options,
     ActivitySink& sink, DecodeStats& stats);
 
+// Where a record of `kind` holds a pointer to a string the decoder reads (a kernel's or a device's name):
+// its offset in the record; 0 when it holds none. A buffer written to a file carries the strings.
+size_t stringFieldOffset(CUpti_ActivityKind kind);
+
 // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": drops CUPTI's "_v<CUDA version>" tag (4+ digits),
 // keeps real suffixes such as cuMemcpyHtoD_v2 or _ptsz.
 std::string_view apiDisplayName(std::string_view cuptiName);

@@ -2,7 +2,9 @@
 
 #include "clock.h"
 #include "cuda_api.h"
+#include "cupti_buffer_pool.h"
 #include "cupti_decode.h"
+#include "cupti_dump.h"
 #include "cupti_loader.h"
 #include "event_counts.h"
 #include "log.h"
@@ -14,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <link.h>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <unistd.h>
@@ -25,12 +28,9 @@ namespace tuneup::agent {
 
 namespace {
 
-// CUPTI recommends 1-10 MB buffers. 1 MiB holds ~4800 kernel records. CUPTI may hold half the agent's
-// buffer budget (TUNEUP_MAX_BUFFER_MB, shared with the threads' event rings), allocated as it asks and
-// no spare is left: beyond it CUPTI gets none and counts the records it drops. The writer keeps a few
-// emptied buffers for reuse and frees the rest.
-constexpr size_t kBufferBytes = size_t(1) << 20;
-constexpr size_t kSpareBuffers = 4;
+// CUPTI's buffers come from the agent's buffer budget (TUNEUP_MAX_BUFFER_MB, shared with the threads'
+// event rings), of which CUPTI may hold half (cupti_buffer_pool.h).
+constexpr size_t kBufferBytes = CuptiBufferPool::kBufferBytes;
 // Completed-but-partial buffers come back only when flushed: bounds what a SIGKILL loses.
 constexpr uint64_t kPeriodicFlushNs = 500'000'000;
 
@@ -47,14 +47,9 @@ struct CaptureState {
     std::atomic<bool> ownClock { false }; // CUPTI stamps records with our CLOCK_MONOTONIC callback
     bool registered = false; // drain and stats handed to the writer
 
-    // The pool; CUPTI's callbacks run on CUPTI's thread and on application threads.
-    std::mutex poolMutex;
-    std::vector<uint8_t*> ours; // every buffer we allocated
-    std::vector<uint8_t*> spare; // zeroed, ready for CUPTI
-    std::vector<std::pair<uint8_t*, size_t>> completed;
-    size_t maxBuffers = 2;
-    uint64_t refused = 0;
-    size_t peakBuffers = 0;
+    // CUPTI's callbacks run on CUPTI's thread and on application threads.
+    CuptiBufferPool pool;
+    std::unique_ptr<CuptiDumper> dumper; // TUNEUP_CUPTI_DUMP; set before capture starts
 
     std::atomic<uint64_t> dropped { 0 };
 
@@ -101,29 +96,14 @@ void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumReco
     *maxNumRecords = 0; // as many as fit
     CaptureState* state = s_state.load(std::memory_order_acquire);
     if (!state || inForkedChild()) return;
-    std::lock_guard lock(state->poolMutex);
-    if (!state->spare.empty()) {
-        *buffer = state->spare.back();
-        state->spare.pop_back();
-    } else if (state->ours.size() < state->maxBuffers) {
-        // calloc: zeroed (we told CUPTI so) and 16-byte aligned (CUPTI needs 8).
-        if (auto* fresh = static_cast<uint8_t*>(calloc(1, kBufferBytes))) {
-            state->ours.push_back(fresh);
-            state->peakBuffers = std::max(state->peakBuffers, state->ours.size());
-            *buffer = fresh;
-        }
-    }
-    if (*buffer)
-        *size = kBufferBytes;
-    else
-        ++state->refused;
+    *buffer = state->pool.request(); // null: CUPTI drops the records and counts them
+    if (*buffer) *size = kBufferBytes;
 }
 
 void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t validSize) {
     CaptureState* state = s_state.load(std::memory_order_acquire);
     if (!buffer || !state || inForkedChild()) return;
-    std::lock_guard lock(state->poolMutex);
-    state->completed.emplace_back(buffer, validSize);
+    state->pool.complete(buffer, validSize);
 }
 
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void*) {
@@ -243,11 +223,7 @@ void drain(ActivitySink& sink, bool final) {
             }
             collectDropped(*state);
         }
-        std::vector<std::pair<uint8_t*, size_t>> completed;
-        {
-            std::lock_guard lock(state->poolMutex);
-            completed.swap(state->completed);
-        }
+        const CuptiBufferPool::Completed completed = state->pool.takeCompleted();
         if (completed.empty()) return;
         DecodeOptions options;
         options.apiName = [state](int kind, uint32_t cbid) { return apiName(*state, kind, cbid); };
@@ -255,32 +231,12 @@ void drain(ActivitySink& sink, bool final) {
         options.noisyApiRows = state->noisyApiRows;
         const CuptiRecordWalker walker(api.activityGetNextRecord);
         ActivityDecoder decoder(options, sink, state->stats);
-        for (auto& [buffer, validSize] : completed)
+        for (const auto& [buffer, validSize] : completed) {
+            if (state->dumper) state->dumper->dump(buffer, validSize, walker, options.clockOffsetNs);
             decoder.decode(buffer, validSize, walker);
+        }
         decoder.finish();
-        std::vector<uint8_t*> recycled;
-        {
-            // A buffer that is not ours (another CUPTI client's callbacks mixed with ours) is left alone.
-            std::lock_guard lock(state->poolMutex);
-            for (auto& [buffer, validSize] : completed)
-                if (std::find(state->ours.begin(), state->ours.end(), buffer) != state->ours.end())
-                    recycled.push_back(buffer);
-        }
-        for (uint8_t* buffer : recycled)
-            std::memset(buffer, 0, kBufferBytes); // off the application's threads
-        std::vector<uint8_t*> surplus;
-        {
-            std::lock_guard lock(state->poolMutex);
-            state->spare.insert(state->spare.end(), recycled.begin(), recycled.end());
-            while (state->spare.size() > kSpareBuffers) { // the rest goes back to the budget
-                uint8_t* buffer = state->spare.back();
-                state->spare.pop_back();
-                state->ours.erase(std::find(state->ours.begin(), state->ours.end(), buffer));
-                surplus.push_back(buffer);
-            }
-        }
-        for (uint8_t* buffer : surplus)
-            free(buffer);
+        state->pool.recycle(completed);
     } catch (...) {
         // Never let an exception reach the writer: the records of this pass are lost.
     }
@@ -289,12 +245,7 @@ void drain(ActivitySink& sink, bool final) {
 void reportStats(const std::function<void(const char*, const char*, int64_t, const char*)>& setStat) {
     CaptureState* state = s_state.load(std::memory_order_acquire);
     if (!state) return;
-    uint64_t refused, peakBuffers;
-    {
-        std::lock_guard lock(state->poolMutex);
-        refused = state->refused;
-        peakBuffers = state->peakBuffers;
-    }
+    const CuptiBufferPool::Stats pool = state->pool.stats();
     const DecodeStats& stats = state->stats;
     setStat("cupti.records", "info", int64_t(stats.records()),
         "GPU records written (kernels, copies, sets, syncs, API calls, devices)");
@@ -302,11 +253,22 @@ void reportStats(const std::function<void(const char*, const char*, int64_t, con
         "GPU activity records CUPTI dropped for lack of buffer space");
     // event_counts' row for CUPTI (no thread): records written, and those lost before the file.
     SourceCounts::setTotals(EventSource::Cupti, stats.records(), state->dropped.load() + stats.noTimestamp);
-    setStat("cupti.buffers_refused", "info", int64_t(refused),
-        "CUPTI buffer requests refused because CUPTI's half of the buffer budget (TUNEUP_MAX_BUFFER_MB) was in use "
-        "(their records are in cupti.dropped)");
-    setStat("cupti.buffer_bytes_peak", "info", int64_t(peakBuffers * kBufferBytes),
+    setStat("cupti.buffers_refused", "info", int64_t(pool.refused),
+        "CUPTI buffer requests refused: CUPTI's half of the buffer budget (TUNEUP_MAX_BUFFER_MB) was in use, or the "
+        "budget was spent (their records are in cupti.dropped)");
+    setStat("cupti.buffers_over_budget", "info", int64_t(pool.refusedOverBudget),
+        "of cupti.buffers_refused, those refused because the buffer budget shared with the threads' event buffers "
+        "was spent");
+    setStat("cupti.buffer_bytes_peak", "info", int64_t(pool.peakBytes),
         "most memory CUPTI's activity buffers held at once (from the agent's buffer budget)");
+    if (const CuptiDumper* dumper = state->dumper.get()) {
+        setStat("cupti.dump_files", "info", int64_t(dumper->filesWritten()),
+            "CUPTI activity buffers written to TUNEUP_CUPTI_DUMP (meta cupti.dump)");
+        setStat("cupti.dump_bytes", "info", int64_t(dumper->bytesWritten()), "bytes of those files");
+        setStat("cupti.dump_not_written", "info", int64_t(dumper->buffersNotWritten()),
+            "CUPTI activity buffers decoded but not written to TUNEUP_CUPTI_DUMP (TUNEUP_CUPTI_DUMP_MB reached, or a "
+            "write failed)");
+    }
     setStat("cupti.sync_not_waits", "info", int64_t(stats.syncNotWaits),
         "CUPTI synchronisation records of stream and event queries (not waits): not written");
     for (const auto& [name, calls] : stats.countedApis) {
@@ -400,7 +362,7 @@ bool startLocked(const Config& config, std::string& status) {
     size_t zeroedSize = sizeof zeroed;
     api.activitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroedSize, &zeroed);
     state.noisyApiRows = config.trace.noisyApi;
-    state.maxBuffers = std::max<size_t>(2, (size_t(config.maxBufferMiB) << 20) / 2 / kBufferBytes);
+    state.pool.setMaxBuffers(std::max<size_t>(2, (size_t(config.maxBufferMiB) << 20) / 2 / kBufferBytes));
     // CUDA 13 also reports stream and event queries as synchronisation records; these are not waits.
     // Older CUPTIs lack the switch (and the records).
     if (api.enableAllSyncRecords) {
@@ -450,6 +412,14 @@ bool startLocked(const Config& config, std::string& status) {
     s_externalOn.store(wantExternal && std::any_of(state.enabled.begin(), state.enabled.end(), [](const Kind& k) {
         return k.kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
     }));
+    if (!config.cuptiDumpDir.empty() && !state.dumper) {
+        std::vector<int32_t> kindValues;
+        for (const Kind& kind : state.enabled)
+            kindValues.push_back(int32_t(kind.kind));
+        state.dumper = std::make_unique<CuptiDumper>(
+            config.cuptiDumpDir, uint64_t(config.cuptiDumpMiB) << 20, version, std::move(kindValues));
+        Writer::setMeta("cupti.dump", config.cuptiDumpDir);
+    }
     s_on.store(true);
     std::vector<CuptiCoexistence::Kind> ours;
     for (const Kind& kind : state.enabled)

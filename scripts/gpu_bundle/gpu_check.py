@@ -44,6 +44,7 @@ CUDA_CHECK = os.path.join(BUNDLE, "bin", "cuda_check")
 SAMPLES_DIR = os.path.join(BUNDLE, "samples", "python")
 MANIFEST = "MANIFEST.json"
 FIXTURES_LIMIT = 15 << 20  # the device tool brings back files of at most 16 MiB
+CUPTI_DUMP_MB = 4  # raw CUPTI buffers of the capture workload; mostly zeros, they compress well
 
 # Libraries a self-contained bundle binary may need: glibc's own.
 GLIBC_LIBRARIES = {"libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1", "ld-linux-x86-64.so.2",
@@ -248,9 +249,9 @@ class Runner:
         with open(log, errors="replace") as f:
             return code, f.read()
 
-    def record(self, name, db, argv, limit=300):
+    def record(self, name, db, argv, limit=300, env=None):
         os.makedirs(os.path.dirname(db), exist_ok=True)
-        return self.run(name, [TUNEUP, "record", "-o", db, "--force", "--"] + argv, limit)
+        return self.run(name, [TUNEUP, "record", "-o", db, "--force", "--"] + argv, limit, env)
 
     def advise(self, name, db):
         """`tuneup advise DB --format json`, parsed; raises RuntimeError with the reason."""
@@ -554,10 +555,15 @@ class Check:
         steps = self.args.steps
         db = os.path.join(self.runner.work, "capture", "capture.db")
         done_path = os.path.join(self.runner.work, "capture", "capture.done.json")
+        # CUPTI's raw activity buffers too, as the decoder's fixtures (docs/agent.md: TUNEUP_CUPTI_DUMP).
+        dumps = os.path.join(self.runner.work, "capture", "cupti")
         code, log = self.runner.record("capture", db, [self.args.python, os.path.join(DRIVER, "capture_workload.py"),
-                                                       "--report", done_path, "--steps", str(steps)], 300)
+                                                       "--report", done_path, "--steps", str(steps)], 300,
+                                       env=dict(TUNEUP_CUPTI_DUMP=dumps, TUNEUP_CUPTI_DUMP_MB=str(CUPTI_DUMP_MB)))
         self.fixtures += [("capture/capture.db", db), ("logs/capture.log", os.path.join(self.runner.work, "logs",
                                                                                           "capture.log"))]
+        if os.path.isdir(dumps):
+            self.fixtures += [("cupti/" + n, os.path.join(dumps, n)) for n in sorted(os.listdir(dumps))]
         if code != 0 or not os.path.isfile(done_path):
             self.report.add("capture: recorded", "fail", "tuneup record %s: %s" % (exit_text(code), tail(log)))
             return
@@ -1100,13 +1106,16 @@ class Check:
         os.replace(path + ".tmp", path)
         size = os.path.getsize(path)
         self.report.data["fixtures"] = dict(file="fixtures.tar.gz", bytes=size, files=kept, left_out=left_out)
-        self.report.note("raw CUPTI buffers are not among the fixtures: the agent has no setting to dump them "
-                         "(docs/agent.md)")
+        buffers = sum(k.startswith("cupti/") for k in kept)
+        self.report.note("%d raw CUPTI buffers of the capture workload are among the fixtures (cupti/*.bin: "
+                         "tests/fixtures/cupti_buffers/README.md)%s" % (
+                             buffers, "" if buffers or self.gpu else "; none without a GPU"))
         problems = [] if size <= FIXTURES_LIMIT else ["%.1f MiB, over the 15 MiB the device tool brings back" % (
             size / 1048576.0)]
         dbs = sum(k.endswith(".db") for k in kept)
-        self.verdict(name, problems, "fixtures.tar.gz: %d recordings and %d other files, %.1f MiB%s" % (
-            dbs, len(kept) - dbs, size / 1048576.0, ("; left out: " + ", ".join(left_out)) if left_out else ""))
+        self.verdict(name, problems, "fixtures.tar.gz: %d recordings, %d CUPTI buffers and %d other files, "
+                     "%.1f MiB%s" % (dbs, buffers, len(kept) - dbs - buffers, size / 1048576.0,
+                                     ("; left out: " + ", ".join(left_out)) if left_out else ""))
 
 
 def main():

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "env_guard.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 using namespace tuneup::agent;
@@ -197,3 +198,27 @@ TEST_F(ConfigTest, GarbageIsNamedInOneWarningAndTheDefaultIsUsed) {
     logConfigWarnings(c);
     EXPECT_TRUE(c.warnings.empty());
 }
+
+namespace {
+
+TEST(CuptiDumpSettings, AFolderAndALimit) {
+    EnvGuard env;
+    env.unset("TUNEUP_CUPTI_DUMP");
+    env.unset("TUNEUP_CUPTI_DUMP_MB");
+    Config c = configFromEnvironment();
+    EXPECT_TRUE(c.cuptiDumpDir.empty()) << "off unless asked for";
+    EXPECT_EQ(c.cuptiDumpMiB, 16u);
+    env.set("TUNEUP_CUPTI_DUMP", "/tmp/cupti-buffers");
+    env.set("TUNEUP_CUPTI_DUMP_MB", "4");
+    c = configFromEnvironment();
+    EXPECT_EQ(c.cuptiDumpDir, "/tmp/cupti-buffers");
+    EXPECT_EQ(c.cuptiDumpMiB, 4u);
+    env.set("TUNEUP_CUPTI_DUMP_MB", "0");
+    c = configFromEnvironment();
+    EXPECT_EQ(c.cuptiDumpMiB, 16u);
+    EXPECT_EQ(std::count_if(c.warnings.begin(), c.warnings.end(),
+                  [](const std::string& w) { return w.find("TUNEUP_CUPTI_DUMP_MB=0") != std::string::npos; }),
+        1);
+}
+
+} // namespace

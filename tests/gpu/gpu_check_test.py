@@ -261,6 +261,38 @@ class SampleChecks(unittest.TestCase):
         self.assertEqual(check.report.checks["sample anomaly: finding"][0], "skipped")
 
 
+class Fixtures(unittest.TestCase):
+    """The archive keeps the capture workload's raw CUPTI buffers (TUNEUP_CUPTI_DUMP) after the recordings."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="gpu_check_test.")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_cupti_buffers_are_kept(self):
+        work, out = os.path.join(self.dir, "work"), os.path.join(self.dir, "out")
+        for d in (os.path.join(work, "logs"), os.path.join(work, "capture", "cupti"), out):
+            os.makedirs(d)
+        capture_recording(os.path.join(work, "capture", "capture.db"))
+        buffers = []
+        for i in range(3):
+            path = os.path.join(work, "capture", "cupti", "cupti.pid7.%05d.bin" % i)
+            with open(path, "wb") as f:
+                f.write(b"TUCUPTIB" + bytes(1 << 20))
+            buffers.append(("cupti/" + os.path.basename(path), path))
+        check = gpu_check.Check(types.SimpleNamespace(out=out), FakeReport(), types.SimpleNamespace(work=work))
+        check.gpu = "NVIDIA H100 80GB HBM3"
+        check.fixtures = [("capture/capture.db", os.path.join(work, "capture", "capture.db"))] + buffers
+        check.write_fixtures()
+        status, detail = check.report.checks["fixtures: recordings kept"]
+        self.assertEqual(status, "pass", detail)
+        self.assertIn("1 recordings, 3 CUPTI buffers", detail)
+        with gpu_check.tarfile.open(os.path.join(out, "fixtures.tar.gz")) as archive:
+            self.assertEqual(sorted(n for n in archive.getnames() if n.startswith("cupti/")), [n for n, _ in buffers])
+        self.assertTrue(any("3 raw CUPTI buffers" in n for n in check.report.data["notes"]))
+
+
 class Overhead(unittest.TestCase):
     def test_within_the_limit_or_the_noise(self):
         self.assertEqual(gpu_check.overhead_problems({"plain": [10.0, 10.1, 10.2], "tuneup": [10.3, 10.4, 10.2]}, 5),
