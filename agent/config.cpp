@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "log.h"
+#include "trace_items.h"
 
 #include <climits>
 #include <cstdint>
@@ -78,9 +79,7 @@ bool parseTraceSelection(const std::string& text, TraceSelection& out, std::stri
         else if (item == "none")
             ;
         else {
-            error = "unknown trace item '" + item
-                + "' (known: nvtx, torch, cuda, kernel, memcpy, memset, sync, runtime, driver, gemm, conv, noisy-api, "
-                  "none)";
+            error = "unknown trace item '" + item + "' (known: " + traceItemNames() + ")";
             return false;
         }
     }

@@ -3,6 +3,7 @@
 #include "import/tuneup_file.h"
 #include "run_files.h"
 #include "subcommand.h"
+#include "trace_items.h"
 #include "units.h"
 
 #include <algorithm>
@@ -56,8 +57,6 @@ std::string absolute(const std::string& path) {
 }
 
 bool validTraceList(const std::string& list, std::string& normalized, std::string& error) {
-    static const char* kKnown[] = { "nvtx", "torch", "cuda", "kernel", "memcpy", "memset", "sync", "runtime", "driver",
-        "gemm", "conv", "noisy-api", "none" };
     normalized.clear();
     size_t pos = 0;
     while (pos <= list.size()) {
@@ -70,15 +69,24 @@ bool validTraceList(const std::string& list, std::string& normalized, std::strin
             error = "--trace '" + list + "' has an empty item; give a comma-separated list such as nvtx,cuda";
             return false;
         }
-        if (std::none_of(std::begin(kKnown), std::end(kKnown), [&](const char* known) { return item == known; })) {
-            error = "unknown --trace item '" + item
-                + "' (known: nvtx, torch, cuda, kernel, memcpy, memset, sync, runtime, driver, gemm, conv, noisy-api, "
-                  "none)";
+        if (!isTraceItem(item)) {
+            error = "unknown --trace item '" + item + "' (known: " + traceItemNames() + ")";
             return false;
         }
         normalized += (normalized.empty() ? "" : ",") + item;
     }
     return true;
+}
+
+// "What to record, comma-separated: nvtx, torch (…), …, or none", from the one list of items.
+std::string traceHelp() {
+    std::string help = "What to record, comma-separated:";
+    for (const TraceItem& item : kTraceItems) {
+        help.append(item.name == "none" ? " or " : " ").append(item.name);
+        if (!item.what.empty()) help.append(" (").append(item.what).append(")");
+        if (item.name != "none") help += ",";
+    }
+    return help;
 }
 
 // Any item but nvtx, gemm, conv, noisy-api and none asks for CUPTI (trace is already validated and normalized).
@@ -529,12 +537,7 @@ std::function<int()> addRecordCommand(CLI::App& app, const std::vector<std::stri
             "Trace file of the command; rank N writes FILE.rankN.db beside it, other processes FILE.pidN.db")
         ->capture_default_str();
     record->add_flag("-f,--force", options->force, "Replace an existing recording (its files are deleted)");
-    record
-        ->add_option("--trace", options->trace,
-            "What to record, comma-separated: nvtx, torch (PyTorch settings, read during NVTX calls), cuda "
-            "(= kernel,memcpy,memset,sync,runtime,driver), gemm (cuBLAS/cuBLASLt GEMM shapes), conv (cuDNN "
-            "convolutions and how their algorithms were chosen), any of those, or none")
-        ->capture_default_str();
+    record->add_option("--trace", options->trace, traceHelp())->capture_default_str();
     // Everything from the first positional on (or after --) is the command, its own options included.
     record->prefix_command();
     record->footer("Examples:\n"
