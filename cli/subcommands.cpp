@@ -8,6 +8,7 @@ std::function<int()> addAdviseCommand(CLI::App& app, const std::vector<std::stri
 std::function<int()> addRulesCommand(CLI::App& app, const std::vector<std::string>& command);
 std::function<int()> addExportCommand(CLI::App& app, const std::vector<std::string>& command);
 std::function<int()> addImportCommand(CLI::App& app, const std::vector<std::string>& command);
+std::function<int()> addBenchCommand(CLI::App& app, const std::vector<std::string>& command);
 
 // In the order `tuneup --help` lists them.
 const std::vector<Subcommand>& subcommands() {
@@ -15,6 +16,7 @@ const std::vector<Subcommand>& subcommands() {
         { "record", addRecordCommand, true },
         { "info", addInfoCommand },
         { "advise", addAdviseCommand },
+        { "bench", addBenchCommand, true },
         { "rules", addRulesCommand },
         { "export", addExportCommand },
         { "import", addImportCommand },

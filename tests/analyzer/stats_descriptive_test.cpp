@@ -31,6 +31,23 @@ TEST(Percentile, HeavyTiesAndDuplicates) {
     EXPECT_DOUBLE_EQ(percentile({ 1, 1, 1, 5, 5, 5 }, 0.5), 3);
 }
 
+TEST(TrimmedMean, DropsATenthEachSideAndFollowsThroughput) {
+    // 20 values: 2 dropped each side.
+    std::vector<double> values;
+    for (int i = 1; i <= 20; ++i)
+        values.push_back(i);
+    values.back() = 1000; // an outlier goes with the trimmed tail
+    EXPECT_DOUBLE_EQ(trimmedMean(values, 0.1), (3 + 18) / 2.0);
+    EXPECT_DOUBLE_EQ(trimmedMean({ 5 }, 0.1), 5);
+    EXPECT_DOUBLE_EQ(trimmedMean({ 1, 2, 3 }, 0.5), 2); // at most all but the middle
+    EXPECT_TRUE(std::isnan(trimmedMean({}, 0.1)));
+    // Alternating steps: the median is a mode, the trimmed mean the time per step.
+    const std::vector<double> alternating = { 20, 60, 20, 60, 20, 60, 20, 60, 20, 60 };
+    EXPECT_DOUBLE_EQ(trimmedMean(alternating, kCenterTrim), 40);
+    EXPECT_DOUBLE_EQ(center(alternating, Center::TrimmedMean), 40);
+    EXPECT_DOUBLE_EQ(center({ 20, 60, 20 }, Center::Median), 20);
+}
+
 TEST(Describe, MedianP10P90AndCount) {
     std::vector<double> values;
     for (int i = 1; i <= 101; ++i)
@@ -40,6 +57,7 @@ TEST(Describe, MedianP10P90AndCount) {
     EXPECT_DOUBLE_EQ(d.median, 51);
     EXPECT_DOUBLE_EQ(d.p10, 11);
     EXPECT_DOUBLE_EQ(d.p90, 91);
+    EXPECT_DOUBLE_EQ(d.trimmedMean, 51);
     EXPECT_EQ(describe({}).n, 0u);
 }
 
@@ -76,14 +94,14 @@ TEST(Random, SameSeedSameSequenceAndNormalMoments) {
 
 TEST(Bootstrap, IdenticalSamplesGiveExactlyOne) {
     const Runs runs = { { 10, 11, 12, 13 }, { 10, 11, 12, 13 } };
-    const RatioEstimate r = bootstrapRatioOfMedians(runs, runs);
+    const RatioEstimate r = bootstrapRatio(runs, runs);
     ASSERT_TRUE(r.valid);
     EXPECT_DOUBLE_EQ(r.ratio, 1);
     // Not degenerate: each side resamples on its own, so the interval has a width, around 1.
     EXPECT_LT(r.low, 1);
     EXPECT_GT(r.high, 1);
     const Runs constant = { { 5, 5, 5 }, { 5, 5 } };
-    const RatioEstimate c = bootstrapRatioOfMedians(constant, constant);
+    const RatioEstimate c = bootstrapRatio(constant, constant);
     EXPECT_DOUBLE_EQ(c.low, 1);
     EXPECT_DOUBLE_EQ(c.high, 1);
 }
@@ -91,12 +109,12 @@ TEST(Bootstrap, IdenticalSamplesGiveExactlyOne) {
 TEST(Bootstrap, SameSeedSameInterval) {
     Random random(3);
     const Runs a = drawRuns(random, {}), b = drawRuns(random, {});
-    const RatioEstimate x = bootstrapRatioOfMedians(a, b), y = bootstrapRatioOfMedians(a, b);
+    const RatioEstimate x = bootstrapRatio(a, b), y = bootstrapRatio(a, b);
     EXPECT_EQ(x.low, y.low);
     EXPECT_EQ(x.high, y.high);
     BootstrapOptions other;
     other.seed = 99;
-    EXPECT_NE(bootstrapRatioOfMedians(a, b, other).low, x.low);
+    EXPECT_NE(bootstrapRatio(a, b, other).low, x.low);
 }
 
 TEST(Bootstrap, ShiftedNormalsIntervalHoldsTheTrueRatioAndExcludesOne) {
@@ -107,7 +125,7 @@ TEST(Bootstrap, ShiftedNormalsIntervalHoldsTheTrueRatioAndExcludesOne) {
     RunShape fast = slow;
     fast.medianMs = 80;
     const Runs a = drawRuns(random, slow), b = drawRuns(random, fast);
-    const RatioEstimate r = bootstrapRatioOfMedians(a, b);
+    const RatioEstimate r = bootstrapRatio(a, b);
     ASSERT_TRUE(r.valid);
     EXPECT_NEAR(r.ratio, 1.25, 0.05);
     EXPECT_LT(r.low, 1.25);
@@ -131,7 +149,7 @@ TEST(Bootstrap, CoverageOfTheTrueRatioIsNearTheConfidence) {
         RunShape candidate = base;
         candidate.medianMs = 100;
         const Runs a = drawRuns(random, base), b = drawRuns(random, candidate);
-        const RatioEstimate r = bootstrapRatioOfMedians(a, b, options);
+        const RatioEstimate r = bootstrapRatio(a, b, options);
         if (r.low <= 1.2 && 1.2 <= r.high) ++covered;
     }
     EXPECT_GE(covered, 90);
@@ -147,7 +165,7 @@ TEST(Bootstrap, RunToRunDifferencesWidenTheInterval) {
     shaky.runNoise = 0.10;
     const Runs a1 = drawRuns(random, steady), b1 = drawRuns(random, steady);
     const Runs a2 = drawRuns(random, shaky), b2 = drawRuns(random, shaky);
-    const RatioEstimate narrow = bootstrapRatioOfMedians(a1, b1), wide = bootstrapRatioOfMedians(a2, b2);
+    const RatioEstimate narrow = bootstrapRatio(a1, b1), wide = bootstrapRatio(a2, b2);
     EXPECT_GT(std::log(wide.high / wide.low), 2 * std::log(narrow.high / narrow.low));
 }
 
@@ -155,7 +173,7 @@ TEST(Bootstrap, FewRunsWidenTheIntervalByTheSmallSampleFactor) {
     Random random(17);
     RunShape three;
     three.runs = 3;
-    const RatioEstimate r = bootstrapRatioOfMedians(drawRuns(random, three), drawRuns(random, three));
+    const RatioEstimate r = bootstrapRatio(drawRuns(random, three), drawRuns(random, three));
     // t(4) / z * sqrt(3 / 2) = 2.7764 / 1.9600 * 1.2247
     EXPECT_NEAR(r.widening, 1.7349, 1e-3);
     EXPECT_LE(r.low, r.ratio);
@@ -163,16 +181,37 @@ TEST(Bootstrap, FewRunsWidenTheIntervalByTheSmallSampleFactor) {
     // One run a side (compare's two recordings): nothing to measure run-to-run variance with.
     RunShape one;
     one.runs = 1;
-    EXPECT_DOUBLE_EQ(bootstrapRatioOfMedians(drawRuns(random, one), drawRuns(random, one)).widening, 1);
+    EXPECT_DOUBLE_EQ(bootstrapRatio(drawRuns(random, one), drawRuns(random, one)).widening, 1);
+}
+
+TEST(Bootstrap, AlternatingStepsNeedTheTrimmedMean) {
+    // A DataLoader whose two workers barely keep up: steps alternate 20 and 60 ms (some a little off),
+    // against a steady 120 ms. The time per step is 40 ms (3x); the median of the steps is 20 or 60
+    // depending on a few values, so its interval spans both; the trimmed mean's does not.
+    Random random(4);
+    Runs alternating(4), steady(4);
+    for (size_t r = 0; r < 4; ++r)
+        for (int s = 0; s < 20; ++s) {
+            alternating[r].push_back((s % 2 ? 60 : 20) * std::exp(0.05 * random.normal()));
+            steady[r].push_back(120 * std::exp(0.05 * random.normal()));
+        }
+    BootstrapOptions trimmed;
+    trimmed.center = Center::TrimmedMean;
+    const RatioEstimate t = bootstrapRatio(steady, alternating, trimmed);
+    EXPECT_NEAR(t.ratio, 3, 0.15);
+    EXPECT_GT(t.low, 2.3); // four runs a side: widened x1.44
+    EXPECT_LT(t.high, 4.0);
+    const RatioEstimate m = bootstrapRatio(steady, alternating);
+    EXPECT_GT(m.high / m.low, 2 * t.high / t.low);
 }
 
 TEST(Bootstrap, EmptyOrNonPositiveSidesAreInvalid) {
-    EXPECT_FALSE(bootstrapRatioOfMedians({}, { { 1, 2 } }).valid);
-    EXPECT_FALSE(bootstrapRatioOfMedians({ {} }, { { 1, 2 } }).valid);
-    EXPECT_FALSE(bootstrapRatioOfMedians({ { 0, 0, 0 } }, { { 1, 2 } }).valid);
+    EXPECT_FALSE(bootstrapRatio({}, { { 1, 2 } }).valid);
+    EXPECT_FALSE(bootstrapRatio({ {} }, { { 1, 2 } }).valid);
+    EXPECT_FALSE(bootstrapRatio({ { 0, 0, 0 } }, { { 1, 2 } }).valid);
     // Empty runs are skipped, not counted as runs.
-    EXPECT_TRUE(bootstrapRatioOfMedians({ {}, { 4, 4 } }, { { 2, 2 } }).valid);
-    EXPECT_DOUBLE_EQ(bootstrapRatioOfMedians({ {}, { 4, 4 } }, { { 2, 2 } }).ratio, 2);
+    EXPECT_TRUE(bootstrapRatio({ {}, { 4, 4 } }, { { 2, 2 } }).valid);
+    EXPECT_DOUBLE_EQ(bootstrapRatio({ {}, { 4, 4 } }, { { 2, 2 } }).ratio, 2);
 }
 
 } // namespace

@@ -18,15 +18,16 @@ Runs nonEmpty(const Runs& runs) {
     return kept;
 }
 
-// One bootstrap replicate of a side's median: draw as many runs as it has, with replacement, and from
+// One bootstrap replicate of a side's centre: draw as many runs as it has, with replacement, and from
 // each drawn run as many steps as it has, with replacement.
-double resampledMedian(const Runs& runs, Random& random, std::vector<double>& scratch) {
+double resampledCenter(const Runs& runs, Center c, Random& random, std::vector<double>& scratch) {
     scratch.clear();
     for (size_t r = 0; r < runs.size(); ++r) {
         const auto& run = runs[random.below(runs.size())];
         for (size_t s = 0; s < run.size(); ++s)
             scratch.push_back(run[random.below(run.size())]);
     }
+    if (c == Center::TrimmedMean) return trimmedMean(scratch, kCenterTrim);
     const size_t middle = scratch.size() / 2;
     std::nth_element(scratch.begin(), scratch.begin() + ptrdiff_t(middle), scratch.end());
     if (scratch.size() % 2) return scratch[middle];
@@ -51,22 +52,22 @@ double smallSampleWidening(const Runs& a, const Runs& b, double confidence) {
 
 } // namespace
 
-RatioEstimate bootstrapRatioOfMedians(const Runs& numerator, const Runs& denominator, const BootstrapOptions& options) {
+RatioEstimate bootstrapRatio(const Runs& numerator, const Runs& denominator, const BootstrapOptions& options) {
     RatioEstimate estimate;
     estimate.confidence = options.confidence;
     const Runs top = nonEmpty(numerator), bottom = nonEmpty(denominator);
     if (top.empty() || bottom.empty()) return estimate;
-    const double topMedian = median(pooled(top)), bottomMedian = median(pooled(bottom));
-    if (!(topMedian > 0) || !(bottomMedian > 0)) return estimate;
-    estimate.ratio = topMedian / bottomMedian;
+    const double topCenter = center(pooled(top), options.center), bottomCenter = center(pooled(bottom), options.center);
+    if (!(topCenter > 0) || !(bottomCenter > 0)) return estimate;
+    estimate.ratio = topCenter / bottomCenter;
 
     Random random(options.seed);
     std::vector<double> logRatios, scratch;
     const int iterations = std::max(options.iterations, 100);
     logRatios.reserve(size_t(iterations));
     for (int i = 0; i < iterations; ++i) {
-        const double t = resampledMedian(top, random, scratch);
-        const double b = resampledMedian(bottom, random, scratch);
+        const double t = resampledCenter(top, options.center, random, scratch);
+        const double b = resampledCenter(bottom, options.center, random, scratch);
         // Step times are positive; a zero could come only from a degenerate input, and sorts first.
         logRatios.push_back(t > 0 && b > 0 ? std::log(t / b) : -INFINITY);
     }

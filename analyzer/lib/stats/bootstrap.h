@@ -1,5 +1,6 @@
 #pragma once
-// The ratio of two medians with a bootstrap confidence interval, for step times that come in runs.
+// The ratio of two sides' centres (medians, or trimmed means: descriptive.h) with a bootstrap confidence
+// interval, for step times that come in runs.
 // Part of the statistics `tuneup bench` and `tuneup compare` share (descriptive.h).
 //
 // Steps of one run are not independent of each other: a run on a busier machine, or with a different
@@ -16,6 +17,8 @@
 // for 3 runs a side, x1.44 for 4, x1.17 for 8. Without this, an A/A benchmark of 3 runs a side claims a
 // change in 4% of cases instead of under 1% (stats_verdict_test).
 
+#include "stats/descriptive.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -27,19 +30,19 @@ struct BootstrapOptions {
     int iterations = 4000;
     double confidence = 0.95;
     uint64_t seed = 0x7475'6e65'7570; // fixed: the same data give the same interval
+    Center center = Center::Median;
 };
 
 struct RatioEstimate {
-    double ratio = 0; // median(numerator) / median(denominator), over the pooled values
+    double ratio = 0; // center(numerator) / center(denominator), over the pooled values
     double low = 0, high = 0; // percentile interval of the bootstrap ratios
     double confidence = 0;
     double widening = 1; // the small-sample factor applied to the interval (1: none)
-    bool valid = false; // false when a side has no values, or a median is not positive
+    bool valid = false; // false when a side has no values, or a centre is not positive
 };
 
-// median(numerator) / median(denominator): for bench's speed-up the baseline's runs over the
+// center(numerator) / center(denominator): for bench's speed-up the baseline's runs over the
 // candidate's, for compare's ratio the new run's over the base's. Empty runs are skipped.
-RatioEstimate bootstrapRatioOfMedians(
-    const Runs& numerator, const Runs& denominator, const BootstrapOptions& options = {});
+RatioEstimate bootstrapRatio(const Runs& numerator, const Runs& denominator, const BootstrapOptions& options = {});
 
 } // namespace tuneup::stats

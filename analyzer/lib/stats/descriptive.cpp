@@ -24,6 +24,25 @@ double median(std::vector<double> values) {
     return percentile(std::move(values), 0.5);
 }
 
+double trimmedMean(std::vector<double> values, double trim) {
+    if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+    std::sort(values.begin(), values.end());
+    const size_t drop
+        = std::min(size_t(std::floor(std::clamp(trim, 0.0, 0.5) * double(values.size()))), (values.size() - 1) / 2);
+    double sum = 0;
+    for (size_t i = drop; i < values.size() - drop; ++i)
+        sum += values[i];
+    return sum / double(values.size() - 2 * drop);
+}
+
+double center(std::vector<double> values, Center c) {
+    return c == Center::Median ? median(std::move(values)) : trimmedMean(std::move(values), kCenterTrim);
+}
+
+std::string_view centerName(Center c) {
+    return c == Center::Median ? "median" : "trimmed mean (10% each side)";
+}
+
 Distribution describe(const std::vector<double>& values) {
     Distribution d;
     d.n = values.size();
@@ -31,6 +50,7 @@ Distribution describe(const std::vector<double>& values) {
     d.median = percentile(values, 0.5);
     d.p10 = percentile(values, 0.1);
     d.p90 = percentile(values, 0.9);
+    d.trimmedMean = trimmedMean(values, kCenterTrim);
     return d;
 }
 

@@ -4,6 +4,7 @@
 // disagree. This header: medians and percentiles of step times.
 
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
 namespace tuneup::stats {
@@ -14,9 +15,23 @@ namespace tuneup::stats {
 double percentile(std::vector<double> values, double q);
 double median(std::vector<double> values);
 
+// The mean of the values left after the `trim` share of the smallest and of the largest are dropped
+// (trim 0.1: a tenth each side; 0.5 approaches the median). NaN for an empty sample.
+double trimmedMean(std::vector<double> values, double trim);
+
+// The centre of a side's step times that a ratio compares. The median shrugs off slow outliers but is
+// either mode of a two-mode sample: the steps of a DataLoader whose workers barely keep up alternate
+// (20 ms, 60 ms, 20 ms, ...) and their median is 20 or 60 by chance. The trimmed mean (a tenth dropped
+// each side) shrugs off the outliers too and follows the time per step a run takes (its throughput).
+enum class Center { Median, TrimmedMean };
+inline constexpr double kCenterTrim = 0.1;
+double center(std::vector<double> values, Center c);
+std::string_view centerName(Center c); // "median", "trimmed mean (10% each side)"
+
 // Median, p10 and p90 of a sample, and its size; what bench and compare print for each side.
 struct Distribution {
     double median = 0, p10 = 0, p90 = 0;
+    double trimmedMean = 0; // trimmedMean(values, kCenterTrim)
     size_t n = 0;
 };
 Distribution describe(const std::vector<double>& values);

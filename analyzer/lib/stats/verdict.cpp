@@ -19,7 +19,7 @@ std::string_view changeName(Change c) {
     return "inconclusive";
 }
 
-std::optional<double> runToRunNoise(const std::vector<const Runs*>& sides) {
+std::optional<double> runToRunNoise(const std::vector<const Runs*>& sides, Center c) {
     std::optional<double> noise;
     for (const Runs* side : sides) {
         if (!side) continue;
@@ -27,7 +27,7 @@ std::optional<double> runToRunNoise(const std::vector<const Runs*>& sides) {
         size_t measured = 0;
         for (const auto& run : *side)
             if (!run.empty())
-                if (const double m = median(run); m > 0) {
+                if (const double m = center(run, c); m > 0) {
                     lowest = std::min(lowest, m);
                     highest = std::max(highest, m);
                     ++measured;
@@ -60,9 +60,9 @@ Comparison compareRuns(const Runs& numerator, const Runs& denominator, const Com
         return size_t(std::count_if(runs.begin(), runs.end(), [](const auto& r) { return !r.empty(); }));
     };
     c.runs = std::min(countRuns(numerator), countRuns(denominator));
-    c.noise = runToRunNoise({ &numerator, &denominator });
+    c.noise = runToRunNoise({ &numerator, &denominator }, options.bootstrap.center);
     c.threshold = std::max(options.minThreshold, c.noise.value_or(0));
-    c.ratio = bootstrapRatioOfMedians(numerator, denominator, options.bootstrap);
+    c.ratio = bootstrapRatio(numerator, denominator, options.bootstrap);
     c.test = mannWhitney(top, bottom);
     if (!c.ratio.valid) {
         c.why = "a side has no step times";

@@ -3,7 +3,8 @@
 // runs (or steps) would tell. Part of the statistics `tuneup bench` (issue 14) and `tuneup compare`
 // (issue 15) share (descriptive.h); both call compareRuns so that they decide alike.
 //
-// The rule, on the ratio r = median(numerator) / median(denominator) and its bootstrap 95% interval:
+// The rule, on the ratio r = center(numerator) / center(denominator) (medians unless
+// ComparisonOptions::bootstrap.center says trimmed means) and its bootstrap 95% interval:
 //   threshold  t = max(2%, the run-to-run noise measured in the runs themselves: runToRunNoise)
 //   the band   [1 / (1 + t), 1 + t]: differences this small are not worth reporting, or are noise
 //   Higher     the whole interval lies above the band, and the Mann-Whitney p-value is below 0.05
@@ -27,11 +28,11 @@ enum class Change { Higher, Lower, Same, Inconclusive };
 std::string_view changeName(Change c); // "higher"
 
 // The run-to-run noise: how far apart runs of the same command land, as a fraction: the largest
-// ratio of one run's median to another's of the same side, less 1 (runs at 100, 104 and 97 ms: 7.2%).
+// ratio of one run's centre to another's of the same side, less 1 (runs at 100, 104 and 97 ms: 7.2%).
 // A difference between the sides smaller than this is what running the same thing again gives.
 // nullopt when no side has two runs with values. compare, which has one recording per side, passes
 // blocks of consecutive steps as runs.
-std::optional<double> runToRunNoise(const std::vector<const Runs*>& sides);
+std::optional<double> runToRunNoise(const std::vector<const Runs*>& sides, Center c = Center::Median);
 
 struct ComparisonOptions {
     double minThreshold = 0.02; // the floor of the threshold: 2%
