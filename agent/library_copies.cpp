@@ -8,6 +8,7 @@
 #include "writer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <dlfcn.h>
 #include <link.h>
 #include <map>
@@ -53,7 +54,7 @@ struct Copies {
     size_t loadedReported = 0;
 };
 
-std::mutex s_mutex;
+std::timed_mutex s_mutex;
 std::map<std::string, Copies>* s_families = new std::map<std::string, Copies>; // never freed: used at exit
 
 // "COPY (called from A, B); COPY2 (called from C)"
@@ -83,7 +84,9 @@ void noteLibraryCopy(const LibraryFamily& family, const void* function, const vo
         const std::vector<std::string> loaded = loadedCopies(family);
         std::string value, loadedValue;
         {
-            std::lock_guard lock(s_mutex);
+            // Bounded: a child forked while another thread held it must not wait forever.
+            std::unique_lock lock(s_mutex, std::chrono::milliseconds(100));
+            if (!lock) return;
             Copies& copies = (*s_families)[family.name];
             if (!copies.callersByCopy[copy].insert(callerName).second && loaded.size() <= copies.loadedReported) return;
             value = describe(copies);
