@@ -69,7 +69,8 @@ struct Span {
 
 int spanOf(dl_phdr_info* info, size_t, void* data) {
     auto* span = static_cast<Span*>(data);
-    if (info->dlpi_addr != span->object->l_addr || strcmp(info->dlpi_name ? info->dlpi_name : "", span->object->l_name))
+    if (info->dlpi_addr != span->object->l_addr
+        || strcmp(info->dlpi_name ? info->dlpi_name : "", span->object->l_name) != 0)
         return 0;
     for (int i = 0; i < info->dlpi_phnum; ++i)
         if (info->dlpi_phdr[i].p_type == PT_LOAD) {

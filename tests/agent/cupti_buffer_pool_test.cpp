@@ -39,9 +39,7 @@ protected:
 TEST_F(CuptiBufferPoolTest, BuffersAreReservedFromTheSharedBudget) {
     CuptiBufferPool pool;
     pool.setMaxBuffers(8);
-    std::vector<uint8_t*> lent;
-    for (int i = 0; i < 3; ++i)
-        lent.push_back(pool.request());
+    std::vector<uint8_t*> lent { pool.request(), pool.request(), pool.request() };
     ASSERT_TRUE(std::all_of(lent.begin(), lent.end(), [](uint8_t* b) { return b != nullptr; }));
     EXPECT_EQ(BufferBudget::used(), 3 * kBuffer);
     // The threads' event buffers take most of what is left: CUPTI gets one more, then none.
@@ -118,6 +116,7 @@ TEST_F(CuptiBufferPoolTest, ThreadsAndTheWriterTogether) {
     std::atomic<bool> stop { false };
     std::atomic<uint64_t> served { 0 }, refused { 0 };
     std::vector<std::thread> cupti;
+    cupti.reserve(3);
     for (int t = 0; t < 3; ++t)
         cupti.emplace_back([&] {
             for (int i = 0; i < 400; ++i) {

@@ -96,6 +96,7 @@ TEST(ResolvedCache, ReadersSeeOnlyWholeSlotsWhileWritersAdd) {
     std::atomic<bool> stop { false };
     std::atomic<uint64_t> wrong { 0 };
     std::vector<std::thread> readers;
+    readers.reserve(2);
     for (int t = 0; t < 2; ++t)
         readers.emplace_back([&] {
             while (!stop.load(std::memory_order_relaxed))
@@ -103,6 +104,7 @@ TEST(ResolvedCache, ReadersSeeOnlyWholeSlotsWhileWritersAdd) {
                     if (void* f = cache.find(0x10000 + i * kWidth + 7); f && f != functionNumber(i)) ++wrong;
         });
     std::vector<std::thread> writers;
+    writers.reserve(kRanges);
     for (uintptr_t i = 0; i < kRanges; ++i)
         writers.emplace_back([&, i] {
             // Another writer may hold the table: a real caller just resolves again on its next call.

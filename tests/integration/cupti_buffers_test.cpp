@@ -25,7 +25,7 @@ constexpr int kPerBuffer = int((size_t(1) << 20) / sizeof(CUpti_ActivityKernel10
 
 class CuptiBuffersTest : public ::testing::Test {
 protected:
-    std::unique_ptr<SqliteQuery> run(int kernels, std::map<std::string, std::string> env = {}) {
+    std::unique_ptr<SqliteQuery> run(int kernels, const std::map<std::string, std::string>& env = {}) {
         InjectOptions options;
         options.env["TUNEUP_TRACE"] = "nvtx,cuda";
         options.env["TUNEUP_CUPTI_PATH"] = TUNEUP_TEST_CUPTI_STANDIN;
