@@ -9,6 +9,31 @@ namespace {
 constexpr size_t roundUp16(size_t n) {
     return (n + 15) & ~size_t(15);
 }
+
+// memcpy for the few bytes an event carries (a fixed part of 8-48 bytes, a short name), inline: two
+// calls into libc cost more than the copies. Overlapping moves read and write only [0, n).
+inline void copyBytes(std::byte* to, const void* fromPtr, size_t n) {
+    const auto* from = static_cast<const std::byte*>(fromPtr);
+    if (n > 64) [[unlikely]] {
+        memcpy(to, from, n);
+    } else if (n > 32) {
+        __builtin_memcpy(to, from, 32);
+        __builtin_memcpy(to + n - 32, from + n - 32, 32);
+    } else if (n >= 16) {
+        __builtin_memcpy(to, from, 16);
+        __builtin_memcpy(to + n - 16, from + n - 16, 16);
+    } else if (n >= 8) {
+        __builtin_memcpy(to, from, 8);
+        __builtin_memcpy(to + n - 8, from + n - 8, 8);
+    } else if (n >= 4) {
+        __builtin_memcpy(to, from, 4);
+        __builtin_memcpy(to + n - 4, from + n - 4, 4);
+    } else if (n > 0) {
+        to[0] = from[0];
+        to[n / 2] = from[n / 2];
+        to[n - 1] = from[n - 1];
+    }
+}
 } // namespace
 
 ThreadRing::ThreadRing(int tid, size_t firstBytes, size_t segmentBytes)
@@ -56,8 +81,8 @@ bool ThreadRing::write(EventSource source, HostEventKind kind, uint64_t timeNs, 
     std::byte* at = segment->records() + pos;
     const RecordHeader header { uint32_t(size), kind, source, uint16_t(text.size()), timeNs };
     memcpy(at, &header, sizeof header);
-    if (fixedBytes) memcpy(at + sizeof header, fixed, fixedBytes);
-    if (!text.empty()) memcpy(at + sizeof header + fixedBytes, text.data(), text.size());
+    copyBytes(at + sizeof header, fixed, fixedBytes);
+    copyBytes(at + sizeof header + fixedBytes, text.data(), text.size());
     m_writePos = pos + size;
     segment->head.store(uint32_t(pos + size), std::memory_order_release);
     return true;

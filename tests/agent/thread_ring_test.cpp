@@ -79,8 +79,9 @@ TEST_F(ThreadRingTest, NothingIsMappedBeforeTheFirstWriteThenTheFirstSegment) {
 TEST_F(ThreadRingTest, RecordsOfManySizesRoundTrip) {
     ThreadRing ring(1, 64 << 10, 64 << 10);
     uint64_t written = 0;
-    for (size_t fixedBytes : { 0, 8, 16, 24, 48, 72 }) {
-        for (size_t textBytes : { 0, 1, 7, 15, 16, 17, 100, 1000, 4000 }) {
+    // Every size class of the copy (0, 1-3, 4-7, 8-15, 16-32, 33-64, more) and its edges.
+    for (size_t fixedBytes : { 0, 8, 16, 24, 40, 48, 64, 72, 128 }) {
+        for (size_t textBytes : { 0, 1, 2, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 1000, 4000 }) {
             const auto fixed = pattern(fixedBytes, int(fixedBytes + textBytes));
             const std::string text(textBytes, char('a' + textBytes % 26));
             const auto kind = HostEventKind((written % 12) + 1);
