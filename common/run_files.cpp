@@ -64,7 +64,8 @@ template <class Found> void forEachRunEntry(const std::string& stem, Found found
     const std::string stemName = stemPath.filename().string();
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-        std::string_view name = it->path().filename().native();
+        const std::string filename = it->path().filename().string();
+        std::string_view name = filename;
         if (!name.starts_with(stemName)) continue;
         std::string_view sidecar;
         for (std::string_view suffix : kSidecars)

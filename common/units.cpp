@@ -1,20 +1,29 @@
 #include "units.h"
 
+#include <cstdint>
 #include <cstdio>
+#include <iterator>
 
 namespace tuneup {
 
 std::string formatDuration(int64_t ns) {
-    char text[32];
-    const double v = double(ns);
-    if (ns >= 1'000'000'000)
-        snprintf(text, sizeof text, "%.2f s", v / 1e9);
-    else if (ns >= 1'000'000)
-        snprintf(text, sizeof text, "%.1f ms", v / 1e6);
-    else if (ns >= 1'000)
-        snprintf(text, sizeof text, "%.0f us", v / 1e3);
+    if (ns < 0) return "-" + formatDuration(ns == INT64_MIN ? INT64_MAX : -ns);
+    if (ns < 1000) return std::to_string(ns) + " ns";
+    struct Unit {
+        double ns;
+        const char* name;
+    };
+    static constexpr Unit kUnits[] = { { 1e3, "us" }, { 1e6, "ms" }, { 1e9, "s" } };
+    // Three significant digits; a value that rounds up to 1000 is written in the next unit.
+    size_t unit = 0;
+    while (unit + 1 < std::size(kUnits) && double(ns) / kUnits[unit].ns >= 999.5)
+        ++unit;
+    const double value = double(ns) / kUnits[unit].ns;
+    char text[48];
+    if (value >= 999.5)
+        snprintf(text, sizeof text, "%.0f %s", value, kUnits[unit].name); // thousands of seconds
     else
-        snprintf(text, sizeof text, "%lld ns", static_cast<long long>(ns));
+        snprintf(text, sizeof text, "%.3g %s", value, kUnits[unit].name);
     return text;
 }
 

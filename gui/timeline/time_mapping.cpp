@@ -105,15 +105,4 @@ std::string formatTickLabel(int64_t offsetNs, int64_t stepNs) {
     return text;
 }
 
-std::string formatDuration(int64_t ns) {
-    const Unit& unit = unitFor(ns);
-    const double v = double(ns) / double(unit.ns);
-    char text[48];
-    if (unit.ns == 1)
-        snprintf(text, sizeof text, "%lld ns", static_cast<long long>(ns));
-    else
-        snprintf(text, sizeof text, "%.*f %s", std::fabs(v) >= 100 ? 0 : std::fabs(v) >= 10 ? 1 : 2, v, unit.name);
-    return text;
-}
-
 } // namespace tuneup::gui

@@ -3,6 +3,8 @@
 // around a point, keeping the visible range sensible, and the ruler's ticks with their units. No Qt,
 // so the tests check it without a window (hotspot's TimeLineData idea).
 
+#include "units.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,7 +62,5 @@ std::vector<int64_t> tickTimes(TimeRange visible, int64_t stepNs, int64_t origin
 // A tick's label: its offset from the origin in the unit its size calls for, with as many decimals as
 // the step needs to tell neighbours apart ("1.5 ms", "250 µs", "12 ns", "2 s", "1.2000005 s").
 std::string formatTickLabel(int64_t offsetNs, int64_t stepNs);
-// A duration for people: "61.2 ms", "850 µs", "12 ns", "1.25 s".
-std::string formatDuration(int64_t ns);
 
 } // namespace tuneup::gui

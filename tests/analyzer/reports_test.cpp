@@ -167,10 +167,10 @@ TEST(MarkdownReport, ListsStepsFindingsFixesAndDocs) {
     const std::string& md = r.markdown;
     ASSERT_EQ(r.report.ranks.front().steps.detection.steps.size(), 4u);
     EXPECT_NE(md.find("# tuneup advice"), std::string::npos);
-    EXPECT_NE(md.find("4 steps from ProfilerStep#N ranges, median **10.0 ms**"), std::string::npos) << md;
+    EXPECT_NE(md.find("4 steps from ProfilerStep#N ranges, median **10 ms**"), std::string::npos) << md;
     // The median breakdown table: GEMM + fill = 7 ms of compute, 1 ms of copies, 2 ms idle.
-    EXPECT_NE(md.find("| GPU compute | 7.0 ms (70%) |"), std::string::npos) << md;
-    EXPECT_NE(md.find("| Copies | 1.0 ms (10%) |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| GPU compute | 7 ms (70%) |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| Copies | 1 ms (10%) |"), std::string::npos) << md;
     // Ranked by gain: the markup rule (3 ms) before pageable-memcpy (0.5 ms).
     const size_t markup = md.find("### 1. `markup-test`"), pageable = md.find("### 2. `pageable-memcpy`");
     ASSERT_NE(markup, std::string::npos) << md;
@@ -222,7 +222,7 @@ TEST(HtmlReport, ChartsOneBarGroupPerStep) {
     EXPECT_EQ(count(html, "<rect class=\"idle-host\""), 4u);
     for (const BreakdownPart& p : kBreakdownParts)
         EXPECT_NE(html.find(std::string(p.label) + "</span>"), std::string::npos) << p.label;
-    EXPECT_NE(html.find("<title>step 0: 10.0 ms\nGPU compute 7.0 ms (70%)"), std::string::npos);
+    EXPECT_NE(html.find("<title>step 0: 10 ms\nGPU compute 7 ms (70%)"), std::string::npos);
 }
 
 TEST(HtmlReport, TopKernelsEscapedAndRanked) {
@@ -234,8 +234,8 @@ TEST(HtmlReport, TopKernelsEscapedAndRanked) {
     ASSERT_NE(gemm, std::string::npos);
     ASSERT_NE(fill, std::string::npos);
     EXPECT_LT(gemm, fill); // 20 ms before 8 ms
-    EXPECT_NE(html.find("<td class=\"n\">4</td><td class=\"n\">20.0 ms</td><td class=\"n\">5.0 ms</td><td "
-                        "class=\"n\">5.0 ms</td><td class=\"n\">71%</td>"),
+    EXPECT_NE(html.find("<td class=\"n\">4</td><td class=\"n\">20 ms</td><td class=\"n\">5 ms</td><td "
+                        "class=\"n\">5 ms</td><td class=\"n\">71%</td>"),
         std::string::npos);
     // Kernel names: shortened (no "void", no parameters), every < and & escaped; the full name as tooltip.
     EXPECT_EQ(html.find("FillFunctor<float>"), std::string::npos);
@@ -253,7 +253,7 @@ TEST(HtmlReport, FindingsWithEvidenceFixesAndRules) {
     EXPECT_NE(html.find("<details><summary>Evidence (2 events)</summary>"), std::string::npos);
     EXPECT_NE(html.find("<tr><th>name</th><td>Array&lt;char*, 1&gt;</td></tr>"), std::string::npos);
     EXPECT_NE(html.find("Events (kernels rows): #0, #1"), std::string::npos);
-    EXPECT_NE(html.find("Time ranges (from the start of the trace): +1.0 ms – +6.0 ms (5.0 ms)"), std::string::npos);
+    EXPECT_NE(html.find("Time ranges (from the start of the trace): +1 ms – +6 ms (5 ms)"), std::string::npos);
     EXPECT_NE(html.find("<h4>Fix — Python</h4><pre><code class=\"language-python\">loader = DataLoader(dataset, ..., "
                         "pin_memory=True)"),
         std::string::npos);
@@ -273,9 +273,9 @@ TEST(HtmlReport, ComparesRanks) {
     EXPECT_EQ(count(r.html, "<g class=\"rank\">"), 2u);
     EXPECT_EQ(count(r.html, "<g class=\"step\">"), 8u);
     EXPECT_EQ(count(r.html, "<svg"), 3u); // ranks compared, then one chart per rank
-    EXPECT_NE(r.html.find("<title>rank 1 median step: 11.0 ms"), std::string::npos);
+    EXPECT_NE(r.html.find("<title>rank 1 median step: 11 ms"), std::string::npos);
     EXPECT_NE(r.markdown.find("| Median step | rank 0 | rank 1 |"), std::string::npos) << r.markdown;
-    EXPECT_NE(r.markdown.find("| **Step** | **10.0 ms** | **11.0 ms** |"), std::string::npos) << r.markdown;
+    EXPECT_NE(r.markdown.find("| **Step** | **10 ms** | **11 ms** |"), std::string::npos) << r.markdown;
 }
 
 TEST(ReportHelpers, ShortKernelNames) {

@@ -58,7 +58,7 @@ private slots:
         f.gain = analysis::Gain { 61'200'000, 0.4, "", "high" };
         QCOMPARE(tuneup::gui::gainText(f), QStringLiteral("61.2 ms (40%)"));
         f.gain = analysis::Gain { 850'000, 0.012, "", "low" };
-        QCOMPARE(tuneup::gui::gainText(f), QStringLiteral("850 µs (1.2%)"));
+        QCOMPARE(tuneup::gui::gainText(f), QStringLiteral("850 us (1.2%)"));
     }
 
     void kernelTableSortsAndFilters() {
@@ -122,7 +122,7 @@ private slots:
         model.setComparison(c);
         QCOMPARE(model.rowCount(), int(c.kernels.size()));
         QCOMPARE(model.data(model.index(0, CompareKernelModel::Change)).toString(), QStringLiteral("-90%"));
-        QCOMPARE(model.data(model.index(0, CompareKernelModel::Delta)).toString(), QStringLiteral("−108 µs"));
+        QCOMPARE(model.data(model.index(0, CompareKernelModel::Delta)).toString(), QStringLiteral("−108 us"));
         QCOMPARE(model.headerData(CompareKernelModel::A, Qt::Horizontal).toString(), QStringLiteral("A / step"));
         QSortFilterProxyModel proxy;
         QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);

@@ -160,13 +160,6 @@ private slots:
         QCOMPARE(QString::fromStdString(formatTickLabel(offset, step)), label);
     }
 
-    void durations() {
-        QCOMPARE(QString::fromStdString(formatDuration(12)), QStringLiteral("12 ns"));
-        QCOMPARE(QString::fromStdString(formatDuration(850'000)), QStringLiteral("850 µs"));
-        QCOMPARE(QString::fromStdString(formatDuration(61'234'000)), QStringLiteral("61.2 ms"));
-        QCOMPARE(QString::fromStdString(formatDuration(1'250'000'000)), QStringLiteral("1.25 s"));
-    }
-
     void longEventsAreTheirOwnBoxes() {
         TestLane lane;
         lane.add(0, 100);

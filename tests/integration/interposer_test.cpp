@@ -259,6 +259,9 @@ TEST(AgentExports, OnlyEntryPointsAndInterposedFunctions) {
         // libc: signal dispositions and exec (libc_interposer.cpp)
         "sigaction", "signal", "bsd_signal", "sysv_signal", "execve", "execv", "execvp", "execvpe", "execl", "execle",
         "execlp", "fexecve", "execveat",
+        // CUPTI set up by another client, torch.profiler (cupti_interposer.cpp)
+        "cuptiSubscribe", "cuptiSubscribe_v2", "cuptiActivityRegisterCallbacks", "cuptiActivityEnable",
+        "cuptiActivityDisable", "cuptiActivityRegisterTimestampCallback", "cuptiFinalize",
         // cuBLASLt descriptors and matmul
         "cublasLtMatmul", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutInit_internal",
         "cublasLtMatrixLayoutDestroy", "cublasLtMatrixLayoutSetAttribute", "cublasLtMatmulDescCreate",

@@ -25,7 +25,7 @@ TEST(GpuIdle, FiresOnTimesformerPreprocessing) {
     const auto run = ruletest::runRule("gpu-idle", { path });
     ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
     const Finding& f = run.outcome.findings[0];
-    EXPECT_NE(f.title.find("biggest gap 218.1 ms"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("biggest gap 218 ms"), std::string::npos) << f.title;
     EXPECT_NE(f.title.find("preprocess"), std::string::npos) << f.title;
     EXPECT_NE(fact(f, "gap 1").find("at 0 ns into step 6"), std::string::npos) << fact(f, "gap 1");
     ASSERT_TRUE(f.gain);
@@ -43,7 +43,7 @@ TEST(GpuIdle, LeavesOutTheEndOfATraceThatStoppedRecordingCuda) {
     const auto run = ruletest::runRule("gpu-idle", { path });
     ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
     const Finding& f = run.outcome.findings[0];
-    EXPECT_NE(fact(f, "left out").find("423.4 ms"), std::string::npos) << fact(f, "left out");
+    EXPECT_NE(fact(f, "left out").find("423 ms"), std::string::npos) << fact(f, "left out");
     EXPECT_EQ(f.title.find("423"), std::string::npos) << f.title;
     ASSERT_TRUE(f.gain);
     EXPECT_LT(f.gain->stepShare, 0.15);
@@ -153,7 +153,7 @@ TEST(GpuIdle, SyntheticHostGapFiresAndNamesTheOperator) {
     EXPECT_EQ(f.gain->perStepNs, 3'000'000);
     EXPECT_NEAR(f.gain->stepShare, 0.30, 1e-9);
     EXPECT_EQ(f.severity, Severity::Error);
-    EXPECT_NE(f.title.find("biggest gap 3.0 ms, training thread in aten::_unique2"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("biggest gap 3 ms, training thread in aten::_unique2"), std::string::npos) << f.title;
     EXPECT_EQ(f.evidence.eventsTotal, 4u);
     EXPECT_EQ(f.evidence.spans.size(), 4u);
 }
