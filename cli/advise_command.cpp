@@ -33,6 +33,7 @@ struct AdviseOptions {
     std::string stepRange; // --step-range NAME
     std::string userRules; // --rules: a .sql file or a folder of them
     std::string summaryOut; // --summary-out: the job's summary, for merging with other machines'
+    std::string bench; // --bench: tuneup bench's JSON, for the measured gains beside the estimates
 };
 
 int runAdvise(const AdviseOptions& options) {
@@ -47,6 +48,16 @@ int runAdvise(const AdviseOptions& options) {
         fprintf(
             stderr, "tuneup advise: unknown --fail-on '%s' (known: info, warning, error)\n", options.failOn.c_str());
         return kUsageError;
+    }
+
+    std::optional<BenchResult> bench;
+    if (!options.bench.empty()) {
+        try {
+            bench = readBenchJson(options.bench);
+        } catch (const BenchFileError& e) {
+            fprintf(stderr, "tuneup advise: --bench %s\n", e.what());
+            return kBadInput;
+        }
     }
 
     std::unique_ptr<Job> job;
@@ -84,6 +95,7 @@ int runAdvise(const AdviseOptions& options) {
         if (context.inputs.size() < job->report.ranks.size()) context.inputs.push_back(r.path);
     context.toolVersion = TUNEUP_VERSION;
     context.docsDir = TUNEUP_RULES_DOC_DIR;
+    context.bench = bench ? &*bench : nullptr;
     context.color = options.output.empty() && format->forTerminal && isatty(STDOUT_FILENO);
     const std::string error
         = writeOutput(options.output, [&](std::ostream& out) { format->write(out, job->report, context); });
@@ -147,6 +159,8 @@ std::function<int()> addAdviseCommand(CLI::App& app, const std::vector<std::stri
     advise->add_option("--summary-out", options->summaryOut,
         "also write the job's summary (per-rank steps, breakdowns and findings, no events) to this file: the "
         "summaries of several machines merge with `tuneup advise node*.json` (docs/multi-node.md)");
+    advise->add_option("--bench", options->bench,
+        "show the gains `tuneup bench --format json -o FILE` measured beside the estimates (docs/bench.md)");
     advise->footer("Examples:\n"
                    "  tuneup advise run.db\n"
                    "  tuneup advise worker0.pt.trace.json.gz --format html -o report.html\n"

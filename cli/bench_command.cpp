@@ -3,6 +3,7 @@
 // table or the JSON.
 
 #include "bench/bench_result.h"
+#include "bench_args.h"
 #include "bench_fixes.h"
 #include "bench_session.h"
 #include "output_file.h"
@@ -43,31 +44,6 @@ struct BenchOptions {
 int usage(const std::string& message) {
     fprintf(stderr, "tuneup bench: %s\n", message.c_str());
     return kUsageError;
-}
-
-// "90s", "10m", "1h30m", "600" (seconds); nullopt when not a duration.
-std::optional<double> parseDuration(const std::string& text) {
-    double total = 0;
-    size_t pos = 0;
-    bool any = false;
-    while (pos < text.size()) {
-        size_t end = pos;
-        while (end < text.size() && (isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.'))
-            ++end;
-        if (end == pos) return std::nullopt;
-        const double value = std::strtod(text.substr(pos, end - pos).c_str(), nullptr);
-        double unit = 1;
-        if (end < text.size()) {
-            const char u = text[end++];
-            unit = u == 's' ? 1 : u == 'm' ? 60 : u == 'h' ? 3600 : 0;
-            if (unit == 0) return std::nullopt;
-        } else if (any)
-            return std::nullopt; // "1h30": the 30 of what?
-        total += value * unit;
-        any = true;
-        pos = end;
-    }
-    return any && total > 0 ? std::optional<double>(total) : std::nullopt;
 }
 
 int listFixes() {

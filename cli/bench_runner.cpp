@@ -95,7 +95,7 @@ void readReport(const std::string& path, BenchRunResult& result) {
         doc.Parse(line.c_str(), line.size());
         if (doc.HasParseError() || !doc.IsObject()) continue;
         const std::string event = text(doc, "event");
-        if (event == "start") {
+        if (event == "start" || event == "torch") {
             result.python = true;
             for (const char* key : { "python", "torch", "cuda", "device", "device_name" })
                 if (const std::string value = text(doc, key); !value.empty()) result.program[key] = value;
@@ -126,6 +126,8 @@ std::string tailOf(const std::string& path, size_t lines) {
     std::vector<std::string> last;
     std::string line;
     while (std::getline(in, line)) {
+        // record's own lines about the file say nothing about why the program failed.
+        if (line.starts_with("tuneup: recorded ") || line.starts_with("tuneup:   ")) continue;
         last.push_back(line.size() > 300 ? line.substr(0, 300) + "..." : line);
         if (last.size() > lines) last.erase(last.begin());
     }

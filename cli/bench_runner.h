@@ -46,7 +46,8 @@ struct BenchRunResult {
 // (with the log's last lines).
 BenchRunResult runBenchRun(const BenchRunSpec& spec);
 
-// The last `lines` lines of a file, each prefixed with "    " (for a failure's message).
+// The last `lines` lines of a run's log, each on a new line prefixed with "    " (for a failure's
+// message); record's lines about the file it wrote are left out.
 std::string tailOf(const std::string& path, size_t lines);
 
 } // namespace tuneup::cli

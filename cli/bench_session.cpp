@@ -162,47 +162,6 @@ size_t expectedSteps(const Arm& baseline) {
 
 } // namespace
 
-std::vector<std::string> splitCommandLine(const std::string& text, std::string& error) {
-    std::vector<std::string> words;
-    std::string word;
-    bool inWord = false;
-    char quote = 0;
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quote == '\'') {
-            if (c == '\'')
-                quote = 0;
-            else
-                word += c;
-        } else if (quote == '"') {
-            if (c == '"')
-                quote = 0;
-            else if (c == '\\' && i + 1 < text.size()
-                && std::string_view("\"\\$`").find(text[i + 1]) != std::string::npos)
-                word += text[++i];
-            else
-                word += c;
-        } else if (c == '\'' || c == '"') {
-            quote = c;
-            inWord = true;
-        } else if (c == '\\' && i + 1 < text.size()) {
-            word += text[++i];
-            inWord = true;
-        } else if (c == ' ' || c == '\t' || c == '\n') {
-            if (inWord) words.push_back(word), word.clear(), inWord = false;
-        } else {
-            word += c;
-            inWord = true;
-        }
-    }
-    if (quote) {
-        error = std::string("--candidate has an unclosed ") + (quote == '\'' ? "single" : "double") + " quote: " + text;
-        return {};
-    }
-    if (inWord) words.push_back(word);
-    return words;
-}
-
 BenchOutcome runBenchSession(const BenchSettings& settings) {
     BenchOutcome outcome;
     BenchResult& result = outcome.result;
@@ -420,7 +379,8 @@ BenchOutcome runBenchSession(const BenchSettings& settings) {
                     r.stepMs = sideMeasure->centerMs[k++];
                 }
         }
-        longWarmup = longWarmup || candMeasure.warmup > settings.warmup || baseMeasure.warmup > settings.warmup;
+        // Said when the long warm-up was a real one-time cost, not a loaded machine's slow first steps.
+        longWarmup = longWarmup || (candMeasure.warmup > settings.warmup && c.oneTimeCostMs && *c.oneTimeCostMs > 0);
         if (c.verdict == BenchVerdict::Failed && candidateRuns.empty()) {
             const auto failed
                 = std::find_if(arm.runs.begin(), arm.runs.end(), [](const BenchRunResult& r) { return !r.usable(); });

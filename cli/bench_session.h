@@ -33,8 +33,4 @@ struct BenchOutcome {
 
 BenchOutcome runBenchSession(const BenchSettings& settings);
 
-// --candidate 'CMD ARGS': words split as a shell would split them (quotes, backslashes), without
-// variables, globs or redirections. Empty and `error` set when the quotes do not close.
-std::vector<std::string> splitCommandLine(const std::string& text, std::string& error);
-
 } // namespace tuneup::cli

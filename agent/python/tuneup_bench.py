@@ -3,8 +3,9 @@ limit and the losses. The bootstrap (sitecustomize.py beside this file) loads it
 runs the program (TUNEUP_BENCH_REPORT is set), and chains these hooks after its own.
 
 Settings, from tuneup bench:
-  TUNEUP_BENCH_REPORT      file this process appends JSON lines to: what it ran with, each fix applied or
-                           not and why, where it stopped, its losses
+  TUNEUP_BENCH_REPORT      file this process appends JSON lines to: Python's version at start, torch's
+                           and the device once torch is imported, each fix applied or not and why,
+                           where it stopped, its losses
   TUNEUP_FIX               comma-separated fixes: cudnn-benchmark, anomaly-off, tf32, set-to-none,
                            dataloader-workers=N, pin-memory, persistent-workers, fused-optimizer,
                            amp-bf16, amp-fp16, channels-last
@@ -109,10 +110,9 @@ class _Bench:
     def on_torch(self, torch):
         self.torch = torch
         cuda = bool(_probe(torch.cuda.is_available))
-        self.report.write(event="start", python=sys.version.split()[0], torch=torch.__version__,
-                          cuda=getattr(torch.version, "cuda", None), device="cuda" if cuda else "cpu",
-                          device_name=_probe(torch.cuda.get_device_name, 0) if cuda else None,
-                          fixes=sorted(self.fixes))
+        self.report.write(event="torch", torch=torch.__version__, cuda=getattr(torch.version, "cuda", None),
+                          device="cuda" if cuda else "cpu",
+                          device_name=_probe(torch.cuda.get_device_name, 0) if cuda else None)
         self._wrap_backward(torch)
         if "anomaly-off" in self.fixes:
             original = torch.set_anomaly_enabled
@@ -389,6 +389,7 @@ def add_hooks(agent, hooks):
     except ValueError:
         stop_after = 0
     bench = _Bench(report, fixes, stop_after)
+    report.write(event="start", python=sys.version.split()[0], fixes=sorted(fixes))
     import atexit
 
     atexit.register(bench.write_losses)  # a program that ends on its own before the limit

@@ -6,7 +6,7 @@ import torch
 
 import sample
 
-args = sample.parse(__doc__, layers=12)
+args = sample.parse(__doc__, layers=12, batch=64)
 torch.manual_seed(0)
 device = sample.device()
 layers = []
@@ -14,7 +14,7 @@ for _ in range(args.layers):
     layers += [torch.nn.Linear(256, 256), torch.nn.ReLU()]
 model = torch.nn.Sequential(*layers, torch.nn.Linear(256, 10)).to(device)
 optimizer = sample.sgd(model)
-inputs = torch.randn(64, 256, device=device)
-targets = torch.randint(0, 10, (64,), device=device)
+inputs = torch.randn(args.batch, 256, device=device)
+targets = torch.randint(0, 10, (args.batch,), device=device)
 sample.train("zero_grad_fill", args,
              lambda _: sample.sgd_step(model, optimizer, inputs, targets, set_to_none=args.fixed))

@@ -145,7 +145,7 @@ TEST(BenchTable, TextAndMarkdownShowVerdictsNotesAndWhatWasNotBenched) {
         t.find("one-time cost " + formatDuration(120'000'000) + " beyond the baseline's, paid back after 2 steps"),
         std::string::npos)
         << t;
-    EXPECT_NE(t.find("run 2: exited with code 1"), std::string::npos) << t;
+    EXPECT_NE(t.find("candidate run 2 not used: exited with code 1"), std::string::npos) << t;
     EXPECT_NE(t.find("gemm-dims-not-aligned: needs a code change"), std::string::npos) << t;
     EXPECT_NE(t.find("loss -0.002"), std::string::npos) << t;
     EXPECT_EQ(t.find("\033["), std::string::npos);

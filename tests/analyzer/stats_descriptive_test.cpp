@@ -41,7 +41,7 @@ TEST(TrimmedMean, DropsATenthEachSideAndFollowsThroughput) {
     EXPECT_DOUBLE_EQ(trimmedMean({ 5 }, 0.1), 5);
     EXPECT_DOUBLE_EQ(trimmedMean({ 1, 2, 3 }, 0.5), 2); // at most all but the middle
     EXPECT_TRUE(std::isnan(trimmedMean({}, 0.1)));
-    // Alternating steps: the median is a mode, the trimmed mean the time per step.
+    // Alternating steps: the median is a mode, the 10%-trimmed mean the time per step.
     const std::vector<double> alternating = { 20, 60, 20, 60, 20, 60, 20, 60, 20, 60 };
     EXPECT_DOUBLE_EQ(trimmedMean(alternating, kCenterTrim), 40);
     EXPECT_DOUBLE_EQ(center(alternating, Center::TrimmedMean), 40);
@@ -187,7 +187,7 @@ TEST(Bootstrap, FewRunsWidenTheIntervalByTheSmallSampleFactor) {
 TEST(Bootstrap, AlternatingStepsNeedTheTrimmedMean) {
     // A DataLoader whose two workers barely keep up: steps alternate 20 and 60 ms (some a little off),
     // against a steady 120 ms. The time per step is 40 ms (3x); the median of the steps is 20 or 60
-    // depending on a few values, so its interval spans both; the trimmed mean's does not.
+    // depending on a few values, so its interval spans both; the 10%-trimmed mean's does not.
     Random random(4);
     Runs alternating(4), steady(4);
     for (size_t r = 0; r < 4; ++r)

@@ -12,6 +12,7 @@ namespace {
 
 constexpr double kMinWarmupExcess = 0.10; // a warm-up step is at least 10% slower than steady state
 constexpr double kMadScale = 1.4826; // MAD to a normal's standard deviation
+constexpr double kMinOneTimeCostSteps = 2; // a one-time cost is claimed from two steps' worth on
 
 std::string ratio(double x) {
     char text[32];
@@ -106,7 +107,8 @@ Warmup detectWarmup(const std::vector<double>& stepMs) {
     for (double t : secondHalf)
         deviations.push_back(std::abs(t - w.steadyMs));
     const double spread = kMadScale * stats::median(deviations);
-    const double limit = w.steadyMs + std::max(kMinWarmupExcess * w.steadyMs, 4 * spread);
+    const double slowestLater = *std::max_element(secondHalf.begin(), secondHalf.end());
+    const double limit = std::max(w.steadyMs + std::max(kMinWarmupExcess * w.steadyMs, 4 * spread), slowestLater);
     // The leading stretch of slow steps; one step under the limit between two slow ones is still warm-up.
     size_t end = 0;
     for (size_t i = 0; i < n / 2; ++i) {
@@ -177,8 +179,10 @@ void measureCandidate(const std::vector<ArmRun>& baseline, const std::vector<Arm
     }
 
     // The candidate's warm-up beyond the baseline's (autotuning, compilation) is its one-time cost; it
-    // is paid back by the time saved per step.
-    const double cost = std::max(0.0, candExtra - baseExtra);
+    // is paid back by the time saved per step. Less than two of its steps is within what a loaded
+    // machine does to any step: not claimed.
+    double cost = std::max(0.0, candExtra - baseExtra);
+    if (cost < kMinOneTimeCostSteps * out.candidateStepMs.meanMs) cost = 0;
     out.oneTimeCostMs = cost;
     if (out.speedup && *out.speedup > 1 && out.verdict == BenchVerdict::Faster) {
         const double saved = out.baselineStepMs.meanMs - out.candidateStepMs.meanMs;

@@ -23,9 +23,11 @@ struct RunSteps {
 };
 RunSteps runSteps(const RankAnalysis& rank, bool stoppedByBench);
 
-// Warm-up: the leading steps slower than the run's steady state (the median of its second half) by more
-// than max(10%, four robust standard deviations of that half), one faster step in between allowed
-// (autotuning, compilation, allocator and cache warm-up); at most the first half of the run.
+// Warm-up: the leading steps slower than any step of the run's second half, and than its steady state
+// (the median of that half) by more than max(10%, four robust standard deviations), one faster step in
+// between allowed (autotuning, compilation, allocator and cache warm-up); at most the first half of the
+// run. On a loaded machine a step anywhere may be slow: only a step slower than all the later ones
+// tells a warm-up from that noise.
 struct Warmup {
     size_t steps = 0;
     double steadyMs = 0;
@@ -44,8 +46,8 @@ struct MeasureOptions {
     size_t warmup = 5; // --warmup: steps never measured
     size_t steps = 20; // --steps: steps measured per run after the warm-up
     bool withLoss = false; // compare the losses (precision what-ifs)
-    // The centre compared is the trimmed mean (stats/descriptive.h): the steps of a DataLoader whose
-    // workers barely keep up alternate between two times, and their median is either by chance.
+    // The centre compared is the 10%-trimmed mean (stats/descriptive.h): the steps of a DataLoader
+    // whose workers barely keep up alternate between two times, and their median is either by chance.
     stats::ComparisonOptions comparison = [] {
         stats::ComparisonOptions o;
         o.bootstrap.center = stats::Center::TrimmedMean;
@@ -58,7 +60,7 @@ struct ArmMeasure {
     size_t warmup = 0; // detected (median over runs)
     size_t firstMeasured = 0; // max(--warmup, detected): the first step measured
     std::vector<size_t> measured; // steps measured per run
-    std::vector<double> centerMs; // their centre (trimmed mean) per run
+    std::vector<double> centerMs; // their centre (10%-trimmed mean) per run
 };
 
 // Fills the candidate's statistics and verdict from the usable runs of both sides (`out` keeps its name,

@@ -19,7 +19,7 @@ namespace tuneup::analysis {
 inline constexpr int kBenchSchemaVersion = 1;
 
 struct BenchStepStats {
-    double meanMs = 0; // the trimmed mean (a tenth dropped each side): what the speed-up compares
+    double meanMs = 0; // the 10%-trimmed mean (a tenth dropped each side): what the speed-up compares
     double medianMs = 0, p10Ms = 0, p90Ms = 0;
     size_t n = 0; // steps measured, over all runs used
 };
@@ -30,7 +30,7 @@ struct BenchRun {
     int exitCode = 0;
     size_t steps = 0; // steps the recording holds (the last, cut by the stop, left out)
     size_t measured = 0; // of them, after the warm-up
-    double stepMs = 0; // the trimmed mean of its measured steps
+    double stepMs = 0; // the 10%-trimmed mean of its measured steps
     double seconds = 0; // wall time of the run
     bool used = false; // in the statistics
     std::string note; // why not used, or what happened ("stopped after 26 optimizer steps")
@@ -54,7 +54,8 @@ struct BenchCandidate {
     std::vector<std::string> command; // kind command: the candidate command
     BenchVerdict verdict = BenchVerdict::Inconclusive;
     std::string why; // one sentence for inconclusive, failed and not-applied; else empty
-    // baseline / candidate time per step (trimmed means of the measured steps; > 1: the candidate is faster)
+    // baseline / candidate time per step (10%-trimmed means of the measured steps; > 1: the candidate is
+    // faster)
     std::optional<double> speedup;
     std::optional<std::pair<double, double>> speedupCi; // bootstrap 95% interval
     std::optional<double> pValue; // Mann-Whitney U, two-sided, over the measured steps

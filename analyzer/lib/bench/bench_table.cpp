@@ -33,9 +33,15 @@ struct Row {
     std::string name, verdict, speedup, ci, steps, estimate, finding;
 };
 
+// A long command as a candidate's name is cut in the middle for the table (the JSON has it whole).
+std::string shortName(const std::string& name) {
+    constexpr size_t kMax = 48;
+    return name.size() <= kMax ? name : name.substr(0, 20) + "..." + name.substr(name.size() - (kMax - 23));
+}
+
 Row row(const BenchCandidate& c) {
     Row r;
-    r.name = c.name;
+    r.name = shortName(c.name);
     r.verdict = std::string(benchVerdictName(c.verdict));
     r.speedup = c.speedup ? times(*c.speedup) : "-";
     r.ci = c.speedupCi ? times(c.speedupCi->first) + "-" + times(c.speedupCi->second) : "-";
@@ -55,9 +61,9 @@ std::vector<std::string> notes(const BenchCandidate& c) {
         if (a.status != "applied")
             lines.push_back(a.fix + " " + (a.status == "unused" ? "never applied" : "not applied")
                 + (a.detail.empty() ? "" : ": " + a.detail));
-    if (c.warmupSteps > 0 || (c.oneTimeCostMs && *c.oneTimeCostMs > 0)) {
+    if (c.oneTimeCostMs && *c.oneTimeCostMs > 0) {
         std::string line = "warm-up " + std::to_string(c.warmupSteps) + (c.warmupSteps == 1 ? " step" : " steps");
-        if (c.oneTimeCostMs && *c.oneTimeCostMs > 0) {
+        {
             line += "; one-time cost " + ms(*c.oneTimeCostMs) + " beyond the baseline's";
             if (c.breakEvenSteps) {
                 char steps[32];
@@ -72,13 +78,10 @@ std::vector<std::string> notes(const BenchCandidate& c) {
         snprintf(text, sizeof text, "%+.4g", *c.lossDelta);
         lines.push_back(std::string("loss ") + text + " (mean over the measured steps, candidate - baseline)");
     }
-    size_t failed = 0;
+    // Runs left out, unless the verdict already says why (a failed candidate quotes its first failure).
     for (const BenchRun& r : c.runs)
-        if (!r.used && r.arm == "candidate") ++failed;
-    if (failed)
-        for (const BenchRun& r : c.runs)
-            if (!r.used && r.arm == "candidate" && !r.note.empty())
-                lines.push_back("run " + std::to_string(r.order) + ": " + r.note);
+        if (!r.used && !r.note.empty() && (r.arm == "baseline" || c.verdict != BenchVerdict::Failed))
+            lines.push_back(r.arm + " run " + std::to_string(r.order) + " not used: " + r.note);
     return lines;
 }
 
@@ -131,7 +134,7 @@ void writeBenchText(std::ostream& out, const BenchResult& result, bool color) {
     bool first = true;
     for (const BenchCandidate& c : result.candidates)
         for (const std::string& line : notes(c)) {
-            out << (first ? "\n" : "") << c.name << ": " << line << "\n";
+            out << (first ? "\n" : "") << shortName(c.name) << ": " << line << "\n";
             first = false;
         }
     if (!result.notBenched.empty()) {

@@ -1,6 +1,7 @@
 // The HTML report: one self-contained page (inline CSS, SVG charts drawn here, no script, nothing
 // fetched), so it can be attached to a CI run or mailed and opened anywhere.
 
+#include "report/measured_gain.h"
 #include "report/report_helpers.h"
 
 #include <algorithm>
@@ -315,6 +316,8 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
         if (!f.gain->confidence.empty())
             out << " <span class=\"muted\">confidence " << esc(f.gain->confidence) << "</span>";
     }
+    if (const std::string measured = measuredGainText(context, f); !measured.empty())
+        out << " · <span class=\"gain\">measured " << esc(measured) << "</span>";
     out << "</div>\n<h3>" << index << ". " << esc(f.title) << "</h3>\n";
     if (!f.detail.empty()) out << "<p>" << esc(f.detail) << "</p>\n";
 

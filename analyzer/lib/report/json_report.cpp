@@ -1,3 +1,4 @@
+#include "report/measured_gain.h"
 #include "report/report.h"
 #include "report/report_helpers.h"
 
@@ -27,6 +28,36 @@ void breakdown(Writer& w, const StepBreakdown& b) {
         w.Key(name);
         w.Int64(value);
     }
+    w.EndObject();
+}
+
+// tuneup advise --bench: what tuneup bench measured for the finding, or null.
+void measured(Writer& w, const BenchCandidate* c) {
+    key(w, "measured");
+    if (!c) {
+        w.Null();
+        return;
+    }
+    w.StartObject();
+    key(w, "candidate");
+    string(w, c->name);
+    key(w, "verdict");
+    string(w, benchVerdictName(c->verdict));
+    const auto number = [&](const char* name, const std::optional<double>& v) {
+        key(w, name);
+        v ? w.Double(*v) : w.Null();
+    };
+    number("speedup", c->speedup);
+    key(w, "speedup_ci");
+    if (c->speedupCi) {
+        w.StartArray();
+        w.Double(c->speedupCi->first);
+        w.Double(c->speedupCi->second);
+        w.EndArray();
+    } else
+        w.Null();
+    number("p_value", c->pValue);
+    number("estimated_speedup", c->estimatedSpeedup);
     w.EndObject();
 }
 
@@ -60,6 +91,7 @@ void finding(Writer& w, const Finding& f, const ReportContext& context) {
     } else {
         w.Null();
     }
+    if (context.bench) measured(w, measuredFor(context, f)); // only with --bench: the layout is unchanged without
     key(w, "evidence");
     w.StartObject();
     key(w, "facts");

@@ -1,5 +1,6 @@
 // The Markdown report: for a CI job summary or a pull-request comment (GitHub-flavoured tables).
 
+#include "report/measured_gain.h"
 #include "report/report_helpers.h"
 
 #include <algorithm>
@@ -178,6 +179,8 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
         if (!f.gain->confidence.empty()) out << ", confidence " << text(f.gain->confidence);
     }
     out << "\n\n";
+    if (const std::string measured = measuredGainText(context, f); !measured.empty())
+        out << "Measured: " << text(measured) << "\n\n";
     if (!f.detail.empty()) out << paragraph(f.detail) << "\n\n";
     const Evidence& e = f.evidence;
     if (!e.facts.empty() || e.eventsTotal || !e.spans.empty() || (f.gain && !f.gain->model.empty())) {

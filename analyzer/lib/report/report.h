@@ -3,6 +3,7 @@
 // schema version (stable for CI), Markdown, and a self-contained HTML page with charts.
 
 #include "advise/advisor.h"
+#include "bench/bench_result.h"
 
 #include <ostream>
 #include <string>
@@ -16,6 +17,7 @@ struct ReportContext {
     std::string toolVersion;
     bool color = false; // ANSI colours in text (a terminal)
     std::string docsDir; // where rules/<id>.md live, for links
+    const BenchResult* bench = nullptr; // tuneup advise --bench: measured gains beside the estimates
 };
 
 // Version of the JSON report's layout; bumped on incompatible changes.

@@ -1,3 +1,4 @@
+#include "report/measured_gain.h"
 #include "report/report.h"
 #include "report/report_helpers.h"
 
@@ -113,6 +114,8 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
         if (f.gain && !f.gain->model.empty())
             out << "    " << style.dim("gain:") << " " << f.gain->model << " (confidence " << f.gain->confidence
                 << ")\n";
+        if (const std::string measured = measuredGainText(context, f); !measured.empty())
+            out << "    " << style.dim("measured:") << " " << measured << "\n";
         if (!f.fixPython.empty()) out << "    " << style.dim("fix:") << "\n" << indent(f.fixPython, "      ");
     }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The ratio of two sides' centres (medians, or trimmed means: descriptive.h) with a bootstrap confidence
+// The ratio of two sides' centres (medians, or 10%-trimmed means: descriptive.h) with a bootstrap confidence
 // interval, for step times that come in runs.
 // Part of the statistics `tuneup bench` and `tuneup compare` share (descriptive.h).
 //

@@ -40,7 +40,7 @@ double center(std::vector<double> values, Center c) {
 }
 
 std::string_view centerName(Center c) {
-    return c == Center::Median ? "median" : "trimmed mean (10% each side)";
+    return c == Center::Median ? "median" : "10%-trimmed mean";
 }
 
 Distribution describe(const std::vector<double>& values) {

@@ -21,12 +21,13 @@ double trimmedMean(std::vector<double> values, double trim);
 
 // The centre of a side's step times that a ratio compares. The median shrugs off slow outliers but is
 // either mode of a two-mode sample: the steps of a DataLoader whose workers barely keep up alternate
-// (20 ms, 60 ms, 20 ms, ...) and their median is 20 or 60 by chance. The trimmed mean (a tenth dropped
-// each side) shrugs off the outliers too and follows the time per step a run takes (its throughput).
+// (20 ms, 60 ms, 20 ms, ...) and their median is 20 or 60 by chance; so is, with few steps, the
+// interquartile mean. The 10%-trimmed mean follows the time per step of such runs and still drops the
+// tenth of steps most slowed (or sped up) by what else the machine does.
 enum class Center { Median, TrimmedMean };
 inline constexpr double kCenterTrim = 0.1;
 double center(std::vector<double> values, Center c);
-std::string_view centerName(Center c); // "median", "trimmed mean (10% each side)"
+std::string_view centerName(Center c); // "median", "10%-trimmed mean"
 
 // Median, p10 and p90 of a sample, and its size; what bench and compare print for each side.
 struct Distribution {

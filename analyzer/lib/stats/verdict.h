@@ -4,7 +4,7 @@
 // (issue 15) share (descriptive.h); both call compareRuns so that they decide alike.
 //
 // The rule, on the ratio r = center(numerator) / center(denominator) (medians unless
-// ComparisonOptions::bootstrap.center says trimmed means) and its bootstrap 95% interval:
+// ComparisonOptions::bootstrap.center says 10%-trimmed means) and its bootstrap 95% interval:
 //   threshold  t = max(2%, the run-to-run noise measured in the runs themselves: runToRunNoise)
 //   the band   [1 / (1 + t), 1 + t]: differences this small are not worth reporting, or are noise
 //   Higher     the whole interval lies above the band, and the Mann-Whitney p-value is below 0.05
