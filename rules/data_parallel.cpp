@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -216,7 +217,8 @@ public:
             { "peer copies / broadcast kernels on GPU " + std::to_string(main.device),
                 std::to_string(copies) + " / " + std::to_string(broadcasts) } };
         if (busiestShare > 0)
-            evidence.facts.push_back({ "busiest GPU vs others", std::to_string(int(busiestShare * 100 + 0.5)) + "%" });
+            evidence.facts.push_back(
+                { "busiest GPU vs others", std::to_string(std::lround(busiestShare * 100)) + "%" });
         if (dpFrames) evidence.facts.push_back({ "torch/nn/parallel Python frames", std::to_string(dpFrames) });
         if (programFact(m, "tuneup.wrap.data_parallel").value_or(0))
             evidence.facts.push_back({ "model wrapped in torch.nn.DataParallel (recorded)", "yes" });

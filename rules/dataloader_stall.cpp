@@ -71,6 +71,7 @@ public:
             if (m.memsets.device[i] == device) work.push_back({ m.memsets.startNs[i], m.memsets.endNs[i] });
         work = mergeSpans(std::move(work));
         std::vector<TimeSpan> waitSpans;
+        waitSpans.reserve(waits.size());
         for (const Wait& w : waits)
             waitSpans.push_back(w.span);
         waitSpans = mergeSpans(std::move(waitSpans));

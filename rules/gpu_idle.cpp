@@ -126,6 +126,7 @@ public:
                 std::to_string(shortCount) + ", " + formatDuration(context.perStep(shortNs)) + " per step" });
         // What the main thread did in these gaps, from the agent's samples (tuneup recordings only).
         std::vector<TimeSpan> gapSpans;
+        gapSpans.reserve(gaps.size());
         for (const IdleGap* g : gaps)
             gapSpans.push_back(g->span);
         const HostTime hostTime = steps.hostStates.timeIn(gapSpans);

@@ -23,7 +23,7 @@ QString ruleDoc(const analysis::Finding& finding) {
     if (!finding.docPath.empty()) {
         // A user rule: its .sql file opens with the comment that documents it; show it as code.
         const QString path = QString::fromStdString(finding.docPath);
-        const QString text = readText(path);
+        QString text = readText(path);
         if (text.isEmpty()) return {};
         if (path.endsWith(QStringLiteral(".md"))) return text;
         return QStringLiteral("# %1\n\nA user rule, from `%2`:\n\n```sql\n%3\n```\n")

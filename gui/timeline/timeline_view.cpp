@@ -128,7 +128,7 @@ void TimelineView::selectEvent(const EventId& id, bool scrollTo) {
     emit eventSelected(m_selected);
 }
 
-void TimelineView::setEvidence(std::vector<EventId> events, std::vector<TimeRange> spans) {
+void TimelineView::setEvidence(const std::vector<EventId>& events, std::vector<TimeRange> spans) {
     m_evidence.clear();
     if (m_data)
         for (const EventId& id : events)

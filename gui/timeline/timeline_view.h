@@ -40,7 +40,7 @@ public:
     // The selected event (details pane) and the highlighted evidence of the chosen finding.
     EventId selectedEvent() const { return m_selected; }
     void selectEvent(const EventId& id, bool scrollTo = true);
-    void setEvidence(std::vector<EventId> events, std::vector<TimeRange> spans);
+    void setEvidence(const std::vector<EventId>& events, std::vector<TimeRange> spans);
     const std::vector<EventId>& evidenceEvents() const { return m_evidence; }
     std::optional<TimeRange> selectedRange() const { return m_range; }
     void setSelectedRange(std::optional<TimeRange> range);

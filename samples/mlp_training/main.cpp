@@ -51,7 +51,7 @@ struct Range {
 
 } // namespace
 
-int main(int argc, char** argv) {
+int train(int argc, char** argv) {
     const Options options = parse(argc, argv);
     const torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
     torch::manual_seed(0);
@@ -89,4 +89,13 @@ int main(int argc, char** argv) {
     }
     printf("trained %d steps on %s, final loss %.4f\n", options.steps, device.is_cuda() ? "cuda" : "cpu", loss);
     return 0;
+}
+
+int main(int argc, char** argv) {
+    try {
+        return train(argc, argv);
+    } catch (const std::exception& e) {
+        fprintf(stderr, "mlp_training: %s\n", e.what());
+        return 1;
+    }
 }

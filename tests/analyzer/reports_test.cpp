@@ -366,7 +366,7 @@ TEST(TextReport, RulesNotEvaluatedForOneReasonShareALine) {
     models.push_back(syntheticTrace());
     auto rules = testRules();
     rules.push_back(std::make_unique<AlsoNeedsFlagsRule>());
-    const AdviceReport report = advise(models, std::move(rules), {});
+    const AdviceReport report = advise(models, rules, {});
     std::ostringstream text;
     writeTextReport(text, report, {});
     const std::string out = text.str();

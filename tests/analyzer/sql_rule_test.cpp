@@ -106,7 +106,7 @@ TraceModel smallTrace() {
         k.endNs = k.startNs + 200;
         k.device = 0;
         k.stream = 7;
-        k.correlation = uint64_t(i + 1);
+        k.correlation = uint64_t(i) + 1;
         k.name = b.intern(i % 2 ? "gemm<float>" : "fill & copy");
         b.addKernel(k);
         ApiCall api;

@@ -87,13 +87,14 @@ TEST(AmpUnused, SofterMessageWhenTf32IsOn) {
 }
 
 TEST(AmpUnused, QuietWhenMixedPrecisionIsUsed) {
-    for (const char* relative : { "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
-             "tracelens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz",
-             "tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
-             "tracelens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
-             "tracelens/tests/traces/b200/eager_trace.json.gz",
-             "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/"
-             "worker0_round1.pt.trace.json.gz" }) {
+    for (const char* relative :
+        { "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz",
+            "tracelens/tests/traces/h100/Falconsai_nsfw_image_detection__1016002.json.gz",
+            "tracelens/tests/traces/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+            "tracelens/tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
+            "tracelens/tests/traces/b200/eager_trace.json.gz",
+            "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/bert_newAPI_fp16_ddp_4dataloader/" // NOLINT: one path
+            "worker0_round1.pt.trace.json.gz" }) {
         TUNEUP_REQUIRE_SHARED_TRACE(path, relative);
         const auto run = ruletest::runRule("amp-unused", { path });
         EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << relative << ": " << run.outcome.reason;

@@ -156,7 +156,7 @@ TEST(CudnnAutotunerOff, SyntheticAutotunerSearchMeansBenchmarkOn) {
         op.endNs = op.startNs + 2'000'000;
         op.thread = thread;
         op.name = b.intern("aten::cudnn_convolution");
-        op.externalId = uint64_t(100 + s);
+        op.externalId = 100 + uint64_t(s);
         op.inputDims = b.intern("[[32,64,56,56],[64,64,3,3]]");
         b.addCpuOp(op);
         const int algorithms = s == 0 ? 6 : 1;
@@ -295,7 +295,7 @@ TEST(CudnnAutotunerOff, SyntheticRecordedShapesThatChangeEveryStep) {
             AlgoSource::Heuristic, 0, 32 + s));
         for (int j = 0; j < 3; ++j)
             b.addConvCall(convCall(b, "cudnnBackendExecute", ConvApi::Backend, ConvCallKind::Run, t + 100'000 + j, 11,
-                AlgoSource::Heuristic, uint64_t(10 + s * 3 + j), 32 + s * 4 + j));
+                AlgoSource::Heuristic, 10 + uint64_t(s) * 3 + uint64_t(j), 32 + s * 4 + j));
     }
     const auto r = run(b);
     EXPECT_EQ(r.outcome.status, RuleStatus::Clean) << r.outcome.reason;

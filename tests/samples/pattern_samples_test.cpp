@@ -47,7 +47,7 @@ protected:
     // Records the sample (broken or fixed) and returns its file; the run must succeed.
     std::string record(bool fixed) {
         const SampleCase& c = GetParam();
-        const std::string db = m_dir + (fixed ? "/fixed.db" : "/broken.db");
+        std::string db = m_dir + (fixed ? "/fixed.db" : "/broken.db");
         const std::string program = c.python
             ? std::string(TUNEUP_PYTHON) + " " + TUNEUP_SAMPLES_DIR + "/python/" + c.name + ".py"
             : std::string(TUNEUP_SAMPLES_BIN) + "/" + c.name;

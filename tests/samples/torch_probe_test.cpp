@@ -21,7 +21,7 @@ class TorchProbeTest : public ::testing::Test {
 protected:
     // Records the sample with `options`; returns the file.
     std::string record(const std::string& name, const std::string& options, const std::string& trace = "") {
-        const std::string db = m_dir + "/" + name + ".db";
+        std::string db = m_dir + "/" + name + ".db";
         const std::string command = std::string(TUNEUP_BINARY) + " record -o " + db
             + (trace.empty() ? "" : " --trace " + trace) + " -- " + TUNEUP_SAMPLE + " --steps 4 " + options + " > "
             + m_dir + "/out.txt 2>&1";

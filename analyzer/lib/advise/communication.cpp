@@ -58,10 +58,12 @@ CommProfile communicationProfile(
     }
     const auto merged = mergeSpans(std::move(spans));
     std::vector<int64_t> perStep;
+    perStep.reserve(steps.size());
     for (const Step& s : steps)
         perStep.push_back(coveredNs(merged, s.startNs, s.endNs));
     p.medianCommNs = median(std::move(perStep));
     std::vector<int64_t> exposed;
+    exposed.reserve(analysis.perStep.size());
     for (const StepBreakdown& b : analysis.perStep)
         exposed.push_back(b.communicationNs);
     p.medianExposedNs = median(std::move(exposed));
