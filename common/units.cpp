@@ -7,7 +7,7 @@
 namespace tuneup {
 
 std::string formatDuration(int64_t ns) {
-    if (ns < 0) return "-" + formatDuration(ns == INT64_MIN ? INT64_MAX : -ns);
+    if (ns < 0) return std::string("-").append(formatDuration(ns == INT64_MIN ? INT64_MAX : -ns));
     if (ns < 1000) return std::to_string(ns) + " ns";
     struct Unit {
         double ns;
@@ -82,7 +82,8 @@ std::string groupedInteger(int64_t value) {
     std::string digits = std::to_string(magnitude);
     for (int i = int(digits.size()) - 3; i > 0; i -= 3)
         digits.insert(size_t(i), ",");
-    return value < 0 ? "-" + digits : digits;
+    if (value < 0) digits.insert(digits.begin(), '-');
+    return digits;
 }
 
 } // namespace tuneup
