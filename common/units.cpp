@@ -79,11 +79,13 @@ std::string formatPercent(double share) {
 std::string groupedInteger(int64_t value) {
     // The magnitude as unsigned, so that INT64_MIN has one too.
     const uint64_t magnitude = value < 0 ? uint64_t(-(value + 1)) + 1 : uint64_t(value);
-    std::string digits = std::to_string(magnitude);
-    for (int i = int(digits.size()) - 3; i > 0; i -= 3)
-        digits.insert(size_t(i), ",");
-    if (value < 0) digits.insert(digits.begin(), '-');
-    return digits;
+    const std::string digits = std::to_string(magnitude);
+    std::string out = value < 0 ? "-" : "";
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
 }
 
 } // namespace tuneup
