@@ -141,6 +141,14 @@ int runBench(BenchOptions& options) {
     return outcome.runFailed ? 1 : 0;
 }
 
+// The usage line names the command bench runs, which CLI11 cannot know.
+class BenchFormatter : public CLI::Formatter {
+public:
+    std::string make_usage(const CLI::App*, std::string name) const override {
+        return "Usage: " + name + " [OPTIONS] -- CMD ARGS...\n       " + name + " --micro RUN\n";
+    }
+};
+
 } // namespace
 
 std::function<int()> addBenchCommand(CLI::App& app, const std::vector<std::string>& afterDashes) {
@@ -149,6 +157,7 @@ std::function<int()> addBenchCommand(CLI::App& app, const std::vector<std::strin
         "Measure what each fix gains on your own run: the baseline and each fix (applied in the process, no code "
         "change) or candidate command run interleaved, steps timed from the recordings, speed-up with a 95% "
         "confidence interval and a verdict");
+    bench->formatter(std::make_shared<BenchFormatter>());
     bench->add_option("--fix", options->fixes,
         "a fix to measure, NAME[=VALUE]; several in one --fix (comma-separated) are applied together; repeat "
         "--fix for more candidates (tuneup bench --list-fixes); without --fix and --candidate: every finding's "
@@ -179,8 +188,8 @@ std::function<int()> addBenchCommand(CLI::App& app, const std::vector<std::strin
                   "  tuneup bench -- python train.py --epochs 1            # every finding's fix, measured\n"
                   "  tuneup bench --fix dataloader-workers=8 --fix anomaly-off -- python train.py\n"
                   "  tuneup bench --candidate 'python train_fixed.py' -- python train.py\n"
-                  "  tuneup bench --format json -o bench.json -- ./train_app   # then: tuneup advise run.db --bench "
-                  "bench.json\n\n"
+                  "  tuneup bench --format json -o bench.json --runs-dir runs -- ./train_app\n"
+                  "  tuneup advise runs/baseline.run1.db --bench bench.json   # measured beside the estimates\n\n"
                   "Exit codes:\n"
                   "  0     the bench ran (whatever its verdicts)\n"
                   "  1     a run failed: the baseline, or a candidate that crashed or changed the number of steps\n"

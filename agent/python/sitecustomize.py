@@ -6,7 +6,8 @@ the model's forward pass and backward, and each batch a DataLoader worker makes 
 pin_memory and persistent_workers, zero_grad's set_to_none, DataParallel or DistributedDataParallel
 wrapping, gradcheck. It chains any other sitecustomize on the path, is switched off with
 TUNEUP_PYTHON_BOOTSTRAP=0, and never breaks the program: a failure of its own is reported once on
-stderr and the bootstrap steps aside.
+stderr and the bootstrap steps aside. Under `tuneup bench` it also loads tuneup_bench.py, beside it: the
+fixes bench applies in the process and its step limit (docs/bench.md).
 """
 
 import os

@@ -168,8 +168,9 @@ class _Bench:
             self.report.fix(amp, False, "autocast(%s, %s) failed: %s" % (device, dtype, error))
             return
         if amp == "amp-fp16":
-            scaler_class = getattr(getattr(torch, "amp", None), "GradScaler", None) or torch.cuda.amp.GradScaler
-            self.scaler = _probe(scaler_class, "cuda") or scaler_class()
+            # torch 2.3+: torch.amp.GradScaler(device); before: torch.cuda.amp.GradScaler().
+            amp_scaler = getattr(getattr(torch, "amp", None), "GradScaler", None)
+            self.scaler = amp_scaler("cuda") if amp_scaler is not None else torch.cuda.amp.GradScaler()
         self.report.fix(amp, True, "autocast(%s, %s) on the training thread, renewed after each optimizer step%s"
                         % (device, str(dtype).replace("torch.", ""), "; GradScaler" if self.scaler else ""))
 

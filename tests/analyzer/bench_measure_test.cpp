@@ -122,6 +122,24 @@ TEST(MeasureCandidate, SameProgramOnBothSidesIsNeverFasterOrSlower) {
     }
 }
 
+TEST(MeasureCandidate, SameWithinTheMachinesNoiseSaysHowWideThatIs) {
+    // Runs of one command landing 30% apart (a busy machine), on both sides alike.
+    MeasureOptions options;
+    options.warmup = 0;
+    options.steps = 10;
+    stats::Random random(12);
+    std::vector<ArmRun> base, cand;
+    for (double level : { 100.0, 130.0, 100.0, 130.0, 115.0, 115.0 }) {
+        base.push_back(run(random, 10, level));
+        cand.push_back(run(random, 10, level));
+    }
+    BenchCandidate c;
+    measureCandidate(base, cand, options, c);
+    ASSERT_EQ(c.verdict, BenchVerdict::Same) << c.why;
+    EXPECT_GT(c.threshold, 0.25);
+    EXPECT_NE(c.why.find("how far apart the runs of one command landed here"), std::string::npos) << c.why;
+}
+
 TEST(MeasureCandidate, AutotunerLikeWarmupIsAOneTimeCostWithItsBreakEven) {
     // The candidate's first two steps take 400 ms more (autotuning), then it is 20 ms faster per step.
     MeasureOptions options;

@@ -161,6 +161,10 @@ void measureCandidate(const std::vector<ArmRun>& baseline, const std::vector<Arm
         break;
     case stats::Change::Same:
         out.verdict = BenchVerdict::Same;
+        // Same within a wide band says little: say how wide, and that it is this machine's noise.
+        if (cmp.noise && *cmp.noise > options.comparison.minThreshold)
+            out.why = "the interval " + ratio(cmp.ratio.low) + "-" + ratio(cmp.ratio.high) + " lies within "
+                + percent(cmp.threshold) + ", how far apart the runs of one command landed here";
         break;
     case stats::Change::Inconclusive:
         out.verdict = BenchVerdict::Inconclusive;
