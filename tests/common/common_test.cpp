@@ -92,8 +92,8 @@ TEST(RunFiles, TheFilesOfARunInOrder) {
     std::vector<std::string> names;
     for (const RunFileName& f : listRunFiles(dir.path() + "/run"))
         names.push_back(fs::path(f.path()).filename().string());
-    EXPECT_EQ(names, (std::vector<std::string> { "run.db", "run.rank2.db", "run.rank2.pid5.db", "run.rank10.db",
-                         "run.pid9.db" }));
+    EXPECT_EQ(names,
+        (std::vector<std::string> { "run.db", "run.rank2.db", "run.rank2.pid5.db", "run.rank10.db", "run.pid9.db" }));
     EXPECT_EQ(listRunSidecars(dir.path() + "/run"),
         (std::vector<std::string> { dir.path() + "/run.db-wal", dir.path() + "/run.rank3.db-shm" }));
 }
