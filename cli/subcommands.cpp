@@ -9,6 +9,7 @@ std::function<int()> addRulesCommand(CLI::App& app, const std::vector<std::strin
 std::function<int()> addExportCommand(CLI::App& app, const std::vector<std::string>& command);
 std::function<int()> addImportCommand(CLI::App& app, const std::vector<std::string>& command);
 std::function<int()> addBenchCommand(CLI::App& app, const std::vector<std::string>& command);
+std::function<int()> addCompareCommand(CLI::App& app, const std::vector<std::string>& command);
 
 // In the order `tuneup --help` lists them.
 const std::vector<Subcommand>& subcommands() {
@@ -17,6 +18,7 @@ const std::vector<Subcommand>& subcommands() {
         { "info", addInfoCommand },
         { "advise", addAdviseCommand },
         { "bench", addBenchCommand, true },
+        { "compare", addCompareCommand },
         { "rules", addRulesCommand },
         { "export", addExportCommand },
         { "import", addImportCommand },

@@ -1,0 +1,179 @@
+// `tuneup compare BASE NEW`: did NEW get slower than BASE, how sure, and where it moved; a CI gate
+// through its exit code (docs/compare.md). Both sides are opened through the job core (openJob), the
+// comparison is analyzer/lib/compare's.
+
+#include "all_rules.h"
+#include "compare/compare_report.h"
+#include "job/job.h"
+#include "job_progress.h"
+#include "output_file.h"
+#include "subcommand.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <unistd.h>
+
+namespace tuneup::cli {
+
+using namespace analysis;
+
+namespace {
+
+// compare's own exit codes (docs/compare.md#exit-codes): 1 is a regression here, not a bad file.
+constexpr int kNoRegression = 0;
+constexpr int kRegressed = 1;
+constexpr int kInputError = 2;
+constexpr int kInconclusive = 3;
+constexpr int kIncomparable = 4;
+
+// From this many ranks on, a side keeps only its ranks' summaries (as advise does).
+constexpr size_t kStreamFromRanks = 64;
+
+struct CompareArgs {
+    std::vector<std::string> runs; // BASE NEW
+    std::string maxRegression; // "5%", "5"
+    std::string format = "text";
+    std::string output;
+    std::string stepRange;
+    bool allowEnvChange = false;
+    bool failOnInconclusive = false;
+};
+
+// "5%", "5" or "2.5%" -> 0.05, 0.05, 0.025; nullopt (and a message) when it is not a percentage.
+std::optional<double> parsePercent(const std::string& text) {
+    std::string number = text;
+    if (!number.empty() && number.back() == '%') number.pop_back();
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(number.c_str(), &end);
+    if (number.empty() || errno || end != number.c_str() + number.size() || !std::isfinite(value) || value <= 0
+        || value >= 1000) {
+        fprintf(stderr,
+            "tuneup compare: --max-regression '%s' is not a percentage above 0 and below 1000 (e.g. 5%% or 5)\n",
+            text.c_str());
+        return std::nullopt;
+    }
+    return value / 100;
+}
+
+// One side, opened through the job core. nullptr (and a message) when it cannot be read.
+std::unique_ptr<Job> openSide(const char* side, const std::string& path, const std::string& stepRange) {
+    try {
+        JobOptions options;
+        options.builtinRules = rules::builtinRules;
+        options.stepRange = stepRange;
+        options.streamFromRanks = kStreamFromRanks;
+        JobProgressLine progress;
+        options.progress = [&progress](const JobProgress& p) { progress.update(p); };
+        std::unique_ptr<Job> job = openJob({ path }, options);
+        for (const std::string& note : job->notes)
+            fprintf(stderr, "tuneup compare: %s: %s\n", side, note.c_str());
+        return job;
+    } catch (const std::exception& e) {
+        fprintf(stderr, "tuneup compare: %s %s: %s\n", side, path.c_str(), e.what());
+        return nullptr;
+    }
+}
+
+// A side whose traces hold no training steps cannot be compared per step: said, with what to do.
+bool hasSteps(const char* side, const std::string& path, const RunProfile& p) {
+    if (!p.stepMs.empty()) return true;
+    fprintf(stderr,
+        "tuneup compare: %s %s: no training steps found%s, so step times cannot be compared. Record a few steps "
+        "more, or name the range that marks a step with --step-range NAME (tuneup advise %s shows how steps were "
+        "looked for)\n",
+        side, path.c_str(), p.stepsFound ? (" beyond " + std::to_string(p.stepsFound) + " cut one(s)").c_str() : "",
+        path.c_str());
+    return false;
+}
+
+int runCompare(const CompareArgs& args) {
+    if (args.runs.size() != 2) {
+        fprintf(stderr, "tuneup compare: give two runs, BASE and NEW (got %zu): tuneup compare base.db new.db\n",
+            args.runs.size());
+        return kInputError;
+    }
+    const CompareFormat* format = findCompareFormat(args.format);
+    if (!format) {
+        fprintf(stderr, "tuneup compare: unknown --format '%s' (known: %s)\n", args.format.c_str(),
+            compareFormatNames().c_str());
+        return kInputError;
+    }
+    CompareOptions options;
+    options.allowEnvChange = args.allowEnvChange;
+    if (!args.maxRegression.empty() && !(options.maxRegression = parsePercent(args.maxRegression))) return kInputError;
+
+    const std::unique_ptr<Job> baseJob = openSide("BASE", args.runs[0], args.stepRange);
+    if (!baseJob) return kInputError;
+    const RunProfile base = profileJob(*baseJob, { args.runs[0] });
+    const std::unique_ptr<Job> newJob = openSide("NEW", args.runs[1], args.stepRange);
+    if (!newJob) return kInputError;
+    const RunProfile now = profileJob(*newJob, { args.runs[1] });
+    if (!hasSteps("BASE", args.runs[0], base) || !hasSteps("NEW", args.runs[1], now)) return kInputError;
+
+    const CompareResult result = compareProfiles(base, now, options);
+    CompareReportContext context;
+    context.toolVersion = TUNEUP_VERSION;
+    context.color = args.output.empty() && format->forTerminal && isatty(STDOUT_FILENO);
+    const std::string error = writeOutput(args.output, [&](std::ostream& out) { format->write(out, result, context); });
+    if (!error.empty()) {
+        fprintf(stderr, "tuneup compare: %s\n", error.c_str());
+        return kInputError;
+    }
+    if (!args.output.empty() && args.output != "-")
+        fprintf(stderr, "tuneup compare: %s; report written to %s\n", std::string(verdictName(result.verdict)).c_str(),
+            args.output.c_str());
+    switch (result.verdict) {
+    case Verdict::Regressed:
+        return kRegressed;
+    case Verdict::Incomparable:
+        return kIncomparable;
+    case Verdict::Inconclusive:
+        return args.failOnInconclusive ? kInconclusive : kNoRegression;
+    case Verdict::Same:
+    case Verdict::Improved:
+        return kNoRegression;
+    }
+    return kNoRegression;
+}
+
+} // namespace
+
+std::function<int()> addCompareCommand(CLI::App& app, const std::vector<std::string>&) {
+    auto args = std::make_shared<CompareArgs>();
+    CLI::App* compare = app.add_subcommand("compare",
+        "Compare two runs: did NEW get slower than BASE (ratio of median step times with its 95% interval, against "
+        "the larger of 2% and the runs' own noise), and where the time moved; a CI gate through its exit code");
+    compare->add_option("runs", args->runs,
+        "BASE NEW: each a run in any format tuneup reads (run.db and its rank files, a folder of rank files, a glob "
+        "in quotes, a Kineto trace, an Nsight Systems export, a job summary)");
+    compare->add_option("--max-regression", args->maxRegression,
+        "the threshold, a percentage (5% or 5): step times within it count as the same (default: the larger of 2% "
+        "and the noise measured in the runs)");
+    compare->add_option("--format", args->format, "text, json, markdown, junit or csv")->capture_default_str();
+    compare->add_option("-o,--output", args->output, "write the report to this file instead of stdout");
+    compare->add_flag("--allow-env-change", args->allowEnvChange,
+        "compare runs whose environment differs (GPU, driver, CUDA, cuDNN, world size): reported, not exit 4");
+    compare->add_flag("--fail-on-inconclusive", args->failOnInconclusive,
+        "exit 3 when the runs cannot tell (too few or too noisy steps) instead of 0");
+    compare->add_option("--step-range", args->stepRange,
+        "name of the range that marks one training step (as tuneup advise --step-range)");
+    compare->footer("Examples:\n"
+                    "  tuneup compare base.db new.db\n"
+                    "  tuneup compare baseline/run.db run.db --max-regression 5% --format markdown -o summary.md\n"
+                    "  tuneup compare base.pt.trace.json.gz new.pt.trace.json.gz --format junit -o compare.xml\n"
+                    "  tuneup compare base/ new/ --format json -o compare.json --fail-on-inconclusive\n\n"
+                    "Exit codes:\n"
+                    "  0  no regression (same, improved, or inconclusive without --fail-on-inconclusive)\n"
+                    "  1  regressed: NEW's step time is above BASE's by more than the threshold, with 95% confidence\n"
+                    "  2  a usage or input error (bad option, unreadable run, no steps, output not written)\n"
+                    "  3  inconclusive, with --fail-on-inconclusive\n"
+                    "  4  incomparable: the environment changed (without --allow-env-change)\n"
+                    "Method, statistics, formats and the JSON: docs/compare.md");
+    return [args] { return runCompare(*args); };
+}
+
+} // namespace tuneup::cli
