@@ -96,6 +96,7 @@ int runAdvise(const AdviseOptions& options) {
     context.toolVersion = TUNEUP_VERSION;
     context.docsDir = TUNEUP_RULES_DOC_DIR;
     context.bench = bench ? &*bench : nullptr;
+    context.failOn = failOn;
     context.color = options.output.empty() && format->forTerminal && isatty(STDOUT_FILENO);
     const std::string error
         = writeOutput(options.output, [&](std::ostream& out) { format->write(out, job->report, context); });
@@ -146,7 +147,9 @@ std::function<int()> addAdviseCommand(CLI::App& app, const std::vector<std::stri
             "trace files, folders of them or globs: run.db, run.rank*.db, trace.pt.trace.json[.gz], report.sqlite, "
             "job summaries (node*.json)")
         ->required();
-    advise->add_option("--format", options->format, "text (fits a screen), json, markdown or html")
+    advise
+        ->add_option("--format", options->format,
+            "text (fits a screen), json, markdown, html or junit (one test case per rule; failures by --fail-on)")
         ->capture_default_str();
     advise->add_option("-o,--output", options->output, "write the report to this file instead of stdout");
     advise->add_option(

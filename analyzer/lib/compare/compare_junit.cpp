@@ -3,6 +3,7 @@
 // (a failure) or was resolved. Inconclusive and incomparable step times are "skipped", with why.
 
 #include "compare/compare_report.h"
+#include "report/xml_text.h"
 #include "units.h"
 
 #include <sstream>
@@ -10,34 +11,6 @@
 namespace tuneup::analysis {
 
 namespace {
-
-// XML 1.0 text: the five entities escaped, control characters it cannot hold dropped.
-std::string xml(std::string_view raw) {
-    const std::string s = cleanUtf8(raw);
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        case '\'':
-            out += "&apos;";
-            break;
-        default:
-            if (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t') out += c;
-        }
-    }
-    return out;
-}
 
 struct TestCase {
     std::string classname, name;
@@ -102,17 +75,17 @@ void writeCompareJunit(std::ostream& out, const CompareResult& r, const CompareR
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out << "<testsuites name=\"tuneup compare\" tests=\"" << cases.size() << "\" failures=\"" << failures
         << "\" errors=\"0\" skipped=\"" << skipped << "\">\n";
-    out << "  <testsuite name=\"tuneup compare " << xml(sideLabel(*r.base)) << " -> " << xml(sideLabel(*r.now))
+    out << "  <testsuite name=\"tuneup compare " << xmlText(sideLabel(*r.base)) << " -> " << xmlText(sideLabel(*r.now))
         << "\" tests=\"" << cases.size() << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"" << skipped
         << "\">\n";
     for (const TestCase& t : cases) {
-        out << "    <testcase classname=\"" << xml(t.classname) << "\" name=\"" << xml(t.name) << "\">\n";
+        out << "    <testcase classname=\"" << xmlText(t.classname) << "\" name=\"" << xmlText(t.name) << "\">\n";
         if (t.outcome == TestCase::Fail)
-            out << "      <failure message=\"" << xml(t.message) << "\" type=\"" << verdictName(r.verdict) << "\">"
-                << xml(t.message) << "</failure>\n";
+            out << "      <failure message=\"" << xmlText(t.message) << "\" type=\"" << verdictName(r.verdict) << "\">"
+                << xmlText(t.message) << "</failure>\n";
         else if (t.outcome == TestCase::Skip)
-            out << "      <skipped message=\"" << xml(t.message) << "\"/>\n";
-        if (!t.output.empty()) out << "      <system-out>" << xml(t.output) << "</system-out>\n";
+            out << "      <skipped message=\"" << xmlText(t.message) << "\"/>\n";
+        if (!t.output.empty()) out << "      <system-out>" << xmlText(t.output) << "</system-out>\n";
         out << "    </testcase>\n";
     }
     out << "  </testsuite>\n</testsuites>\n";

@@ -1,10 +1,11 @@
 #pragma once
 // Renders an AdviceReport for people and machines: terminal text that fits a screen, JSON with a
-// schema version (stable for CI), Markdown, and a self-contained HTML page with charts.
+// schema version (stable for CI), Markdown, a self-contained HTML page with charts, and JUnit XML.
 
 #include "advise/advisor.h"
 #include "bench/bench_result.h"
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@ struct ReportContext {
     bool color = false; // ANSI colours in text (a terminal)
     std::string docsDir; // where rules/<id>.md live, for links
     const BenchResult* bench = nullptr; // tuneup advise --bench: measured gains beside the estimates
+    std::optional<Severity> failOn; // tuneup advise --fail-on: what the JUnit report counts as a failure
 };
 
 // Version of the JSON report's layout; bumped on incompatible changes.
@@ -27,6 +29,8 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
 void writeJsonReport(std::ostream& out, const AdviceReport& report, const ReportContext& context);
 void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const ReportContext& context);
 void writeHtmlReport(std::ostream& out, const AdviceReport& report, const ReportContext& context);
+// One test case per rule; failures: findings at or above context.failOn (none without it).
+void writeJunitReport(std::ostream& out, const AdviceReport& report, const ReportContext& context);
 
 // The formats `tuneup advise --format` knows, one line each in report_formats.cpp.
 struct ReportFormat {

@@ -8,6 +8,7 @@ const std::vector<ReportFormat>& reportFormats() {
         { "json", "", writeJsonReport },
         { "markdown", "md", writeMarkdownReport },
         { "html", "", writeHtmlReport },
+        { "junit", "", writeJunitReport },
     };
     return kFormats;
 }

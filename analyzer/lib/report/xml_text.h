@@ -1,0 +1,13 @@
+#pragma once
+// Text for XML 1.0 (the JUnit reports of `tuneup advise` and `tuneup compare`): the five special
+// characters as entities, control characters XML cannot hold dropped, bytes that are not UTF-8 as '?'
+// (text from a trace may hold anything).
+
+#include <string>
+#include <string_view>
+
+namespace tuneup::analysis {
+
+std::string xmlText(std::string_view text);
+
+} // namespace tuneup::analysis

@@ -1,0 +1,213 @@
+// `tuneup compare` run as users run it (docs/compare.md). Recordings of the dataloader_workers Python
+// sample (a DataLoader in the main process) and its --fixed twin (worker processes): a change large on
+// any CPU — each batch sleeps 40 ms to load, which four workers overlap — so its verdicts keep wide
+// margins on a loaded 2-core machine. The real HTA trace_diff pair (A100 against V100) for a changed
+// environment; malformed inputs; every format, JUnit validated against tests/fixtures/junit.xsd.
+
+#include "run_program.h"
+#include "shared_traces.h"
+#include "temp_dir.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+namespace fs = std::filesystem;
+
+namespace tuneup::test {
+namespace {
+
+const std::string kSample = std::string(TUNEUP_SOURCE_DIR) + "/samples/python/dataloader_workers.py";
+const std::string kTraceDiff = std::string(TUNEUP_SHARED_TRACES) + "/hta/tests/data/trace_diff";
+const std::string kSchema = std::string(TUNEUP_SOURCE_DIR) + "/tests/fixtures/junit.xsd";
+
+class CompareCliTest : public ::testing::Test {
+protected:
+    // Recordings, each made once per test process when a test first needs it: slow.db, slow2.db (the same
+    // program again) and fixed.db. ctest runs each test in a process of its own.
+    static inline TempDir* s_runs = nullptr;
+
+    static void TearDownTestSuite() {
+        delete s_runs;
+        s_runs = nullptr;
+    }
+
+    // The path of a recording, made now if it is not there yet.
+    static std::string run(const std::string& name) {
+        if (!s_runs) s_runs = new TempDir("compare_cli_test");
+        const std::string path = s_runs->path() + "/" + name;
+        if (fs::exists(path)) return path;
+        std::vector<std::string> args { "record", "-o", path, "--", TUNEUP_PYTHON, kSample, "--steps", "24",
+            "--load-ms", "5" };
+        if (name == "fixed.db") args.push_back("--fixed");
+        const ProgramResult r = runProgram(TUNEUP_BINARY, args);
+        EXPECT_EQ(r.code, 0) << "recording " << name << ": " << r.err;
+        return path;
+    }
+    TempDir m_out { "compare_cli_out" };
+    std::string out(const std::string& name) const { return m_out.path() + "/" + name; }
+
+    static ProgramResult compare(std::vector<std::string> args) {
+        args.insert(args.begin(), "compare");
+        return runProgram(TUNEUP_BINARY, args);
+    }
+    static rapidjson::Document json(const std::string& text) {
+        rapidjson::Document doc;
+        doc.Parse(text.c_str());
+        EXPECT_FALSE(doc.HasParseError()) << text;
+        return doc;
+    }
+};
+
+TEST_F(CompareCliTest, TheFixedTwinIsImprovedWithTheCauseNamed) {
+    const ProgramResult r = compare({ run("slow.db"), run("fixed.db") });
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("tuneup compare: improved: ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("dataloader-stall resolved"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("dataloader.num_workers changed: 0 -> 4"), std::string::npos) << r.out;
+}
+
+TEST_F(CompareCliTest, TheSwappedPairRegressesAndExitsOne) {
+    const ProgramResult r = compare({ run("fixed.db"), run("slow.db"), "--format", "json" });
+    EXPECT_EQ(r.code, 1) << r.err;
+    const rapidjson::Document doc = json(r.out);
+    EXPECT_STREQ(doc["verdict"].GetString(), "regressed");
+    EXPECT_GT(doc["step_time"]["ratio_ci"][0].GetDouble(), 1 + doc["step_time"]["threshold"].GetDouble());
+    EXPECT_STREQ(doc["findings"]["appeared"][0]["rule"].GetString(), "dataloader-stall");
+}
+
+TEST_F(CompareCliTest, ARunAgainstItselfIsTheSame) {
+    const ProgramResult r = compare({ run("slow.db"), run("slow.db"), "--format", "json" });
+    EXPECT_EQ(r.code, 0) << r.err;
+    const rapidjson::Document doc = json(r.out);
+    EXPECT_STREQ(doc["verdict"].GetString(), "same");
+    EXPECT_DOUBLE_EQ(doc["step_time"]["ratio"].GetDouble(), 1.0);
+}
+
+TEST_F(CompareCliTest, TwoRunsOfTheSameProgramAreNoRegression) {
+    // Recorded seconds apart on a shared machine: whatever the load did between them, not a change
+    // beyond 30% (each step is 40 ms of loading and a few of compute).
+    const ProgramResult r = compare({ run("slow.db"), run("slow2.db"), "--max-regression", "30%", "--format", "json" });
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    const std::string verdict = json(r.out)["verdict"].GetString();
+    EXPECT_TRUE(verdict == "same" || verdict == "inconclusive") << verdict;
+}
+
+TEST_F(CompareCliTest, JunitValidatesAgainstTheSchemaAndParsesBack) {
+    const std::string xml = out("compare.xml");
+    const ProgramResult r = compare({ run("fixed.db"), run("slow.db"), "--format", "junit", "-o", xml });
+    EXPECT_EQ(r.code, 1) << r.err;
+    if (fs::exists("/usr/bin/xmllint")) {
+        const ProgramResult lint = runProgram("/usr/bin/xmllint", { "--noout", "--schema", kSchema, xml });
+        EXPECT_EQ(lint.code, 0) << lint.err;
+    }
+    // Parsed back (Python's XML parser): the test cases, and the failures they add up to.
+    const ProgramResult parsed = runProgram(TUNEUP_PYTHON,
+        { "-c",
+            "import sys, xml.etree.ElementTree as ET\n"
+            "root = ET.parse(sys.argv[1]).getroot()\n"
+            "suite = root.find('testsuite')\n"
+            "cases = suite.findall('testcase')\n"
+            "failed = [c.get('name') for c in cases if c.find('failure') is not None]\n"
+            "assert int(suite.get('tests')) == len(cases), 'tests'\n"
+            "assert int(suite.get('failures')) == len(failed), 'failures'\n"
+            "print(' '.join(c.get('name') for c in cases)); print('failed: ' + ' '.join(failed))\n",
+            xml });
+    ASSERT_EQ(parsed.code, 0) << parsed.err;
+    EXPECT_NE(parsed.out.find("environment step time dataloader-stall"), std::string::npos) << parsed.out;
+    EXPECT_NE(parsed.out.find("failed: step time dataloader-stall"), std::string::npos) << parsed.out;
+}
+
+TEST_F(CompareCliTest, MarkdownAndCsvGoToFiles) {
+    const ProgramResult md = compare({ run("slow.db"), run("fixed.db"), "--format", "markdown", "-o", out("s.md") });
+    EXPECT_EQ(md.code, 0) << md.err;
+    const std::string text = readFile(out("s.md"));
+    EXPECT_EQ(text.rfind("## tuneup compare: **improved**", 0), 0u) << text;
+    EXPECT_LT(text.size(), size_t(1) << 20);
+    EXPECT_NE(md.err.find("improved; report written to"), std::string::npos) << md.err;
+    const ProgramResult csv = compare({ run("slow.db"), run("fixed.db"), "--format", "csv", "-o", out("d.csv") });
+    EXPECT_EQ(csv.code, 0) << csv.err;
+    const std::string rows = readFile(out("d.csv"));
+    EXPECT_EQ(rows.rfind("section,name,class,unit,base,new,delta,ratio,verdict\nstep_time,median step,,ms,", 0), 0u)
+        << rows;
+    EXPECT_NE(rows.find("finding,dataloader-stall,,,,,,,resolved"), std::string::npos) << rows;
+}
+
+TEST_F(CompareCliTest, MalformedInputsExitTwoWithTheReason) {
+    std::ofstream(out("notes.txt")) << "not a trace\n";
+    std::ofstream(out("broken.json")) << "{\"traceEvents\": [ {\"ph\": \"X\", ";
+    struct Case {
+        std::vector<std::string> args;
+        std::string says;
+    };
+    const std::vector<Case> cases {
+        { { run("slow.db") }, "give two runs, BASE and NEW (got 1)" },
+        { { run("slow.db"), out("missing.db") }, "NEW " + out("missing.db") },
+        { { out("notes.txt"), run("slow.db") }, "BASE " + out("notes.txt") },
+        { { run("slow.db"), out("broken.json") }, "NEW " + out("broken.json") },
+        { { run("slow.db"), run("fixed.db"), "--max-regression", "five" }, "--max-regression 'five'" },
+        { { run("slow.db"), run("fixed.db"), "--max-regression", "-3%" }, "--max-regression '-3%'" },
+        { { run("slow.db"), run("fixed.db"), "--format", "pdf" }, "unknown --format 'pdf'" },
+        { { run("slow.db"), run("fixed.db"), "-o", out("no/such/folder/r.txt") }, "cannot" },
+        { { run("slow.db"), run("fixed.db"), "--step-range", "no-such-range" }, "no training steps found" },
+    };
+    for (const Case& c : cases) {
+        const ProgramResult r = compare(c.args);
+        EXPECT_EQ(r.code, 2) << c.says << "\n" << r.err;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+}
+
+TEST_F(CompareCliTest, AChangedGpuIsIncomparableAndExitsFour) {
+    TUNEUP_REQUIRE_SHARED_TRACES(TUNEUP_SHARED_TRACES);
+    const std::string control = kTraceDiff + "/control/control.json.gz", test = kTraceDiff + "/test/test.json.gz";
+    const ProgramResult r = compare({ control, test });
+    EXPECT_EQ(r.code, 4) << r.err;
+    EXPECT_EQ(r.out.rfind("tuneup compare: incomparable: ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("GPU model NVIDIA A100-PG509-200 -> Tesla V100-SXM2-16GB"), std::string::npos) << r.out;
+    const ProgramResult anyway = compare({ control, test, "--allow-env-change" });
+    EXPECT_EQ(anyway.code, 1) << anyway.out;
+    EXPECT_EQ(anyway.out.rfind("tuneup compare: regressed: ", 0), 0u) << anyway.out;
+}
+
+TEST_F(CompareCliTest, InconclusiveExitsThreeOnlyWhenAskedTo) {
+    TUNEUP_REQUIRE_SHARED_TRACES(TUNEUP_SHARED_TRACES);
+    // Six steps of 75-81 ms against themselves: too few to call the same within the steps' own 3%.
+    const std::string control = kTraceDiff + "/control/control.json.gz";
+    const ProgramResult plain = compare({ control, control });
+    EXPECT_EQ(plain.code, 0) << plain.out;
+    EXPECT_EQ(plain.out.rfind("tuneup compare: inconclusive: ", 0), 0u) << plain.out;
+    EXPECT_NE(plain.out.find("measured steps per run would decide"), std::string::npos) << plain.out;
+    EXPECT_EQ(compare({ control, control, "--fail-on-inconclusive" }).code, 3);
+}
+
+TEST_F(CompareCliTest, AdviseJunitHasOneCasePerRuleAndFailsByFailOn) {
+    const std::string xml = out("advise.xml");
+    const ProgramResult r = runProgram(
+        TUNEUP_BINARY, { "advise", run("slow.db"), "--format", "junit", "--fail-on", "warning", "-o", xml });
+    EXPECT_EQ(r.code, 3) << r.err;
+    if (fs::exists("/usr/bin/xmllint")) {
+        const ProgramResult lint = runProgram("/usr/bin/xmllint", { "--noout", "--schema", kSchema, xml });
+        EXPECT_EQ(lint.code, 0) << lint.err;
+    }
+    const ProgramResult rules = runProgram(TUNEUP_BINARY, { "rules" });
+    const std::string text = readFile(xml);
+    size_t ruleCount = 0;
+    for (size_t at = 0; (at = rules.out.find("\n    doc: ", at)) != std::string::npos; ++at)
+        ++ruleCount;
+    EXPECT_NE(text.find("<testsuite name=\"tuneup advise " + run("slow.db") + "\" tests=\"" + std::to_string(ruleCount)
+                  + "\" failures=\"1\""),
+        std::string::npos)
+        << text;
+    EXPECT_NE(text.find("<testcase classname=\"tuneup.advise\" name=\"dataloader-stall\">\n      <failure"),
+        std::string::npos);
+    // Without --fail-on nothing fails, as the exit code says.
+    const ProgramResult quiet = runProgram(TUNEUP_BINARY, { "advise", run("slow.db"), "--format", "junit" });
+    EXPECT_EQ(quiet.code, 0);
+    EXPECT_NE(quiet.out.find("failures=\"0\""), std::string::npos);
+}
+
+} // namespace
+} // namespace tuneup::test
