@@ -3,6 +3,7 @@
 // comparison is analyzer/lib/compare's.
 
 #include "all_rules.h"
+#include "compare/calibration.h"
 #include "compare/compare_report.h"
 #include "job/job.h"
 #include "job_progress.h"
@@ -40,6 +41,7 @@ struct CompareArgs {
     std::string stepRange;
     bool allowEnvChange = false;
     bool failOnInconclusive = false;
+    bool calibrate = false; // --calibrate RUN1 RUN2 ...: an A/A test of the machine
 };
 
 // "5%", "5" or "2.5%" -> 0.05, 0.05, 0.025; nullopt (and a message) when it is not a percentage.
@@ -90,7 +92,44 @@ bool hasSteps(const char* side, const std::string& path, const RunProfile& p) {
     return false;
 }
 
+// --calibrate: every pair of runs of the same program compared; the noise and the threshold to use.
+int runCalibrate(const CompareArgs& args) {
+    if (args.runs.size() < 2) {
+        fprintf(stderr,
+            "tuneup compare --calibrate: give two or more runs of the same program (got %zu): tuneup compare "
+            "--calibrate run1.db run2.db run3.db\n",
+            args.runs.size());
+        return kInputError;
+    }
+    if (args.format != "text" && args.format != "json") {
+        fprintf(stderr, "tuneup compare --calibrate: --format '%s' is not one it writes (text or json)\n",
+            args.format.c_str());
+        return kInputError;
+    }
+    std::vector<RunProfile> runs;
+    for (size_t i = 0; i < args.runs.size(); ++i) {
+        const std::string side = "run " + std::to_string(i + 1);
+        const std::unique_ptr<Job> job = openSide(side.c_str(), args.runs[i], args.stepRange);
+        if (!job) return kInputError;
+        runs.push_back(profileJob(*job, { args.runs[i] }));
+        if (!hasSteps(side.c_str(), args.runs[i], runs.back())) return kInputError;
+    }
+    const Calibration calibration = calibrate(runs);
+    const std::string error = writeOutput(args.output, [&](std::ostream& out) {
+        if (args.format == "json")
+            writeCalibrationJson(out, calibration, TUNEUP_VERSION);
+        else
+            writeCalibrationText(out, calibration);
+    });
+    if (!error.empty()) {
+        fprintf(stderr, "tuneup compare: %s\n", error.c_str());
+        return kInputError;
+    }
+    return 0;
+}
+
 int runCompare(const CompareArgs& args) {
+    if (args.calibrate) return runCalibrate(args);
     if (args.runs.size() != 2) {
         fprintf(stderr, "tuneup compare: give two runs, BASE and NEW (got %zu): tuneup compare base.db new.db\n",
             args.runs.size());
@@ -148,7 +187,8 @@ std::function<int()> addCompareCommand(CLI::App& app, const std::vector<std::str
         "Compare two runs: did NEW get slower than BASE (ratio of median step times with its 95% interval, against "
         "the larger of 2% and the runs' own noise), and where the time moved; a CI gate through its exit code");
     compare->add_option("runs", args->runs,
-        "BASE NEW: each a run in any format tuneup reads (run.db and its rank files, a folder of rank files, a glob "
+        "BASE NEW (with --calibrate: RUN1 RUN2 ...): each a run in any format tuneup reads (run.db and its rank files, "
+        "a folder of rank files, a glob "
         "in quotes, a Kineto trace, an Nsight Systems export, a job summary)");
     compare->add_option("--max-regression", args->maxRegression,
         "the threshold, a percentage (5% or 5): step times within it count as the same (default: the larger of 2% "
@@ -159,13 +199,17 @@ std::function<int()> addCompareCommand(CLI::App& app, const std::vector<std::str
         "compare runs whose environment differs (GPU, driver, CUDA, cuDNN, world size): reported, not exit 4");
     compare->add_flag("--fail-on-inconclusive", args->failOnInconclusive,
         "exit 3 when the runs cannot tell (too few or too noisy steps) instead of 0");
+    compare->add_flag("--calibrate", args->calibrate,
+        "an A/A test of this machine: give two or more recordings of the same program (RUN1 RUN2 ...); says how far "
+        "apart they land and the --max-regression under which all read the same");
     compare->add_option("--step-range", args->stepRange,
         "name of the range that marks one training step (as tuneup advise --step-range)");
     compare->footer("Examples:\n"
                     "  tuneup compare base.db new.db\n"
                     "  tuneup compare baseline/run.db run.db --max-regression 5% --format markdown -o summary.md\n"
                     "  tuneup compare base.pt.trace.json.gz new.pt.trace.json.gz --format junit -o compare.xml\n"
-                    "  tuneup compare base/ new/ --format json -o compare.json --fail-on-inconclusive\n\n"
+                    "  tuneup compare base/ new/ --format json -o compare.json --fail-on-inconclusive\n"
+                    "  tuneup compare --calibrate aa1.db aa2.db aa3.db aa4.db     # the noise of this machine\n\n"
                     "Exit codes:\n"
                     "  0  no regression (same, improved, or inconclusive without --fail-on-inconclusive)\n"
                     "  1  regressed: NEW's step time is above BASE's by more than the threshold, with 95% confidence\n"

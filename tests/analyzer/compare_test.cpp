@@ -4,6 +4,7 @@
 // V100) opened through the job core.
 
 #include "all_rules.h"
+#include "compare/calibration.h"
 #include "compare/comparison.h"
 #include "shared_traces.h"
 #include "stats/random.h"
@@ -190,6 +191,33 @@ TEST(Compare, TheBreakdownPartThatGrewIsACause) {
     ASSERT_EQ(r.verdict, Verdict::Regressed);
     ASSERT_FALSE(r.causes.empty());
     EXPECT_EQ(r.causes[0].rfind("Copies +40 ms per step", 0), 0u) << r.causes[0];
+}
+
+TEST(CompareCalibration, SuggestsAThresholdUnderWhichEveryPairOfTheRunsIsTheSame) {
+    // Five runs of one program whose runs land up to ~8% apart (each run's own offset) with 4% step noise.
+    std::vector<RunProfile> runs;
+    const double offsets[] = { 1.0, 1.08, 0.97, 1.03, 1.05 };
+    for (uint64_t i = 0; i < 5; ++i)
+        runs.push_back(side(100 * offsets[i], 0.04, 30, 50 + i));
+    const Calibration c = calibrate(runs);
+    ASSERT_EQ(c.runs.size(), 5u);
+    ASSERT_EQ(c.pairs.size(), 10u);
+    ASSERT_TRUE(c.runToRunNoise);
+    EXPECT_NEAR(*c.runToRunNoise, 1.08 / 0.97 - 1, 0.04);
+    EXPECT_GE(c.suggested, 0.02);
+    EXPECT_DOUBLE_EQ(c.suggested * 100, std::round(c.suggested * 100)); // a whole percent
+    CompareOptions suggested;
+    suggested.maxRegression = c.suggested;
+    for (const CalibrationPair& p : c.pairs) {
+        EXPECT_LE(p.sameFrom, c.suggested);
+        EXPECT_EQ(compareProfiles(runs[p.base], runs[p.now], suggested).verdict, Verdict::Same)
+            << p.base << " -> " << p.now;
+    }
+    // The default threshold called some of these A/A pairs a change: what calibrating is for.
+    size_t changes = 0;
+    for (const CalibrationPair& p : c.pairs)
+        changes += p.verdict == Verdict::Regressed || p.verdict == Verdict::Improved;
+    EXPECT_EQ(changes, c.falseAlarms);
 }
 
 // ---- the real pair: HTA's trace_diff, rank 3 of 8 A100s against rank 1 of 2 V100s ------------------

@@ -160,6 +160,24 @@ TEST_F(CompareCliTest, MalformedInputsExitTwoWithTheReason) {
     }
 }
 
+TEST_F(CompareCliTest, CalibrateMeasuresTheNoiseOfRunsOfTheSameProgram) {
+    const ProgramResult r = compare({ "--calibrate", run("slow.db"), run("slow2.db"), "--format", "json" });
+    ASSERT_EQ(r.code, 0) << r.err;
+    const rapidjson::Document doc = json(r.out);
+    EXPECT_EQ(doc["runs"].Size(), 2u);
+    EXPECT_EQ(doc["pairs"].Size(), 1u);
+    const double suggested = doc["suggested_max_regression"].GetDouble();
+    EXPECT_GE(suggested, 0.02);
+    // Under the suggested threshold the pair reads "same", as compare itself says.
+    const ProgramResult again = compare(
+        { run("slow.db"), run("slow2.db"), "--max-regression", std::to_string(suggested * 100), "--format", "json" });
+    EXPECT_EQ(again.code, 0);
+    EXPECT_STREQ(json(again.out)["verdict"].GetString(), "same");
+    const ProgramResult one = compare({ "--calibrate", run("slow.db") });
+    EXPECT_EQ(one.code, 2);
+    EXPECT_NE(one.err.find("give two or more runs"), std::string::npos) << one.err;
+}
+
 TEST_F(CompareCliTest, AChangedGpuIsIncomparableAndExitsFour) {
     TUNEUP_REQUIRE_SHARED_TRACES(TUNEUP_SHARED_TRACES);
     const std::string control = kTraceDiff + "/control/control.json.gz", test = kTraceDiff + "/test/test.json.gz";
