@@ -258,14 +258,14 @@ TEST(CompareRealTraces, TheTraceDiffPairIsIncomparableAndNamesTheGpus) {
     EXPECT_TRUE(voltaAdded);
 }
 
-TEST(CompareRealTraces, ATraceAgainstItselfClaimsNoChange) {
+TEST(CompareRealTraces, ATraceAgainstItselfIsTheSame) {
     TUNEUP_REQUIRE_SHARED_TRACES(TUNEUP_SHARED_TRACES);
     const RunProfile control = openSide(kTraceDiff + "/control/control.json.gz");
     const CompareResult r = compareProfiles(control, control);
-    // Six steps 75-81 ms: the interval (0.96x-1.04x) straddles the 3% the steps' own spread sets, so it
-    // cannot say "same" either, and says how many steps would.
-    EXPECT_EQ(r.verdict, Verdict::Inconclusive);
-    EXPECT_TRUE(r.stepTime.stepsToDecide);
+    // The same step times on both sides: the same, though six steps of 75-81 ms give an interval
+    // (0.96x-1.04x) wider than the 3% their own spread sets.
+    EXPECT_EQ(r.verdict, Verdict::Same);
+    EXPECT_GT(r.stepTime.high - r.stepTime.low, 2 * r.stepTime.threshold);
     EXPECT_DOUBLE_EQ(r.stepTime.ratio, 1.0);
     EXPECT_TRUE(r.appeared.empty());
     EXPECT_TRUE(r.resolved.empty());

@@ -93,6 +93,12 @@ void compareStepTimes(const RunProfile& base, const RunProfile& now, const Compa
         s.why = "fewer than " + std::to_string(kMinSteps) + " measured steps on a side: no interval can be trusted";
         return;
     }
+    if (base.stepMs == now.stepMs) {
+        // The same measurements on both sides (a run against itself): no change, whatever the interval's
+        // width — resampling one sample twice is not two runs.
+        r.stepVerdict = Verdict::Same;
+        return;
+    }
     switch (cmp.change) {
     case stats::Change::Higher:
         r.stepVerdict = Verdict::Regressed;

@@ -8,6 +8,7 @@
 //   improved      the interval lies below 1 / (1 + threshold) (idem)
 //   same          the interval lies inside the band
 //   inconclusive  it straddles an edge: about how many steps per run would decide is said
+//   (both sides holding the very same step times — a run against itself — are the same, by definition)
 //   incomparable  the environment changed (GPU, driver, CUDA, ...) and --allow-env-change was not given
 // Then where it moved: the breakdown per step side by side, kernels by class and by name (per call
 // and per step), findings that appeared or were resolved, settings the program changed.
