@@ -122,15 +122,21 @@ int runRules(const std::string& userRules) {
         fprintf(stderr, "tuneup rules: %s\n", e.what());
         return kBadInput;
     }
-    for (const auto& rule : rules) {
-        const RuleInfo& r = rule->info();
-        std::cout << r.id << "\n    " << r.summary << "\n    needs: ";
-        for (size_t i = 0; i < r.needs.size(); ++i)
-            std::cout << (i ? "; " : "") << inputName(r.needs[i]);
-        if (const auto* sql = dynamic_cast<const SqlRule*>(rule.get()))
-            std::cout << "\n    user rule: " << sql->path() << "\n";
-        else
-            std::cout << "\n    doc: " << TUNEUP_RULES_DOC_DIR << "/" << r.id << ".md\n";
+    const std::string error = writeOutput("", [&](std::ostream& out) {
+        for (const auto& rule : rules) {
+            const RuleInfo& r = rule->info();
+            out << r.id << "\n    " << r.summary << "\n    needs: ";
+            for (size_t i = 0; i < r.needs.size(); ++i)
+                out << (i ? "; " : "") << inputName(r.needs[i]);
+            if (const auto* sql = dynamic_cast<const SqlRule*>(rule.get()))
+                out << "\n    user rule: " << sql->path() << "\n";
+            else
+                out << "\n    doc: " << TUNEUP_RULES_DOC_DIR << "/" << r.id << ".md\n";
+        }
+    });
+    if (!error.empty()) {
+        fprintf(stderr, "tuneup rules: %s\n", error.c_str());
+        return kUsageError;
     }
     return 0;
 }

@@ -29,6 +29,7 @@ struct ExportOptions {
 
 // run.db -> run.perfetto.json; trace.pt.trace.json.gz -> trace.pt.trace.perfetto.json
 std::string defaultOutput(const std::string& input) {
+    if (input == "-") return "stdin.perfetto.json"; // standard input has no name of its own
     std::string name = fs::path(input).filename().string();
     for (const char* suffix : { ".gz", ".json", ".db", ".sqlite" })
         if (name.size() > std::string_view(suffix).size() && name.ends_with(suffix))

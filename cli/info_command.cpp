@@ -2,6 +2,8 @@
 
 #include "import/tuneup_file.h"
 #include "job/job_files.h"
+#include "output_file.h"
+#include "saturating.h"
 #include "subcommand.h"
 #include "units.h"
 
@@ -43,30 +45,53 @@ struct Style {
     std::string alert(const std::string& text) const { return color ? "\033[1;31m" + text + "\033[0m" : text; }
 };
 
-std::optional<int64_t> metaInteger(const TuneupFileSummary& summary, const std::string& key) {
-    const std::string text = summary.metaValue(key);
-    if (text.empty()) return std::nullopt;
-    char* end = nullptr;
-    const long long value = strtoll(text.c_str(), &end, 10);
-    return *end == '\0' ? std::optional<int64_t>(value) : std::nullopt;
+// printf into the command's output (writeOutput checks that it arrives).
+template <class... Args> void print(std::ostream& out, const char* format, Args... args) {
+    char text[1024];
+    const int n = snprintf(text, sizeof text, format, args...);
+    if (n < 0) return;
+    if (size_t(n) < sizeof text) {
+        out.write(text, n);
+        return;
+    }
+    std::string longer(size_t(n) + 1, '\0');
+    snprintf(longer.data(), longer.size(), format, args...);
+    out.write(longer.data(), n);
 }
 
-void row(const char* label, const std::string& value) {
-    printf("  %-12s %s\n", label, value.c_str());
+void row(std::ostream& out, const char* label, const std::string& value) {
+    print(out, "  %-12s %s\n", label, value.c_str());
+}
+
+// The meta keys that hold numbers, and what each should be: a value that is not one is said, not used.
+constexpr std::pair<const char*, const char*> kNumericMeta[]
+    = { { "pid", "a process id" }, { "parent_pid", "a process id" }, { "rank", "a rank" }, { "local_rank", "a rank" },
+          { "world_size", "a number of ranks" }, { "local_world_size", "a number of ranks" },
+          { "start_ns", "a time in nanoseconds" }, { "end_ns", "a time in nanoseconds" },
+          { "clock.realtime_ns", "a time in nanoseconds" }, { "clock.monotonic_ns", "a time in nanoseconds" } };
+
+// "  (2 with unreadable times, left out by advise; 1 ends before it starts)" for a table's row count.
+std::string timeProblems(const analysis::TableCount& count) {
+    std::string text;
+    if (count.badTimes > 0) text += groupedInteger(count.badTimes) + " with times that are not times, left out";
+    if (count.endsBeforeStart > 0)
+        text += (text.empty() ? "" : "; ") + groupedInteger(count.endsBeforeStart)
+            + " ending before they start, read as instantaneous";
+    return text.empty() ? text : "  (" + text + ")";
 }
 
 // event_counts: per source, what was written and dropped, and the threads that dropped most.
-void printSourceCounts(const TuneupFileSummary& s, const Style& style) {
+void printSourceCounts(std::ostream& out, const TuneupFileSummary& s, const Style& style) {
     std::map<std::string, std::vector<const analysis::SourceCountRow*>> bySource;
     for (const analysis::SourceCountRow& row : s.sourceCounts)
         bySource[row.source].push_back(&row);
     if (bySource.empty()) return;
-    printf("  by source (event_counts)\n");
+    print(out, "  by source (event_counts)\n");
     for (auto& [source, rows] : bySource) {
         int64_t written = 0, dropped = 0;
         for (const auto* row : rows) {
-            written += row->written;
-            dropped += row->dropped;
+            written = saturatingAdd(written, row->written);
+            dropped = saturatingAdd(dropped, row->dropped);
         }
         std::string where;
         std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->dropped > b->dropped; });
@@ -85,24 +110,25 @@ void printSourceCounts(const TuneupFileSummary& s, const Style& style) {
         snprintf(text, sizeof text, "  %s %-14s %14s written %12s dropped", dropped > 0 ? "!" : " ", source.c_str(),
             groupedInteger(written).c_str(), groupedInteger(dropped).c_str());
         const std::string line = text + where;
-        printf("  %s\n", dropped > 0 ? style.alert(line).c_str() : line.c_str());
+        print(out, "  %s\n", dropped > 0 ? style.alert(line).c_str() : line.c_str());
     }
 }
 
 // Returns false when quick_check found damage.
-bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check, const Style& style) {
+bool printSummary(
+    std::ostream& out, const TuneupFile& file, const TuneupFileSummary& s, bool check, const Style& style) {
     std::set<std::string> shown = { "format", "schema_version", "tuneup_version", "command_line", "pid", "parent_pid",
         "role", "host", "rank", "local_rank", "world_size", "local_world_size", "start_ns", "end_ns", "clock",
         "clock.realtime_ns", "clock.monotonic_ns" };
 
-    printf("%s\n", s.path.c_str());
+    print(out, "%s\n", s.path.c_str());
     std::string format = s.metaValue("format") + ", schema " + std::to_string(s.schemaVersion);
     if (!s.metaValue("tuneup_version").empty()) format += ", written by tuneup " + s.metaValue("tuneup_version");
-    row("format", format);
+    row(out, "format", format);
     std::string size = formatBytes(int64_t(s.fileBytes));
     if (s.walBytes > 0) size += " + " + formatBytes(int64_t(s.walBytes)) + " in its -wal (not yet merged)";
-    row("size", size);
-    row("command", s.metaValue("command_line").empty() ? "?" : s.metaValue("command_line"));
+    row(out, "size", size);
+    row(out, "command", s.metaValue("command_line").empty() ? "?" : s.metaValue("command_line"));
 
     std::string process = "pid " + (s.metaValue("pid").empty() ? "?" : s.metaValue("pid"));
     if (!s.metaValue("parent_pid").empty()) process += ", parent " + s.metaValue("parent_pid");
@@ -111,27 +137,28 @@ bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check
         process += ", role " + (known ? std::string(processRoleLabel(*known)) : role);
     }
     if (!s.metaValue("host").empty()) process += ", host " + s.metaValue("host");
-    row("process", process);
+    row(out, "process", process);
     if (!s.metaValue("rank").empty() || !s.metaValue("world_size").empty()) {
         std::string rank = s.metaValue("rank").empty() ? "?" : s.metaValue("rank");
         std::string detail;
         if (!s.metaValue("local_rank").empty()) detail += "local rank " + s.metaValue("local_rank");
         if (!s.metaValue("world_size").empty())
             detail += (detail.empty() ? "" : ", ") + std::string("world size ") + s.metaValue("world_size");
-        row("rank", detail.empty() ? rank : rank + " (" + detail + ")");
+        row(out, "rank", detail.empty() ? rank : rank + " (" + detail + ")");
     }
 
     // Wall time from the one realtime/monotonic pair the agent read together.
-    const auto start = metaInteger(s, "start_ns");
-    const auto realtime = metaInteger(s, "clock.realtime_ns");
-    const auto monotonic = metaInteger(s, "clock.monotonic_ns");
-    if (start && realtime && monotonic) row("started", localTime(*realtime + (*start - *monotonic)));
+    const auto start = s.metaInteger("start_ns");
+    const auto realtime = s.metaInteger("clock.realtime_ns");
+    const auto monotonic = s.metaInteger("clock.monotonic_ns");
+    if (start && realtime && monotonic)
+        row(out, "started", localTime(saturatingAdd(*realtime, saturatingSub(*start, *monotonic))));
     const std::optional<int64_t> duration = s.durationNs();
     std::string durationText = duration ? formatElapsed(*duration) : "unknown";
     if (s.complete)
-        row("duration", durationText);
+        row(out, "duration", durationText);
     else
-        row("duration",
+        row(out, "duration",
             durationText + (duration ? " until the last event" : "") + "; "
                 + style.alert("incomplete: the process did not exit cleanly") + " (killed, or still running)");
 
@@ -139,65 +166,63 @@ bool printSummary(const TuneupFile& file, const TuneupFileSummary& s, bool check
     for (const auto& [key, value] : s.meta) {
         if (!key.starts_with("capture.") && !key.starts_with("cupti.") && !key.starts_with("cuda.")) continue;
         shown.insert(key);
-        printf("  %-12s %s: %s\n", firstCapture ? "capture" : "", key.c_str(), value.c_str());
+        print(out, "  %-12s %s: %s\n", firstCapture ? "capture" : "", key.c_str(), value.c_str());
         firstCapture = false;
     }
 
-    row("events", groupedInteger(s.eventCount()));
-    for (const analysis::TableCount& count : s.eventCounts)
-        printf("    %-14s %12s\n", count.table.c_str(), groupedInteger(count.rows).c_str());
+    row(out, "events", groupedInteger(s.eventCount()));
+    for (const analysis::TableCount& count : s.eventCounts) {
+        const std::string problems = timeProblems(count);
+        print(out, "    %-14s %12s%s\n", count.table.c_str(), groupedInteger(count.rows).c_str(),
+            problems.empty() ? "" : style.alert(problems).c_str());
+    }
     if (s.threadSamples > 0)
-        row("main thread", groupedInteger(s.threadSamples) + " state changes sampled (thread_states)");
+        row(out, "main thread", groupedInteger(s.threadSamples) + " state changes sampled (thread_states)");
 
     if (!s.stats.empty()) {
-        printf("  stats\n");
+        print(out, "  stats\n");
         for (const analysis::StatRow& stat : s.stats) {
             const bool loss = stat.value > 0 && (stat.severity == "data_loss" || stat.severity == "error");
             std::string line = (loss ? "! " : "  ") + stat.name;
             char text[512];
             snprintf(text, sizeof text, "  %-28s %14s  %-9s  %s", line.c_str(), groupedInteger(stat.value).c_str(),
                 stat.severity.c_str(), stat.description.c_str());
-            printf("%s\n", loss ? style.alert(text).c_str() : text);
+            print(out, "%s\n", loss ? style.alert(text).c_str() : text);
         }
         if (s.droppedCount() > 0)
-            printf(
-                "  %s\n", style.alert(groupedInteger(s.droppedCount()) + " events were lost (lines with !)").c_str());
+            print(out, "  %s\n",
+                style.alert(groupedInteger(s.droppedCount()) + " events were lost (lines with !)").c_str());
     }
-    printSourceCounts(s, style);
+    printSourceCounts(out, s, style);
 
-    if (s.devices.empty()) row("GPUs", "none recorded");
+    if (s.devices.empty()) row(out, "GPUs", "none recorded");
     for (size_t i = 0; i < s.devices.size(); ++i) {
         const analysis::DeviceRow& d = s.devices[i];
         char text[256];
         snprintf(text, sizeof text, "%d: %s (sm_%d%d, %d SMs, %s, %.0f GB/s)", d.id, d.name.c_str(), d.computeMajor,
             d.computeMinor, d.smCount, formatBytes(d.globalMemoryBytes).c_str(), d.memoryBandwidthGBs);
-        row(i == 0 ? "GPUs" : "", text);
+        row(out, i == 0 ? "GPUs" : "", text);
     }
 
     bool firstOther = true;
     for (const auto& [key, value] : s.meta) {
         if (shown.count(key)) continue;
-        printf("  %-12s %s: %s\n", firstOther ? "other" : "", key.c_str(), value.c_str());
+        print(out, "  %-12s %s: %s\n", firstOther ? "other" : "", key.c_str(), value.c_str());
         firstOther = false;
     }
     for (const std::string& warning : s.warnings)
-        row("note", warning);
+        row(out, "note", warning);
+    for (const auto& [key, expected] : kNumericMeta)
+        if (!s.metaValue(key).empty() && !s.metaInteger(key)) row(out, "note", s.metaProblem(key, expected));
 
     if (check || s.fileBytes + s.walBytes <= kAutoCheckBytes) {
         const std::vector<std::string> problems = file.quickCheck();
-        if (problems.empty()) row("integrity", "ok (PRAGMA quick_check)");
+        if (problems.empty()) row(out, "integrity", "ok (PRAGMA quick_check)");
         for (size_t i = 0; i < problems.size(); ++i)
-            row(i == 0 ? "integrity" : "", style.alert(problems[i]));
-        if (!problems.empty()) {
-            fflush(stdout);
-            fprintf(stderr,
-                "tuneup: %s: is damaged (PRAGMA quick_check found problems); record again, or salvage "
-                "what is left with `sqlite3 %s .recover | sqlite3 recovered.db`\n",
-                file.path().c_str(), file.path().c_str());
-            return false;
-        }
+            row(out, i == 0 ? "integrity" : "", style.alert(problems[i]));
+        if (!problems.empty()) return false;
     } else {
-        row("integrity", "not checked (a large file; --check runs PRAGMA quick_check)");
+        row(out, "integrity", "not checked (a large file; --check runs PRAGMA quick_check)");
     }
     return true;
 }
@@ -218,9 +243,23 @@ int runInfo(const InfoOptions& options) {
         try {
             const auto file = TuneupFile::open(path);
             const TuneupFileSummary summary = file->summary();
-            if (!first) printf("\n");
+            bool sound = true;
+            const std::string error = writeOutput("", [&](std::ostream& out) {
+                if (!first) out << "\n";
+                sound = printSummary(out, *file, summary, options.check, style);
+            });
             first = false;
-            if (!printSummary(*file, summary, options.check, style)) status = 1;
+            if (!error.empty()) {
+                fprintf(stderr, "tuneup info: %s\n", error.c_str());
+                return kUsageError; // nothing more can be said where it would not arrive
+            }
+            if (!sound) {
+                fprintf(stderr,
+                    "tuneup: %s: is damaged (PRAGMA quick_check found problems); record again, or salvage "
+                    "what is left with `sqlite3 %s .recover | sqlite3 recovered.db`\n",
+                    file->path().c_str(), file->path().c_str());
+                status = 1;
+            }
         } catch (const TuneupFileError& e) {
             fflush(stdout);
             fprintf(stderr, "tuneup: %s\n", e.what());

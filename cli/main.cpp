@@ -1,6 +1,7 @@
 // The `tuneup` command: record a run, say what a trace holds, advise on it. Each subcommand lives in its
 // own file and is listed in subcommands.cpp.
 
+#include "output_file.h"
 #include "subcommand.h"
 
 #include <algorithm>
@@ -60,6 +61,16 @@ int main(int argc, char** argv) {
         return kUsageError;
     }
     for (const auto& [subcommand, run] : runners)
-        if (*subcommand) return run();
+        if (*subcommand) {
+            const int code = run();
+            // Output that did not arrive (a full disk, a closed pipe) fails a command that succeeded,
+            // whatever wrote it; record returns its program's exit code, which is not ours to change.
+            if (code != 0 || subcommand->get_name() == "record") return code;
+            if (const std::string error = checkStdout(); !error.empty()) {
+                fprintf(stderr, "tuneup %s: %s\n", subcommand->get_name().c_str(), error.c_str());
+                return kUsageError;
+            }
+            return 0;
+        }
     return kUsageError;
 }

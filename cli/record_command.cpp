@@ -1,6 +1,7 @@
 #include "record_command.h"
 
 #include "import/tuneup_file.h"
+#include "output_claim.h"
 #include "run_files.h"
 #include "subcommand.h"
 #include "trace_items.h"
@@ -479,6 +480,10 @@ int runRecord(const RecordOptions& options) {
     if (!canCreateIn(directory, why))
         return usageError(
             "record: cannot write in the output directory " + directory + " (" + why + "); choose another -o");
+    // Before anything is deleted or listed as ours: another recording to the same output owns its files.
+    std::string claimError;
+    const std::unique_ptr<OutputClaim> claim = OutputClaim::claim(existing.mainPath, claimError);
+    if (!claim) return usageError("record: " + claimError);
     for (const std::string& path : existing.traces)
         if (isForeignData(path))
             return usageError("record: " + path + " exists and is not a tuneup trace, so tuneup will not replace "

@@ -29,7 +29,8 @@ const std::vector<Subcommand>& subcommands() {
 const char* const kExitCodes = "Exit codes:\n"
                                "  0     success\n"
                                "  1     a bad input file (missing, not a trace, damaged, too new)\n"
-                               "  2     a usage or set-up error (bad option, existing output, no agent): nothing ran\n"
+                               "  2     a usage or set-up error (bad option, existing output, no agent): nothing ran;\n"
+                               "        or the output could not be written (a full disk, a closed pipe)\n"
                                "  3     tuneup advise --fail-on: a finding at or above that severity\n"
                                "  else  tuneup record returns the recorded command's exit code\n"
                                "        (127: command not found; 128+N: it was ended by signal N)";

@@ -4,10 +4,12 @@
 #   scripts/fuzz.sh [SECONDS]     # SECONDS per target, default 60; the targets run side by side
 #
 # Builds only the fuzz targets and the analysis library (the `fuzz` preset: clang-14, libFuzzer, ASan +
-# UBSan, in build/fuzz), starts each target from its seeds in tests/fuzz/corpus/<target> (kept as they
-# are: new inputs go to build/fuzz/corpus/<target>), and exits non-zero when a target crashes, leaks or
-# trips a sanitizer. A failing input is saved as build/fuzz/artifacts/<target>-crash-*; replay it with
-#   build/fuzz/tests/fuzz/<target> build/fuzz/artifacts/<target>-crash-...
+# UBSan, in build/fuzz, or TUNEUP_FUZZ_BUILD), starts each target from its seeds in
+# tests/fuzz/corpus/<target> (kept as they are: new inputs go to <build>/corpus/<target>), and exits
+# non-zero when a target crashes, hangs, leaks or trips a sanitizer. A failing input is saved as
+# <build>/artifacts/<target>-crash-*; replay it with
+#   <build>/tests/fuzz/<target> <build>/artifacts/<target>-crash-...
+# and, once fixed, add it to tests/fuzz/corpus/<target> (make_seeds.py): every build's tests replay those.
 set -euo pipefail
 
 seconds="${1:-60}"
@@ -16,17 +18,17 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
   exit 2
 fi
 cd "$(dirname "$0")/.."
-targets=(fuzz_kineto_json fuzz_nsys_sqlite fuzz_tuneup_file)
+targets=(fuzz_kineto_json fuzz_nsys_sqlite fuzz_tuneup_file fuzz_job_summary)
 
 if ! command -v clang++-14 >/dev/null; then
   echo "fuzz.sh: clang++-14 not found; install it with scripts/install-deps.sh (clang-14, libfuzzer-14-dev)" >&2
   exit 2
 fi
 jobs="$(nproc 2>/dev/null || echo 2)"
-build=build/fuzz
+build="${TUNEUP_FUZZ_BUILD:-build/fuzz}"
 echo "fuzz.sh: building the fuzz targets in $build (log: $build/build.log)"
 mkdir -p "$build"
-if ! { cmake --preset fuzz && cmake --build --preset fuzz -j "$jobs"; } >"$build/build.log" 2>&1; then
+if ! { cmake --preset fuzz -B "$build" && cmake --build "$build" --target fuzz -j "$jobs"; } >"$build/build.log" 2>&1; then
   tail -40 "$build/build.log" >&2
   echo "fuzz.sh: the build failed" >&2
   exit 2

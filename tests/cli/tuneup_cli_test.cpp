@@ -341,6 +341,25 @@ TEST_F(TuneupCliTest, TerminateIsForwarded) {
     EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(20));
 }
 
+TEST_F(TuneupCliTest, OneRecordingPerOutputAtATime) {
+    // A lock left by a killed tuneup (nobody holds it) is no obstacle.
+    std::ofstream(path(".r.db.lock")) << "12345\n";
+    const std::string started = path("started");
+    const pid_t first = start({ "record", "-o", path("r.db"), "--", "sh", "-c", "touch '" + started + "'; sleep 30" });
+    ASSERT_TRUE(waitFor(started));
+    // A second recording to the same output, even with --force, deletes nothing and runs nothing.
+    const Result second = record({ "-o", path("r.db"), "--force" }, markingCommand());
+    EXPECT_EQ(second.code, 2);
+    EXPECT_CONTAINS(second.err,
+        "another tuneup record (pid " + std::to_string(first) + ") is recording to " + path("r.db") + " now");
+    EXPECT_FALSE(fs::exists(marker()));
+    kill(first, SIGTERM);
+    EXPECT_EQ(finish(first).code, 128 + SIGTERM);
+    EXPECT_FALSE(fs::exists(path(".r.db.lock")));
+    EXPECT_EQ(record({ "-o", path("r.db"), "--force" }, markingCommand()).code, 0);
+    EXPECT_TRUE(fs::exists(marker()));
+}
+
 // ---- info ----
 
 TEST_F(TuneupCliTest, InfoOnAValidFile) {

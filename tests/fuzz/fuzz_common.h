@@ -1,14 +1,20 @@
 #pragma once
-// Shared by the importers' fuzz targets: the input as a file (the SQLite readers take paths), and the
-// checks every imported model must pass whatever the input: links and ids that index their tables.
+// Shared by the importers' fuzz targets: the input as a file (the SQLite readers take paths), the checks
+// every imported model must pass whatever the input (links and ids that index their tables, plausible
+// times), and what the commands do with it (analysis, reports, export) without a sanitizer report.
 
+#include "advise/advisor.h"
+#include "export/chrome_trace_writer.h"
 #include "import/import_error.h"
 #include "import/tuneup_file.h"
 #include "model/trace_model.h"
+#include "report/report.h"
+#include "utf8.h"
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -71,6 +77,33 @@ inline void checkModel(const analysis::TraceModel& m) {
         TUNEUP_FUZZ_CHECK(m.cpuOps.thread[i] < m.threads.size() && link(m.cpuOps.parent[i], m.cpuOps.size()));
     for (const ThreadInfo& t : m.threads)
         TUNEUP_FUZZ_CHECK(t.name < m.strings.size());
+    // Times within the clock's range (TraceBuilder leaves out the rest), ends after starts.
+    const auto times = [](const auto& table) {
+        for (size_t i = 0; i < table.size(); ++i)
+            if (!isPlausibleTime(table.startNs[i]) || table.endNs[i] < table.startNs[i]) return false;
+        return true;
+    };
+    TUNEUP_FUZZ_CHECK(times(m.kernels) && times(m.memcpys) && times(m.memsets) && times(m.syncs) && times(m.apiCalls)
+        && times(m.cpuOps) && times(m.annotations) && times(m.gemmCalls) && times(m.convCalls));
+}
+
+// What every command does with a model: its steps and breakdown (no time may be negative), the JSON
+// report and the Chrome trace export (valid UTF-8 whatever the trace's text). UBSan sees the sums.
+inline void checkAnalysis(const analysis::TraceModel& m) {
+    using namespace analysis;
+    const RankAdvice advice = adviseRank(m, 0, 1, {}, {});
+    const StepBreakdown& b = advice.summary.steps.median;
+    TUNEUP_FUZZ_CHECK(b.stepNs >= 0 && b.computeNs >= 0 && b.idleNs >= 0 && b.memcpyNs >= 0);
+    TUNEUP_FUZZ_CHECK(advice.summary.kernelNs >= 0);
+    const AdviceReport report = finishAdvice({ advice.summary }, { advice.outcomes }, {});
+    std::ostringstream json;
+    writeJsonReport(json, report, ReportContext {});
+    TUNEUP_FUZZ_CHECK(isValidUtf8(json.str()));
+    std::ostringstream trace;
+    ChromeTraceMarks marks;
+    marks.steps = &advice.analysis.steps.detection;
+    writeChromeTrace(trace, m, marks);
+    TUNEUP_FUZZ_CHECK(isValidUtf8(trace.str()));
 }
 
 } // namespace tuneup::fuzz

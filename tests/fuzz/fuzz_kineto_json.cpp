@@ -14,6 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const TraceModel model
             = importKinetoJsonBytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz-input", options);
         tuneup::fuzz::checkModel(model);
+        tuneup::fuzz::checkAnalysis(model);
     } catch (const ImportError&) { }
     return 0;
 }

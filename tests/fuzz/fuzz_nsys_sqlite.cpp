@@ -8,7 +8,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace tuneup::analysis;
     const std::string& path = tuneup::fuzz::writeInput(data, size);
     try {
-        tuneup::fuzz::checkModel(importNsysSqlite(path));
+        const TraceModel model = importNsysSqlite(path);
+        tuneup::fuzz::checkModel(model);
+        tuneup::fuzz::checkAnalysis(model);
     } catch (const ImportError&) { }
     return 0;
 }

@@ -9,7 +9,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace tuneup::analysis;
     const std::string& path = tuneup::fuzz::writeInput(data, size);
     try {
-        tuneup::fuzz::checkModel(importTuneupFile(path));
+        const TraceModel model = importTuneupFile(path);
+        tuneup::fuzz::checkModel(model);
+        tuneup::fuzz::checkAnalysis(model);
     } catch (const TuneupFileError&) {
     } catch (const ImportError&) { }
     return 0;

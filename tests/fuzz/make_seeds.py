@@ -112,6 +112,25 @@ def kineto():
     write("fuzz_kineto_json", "odd_values.json", json.dumps(odd).encode())
     write("fuzz_kineto_json", "nested.json", b'{"traceEvents":[{"args":' + b"[" * 64 + b"]" * 64 + b"}]}")
     write("fuzz_kineto_json", "not_a_trace.json", b'{"name": "config", "values": [1, 2, 3]}')
+    # Issue 18: times that are no times (NaN, inf, beyond int64, near its ends with a base time added),
+    # negative durations, names that are not UTF-8, an "Input Dims" string that would end the JSON
+    # around it if exported raw, steps at the ends of time.
+    extreme = ('{"baseTimeNanoseconds": 9223372036854775000, "traceEvents": ['
+               '{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,'
+               ' "ts": -9223372036854775, "dur": 18446744073709551}, '
+               '{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1,'
+               ' "ts": 9223372036854775, "dur": 1}, '
+               '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": NaN, "dur": 1}, '
+               '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": Infinity, "dur": -Infinity}, '
+               '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1e400, "dur": 1e-400}, '
+               '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": -3, '
+               '"args": {"device": 0, "stream": 7}}]}')
+    write("fuzz_kineto_json", "extreme_times.json", extreme.encode())
+    odd_text = (b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 5,'
+                b' "dur": 50, "args": {"Input Dims": "x\\"]}], \\"injected\\": [{\\"ph\\": \\"X\\"}",'
+                b' "Input type": "fl\\"oat,\xff"}}, {"ph": "X", "cat": "kernel", "name": "caf\xe9 \x80 \xed\xa0\x80'
+                b' \\udc80", "pid": 0, "tid": 7, "ts": 10, "dur": 50, "args": {"device": 0, "stream": 7}}]}')
+    write("fuzz_kineto_json", "invalid_utf8.json", odd_text)
 
 
 # ---- Nsight Systems SQLite ---------------------------------------------------------------------------
@@ -183,6 +202,29 @@ INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (2700, 2710, 0, 7, 14, {gp}, 64, 2
 CREATE TABLE EXPORT_META_DATA (name TEXT, value TEXT);
 INSERT INTO EXPORT_META_DATA VALUES ('EXPORT_SCHEMA_VERSION', '2.9.1');
 """)
+    # Issue 18: NULL and text times (not kernels at t = 0), ends before starts, times at the ends of int64,
+    # names that are not UTF-8, RANK=abc in the environment, and a recursive view in place of a table.
+    # Without INTEGER affinity on the times, as a damaged or altered export may be; the copies a view.
+    tables = NSYS_TABLES.replace("start INTEGER, end INTEGER", "start, end")
+    tables = tables.replace("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY", "CREATE TABLE unused_memcpy")
+    odd = tables + f"""
+INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, CAST(X'6361666520FF80' AS TEXT)), (3, 'k');
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1000, 1500, 0, {g}, 11, 1, 0), (NULL, 1700, 1, {g}, 12, 1, 0),
+  ('abc', 'def', 0, {g}, 13, 1, 0);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 2500, 0, 7, 11, {gp}, 2, 3, 16, 64, 1, 1, 256, 1, 1, 0, 0),
+  (NULL, 2500, 0, 7, 11, {gp}, 2, 3, 16, 64, 1, 1, 256, 1, 1, 0, 0),
+  ('2600', 2500, 0, 7, 11, {gp}, 2, 3, 16, 64, 1, 1, 256, 1, 1, 0, 0),
+  (-9223372036854775808, 9223372036854775807, 0, 7, 12, {gp}, 2, 3, 16, 64, 1, 1, 256, 1, 1, 0, 0),
+  (3000, 2900, 0, 7, 13, {gp}, 2, 3, 16, 64, 1, 1, 256, 1, 1, 0, 0);
+INSERT INTO NVTX_EVENTS VALUES (900, 3000, 59, NULL, {g}, 7, 0, NULL), ('x', NULL, 60, 'open', {g}, NULL, 0, NULL),
+  (950, 'y', 59, 'step', {g}, NULL, 0, NULL);
+CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT);
+INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_0:ENVIRONMENT_VARIABLE', 'RANK=abc'),
+  ('PROCESS_0:ENVIRONMENT_VARIABLE', 'WORLD_SIZE=99999999999999999999');
+CREATE VIEW CUPTI_ACTIVITY_KIND_MEMCPY AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r)
+  SELECT i AS start, i AS end FROM r;
+"""
+    sqlite_file("fuzz_nsys_sqlite", "odd_values.sqlite", odd)
     # A capture without CUDA activity (the importer's clear error).
     sqlite_file("fuzz_nsys_sqlite", "no_cuda.sqlite", """
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
@@ -198,9 +240,9 @@ INSERT INTO ThreadNames VALUES (1, 10, 281479271677952);
 
 def tuneup():
     # Named .tuneup, not .db: the repository ignores *.db (recordings), and tuneup reads by content.
-    schema_sql = open(os.path.join(ROOT, "agent", "schema", "schema.sql")).read()
+    schema_sql = open(os.path.join(ROOT, "common", "schema", "schema.sql")).read()
     schema_sql = re.sub(r"--[^\n]*", "", schema_sql)  # comments would be kept in sqlite_master: smaller files
-    header = open(os.path.join(ROOT, "agent", "schema", "trace_schema.h")).read()
+    header = open(os.path.join(ROOT, "common", "schema", "trace_schema.h")).read()
     app_id = int(re.search(r"kApplicationId\s*=\s*(0x[0-9A-Fa-f]+|\d+)", header).group(1), 0)
     version = int(re.search(r"kSchemaVersion\s*=\s*(\d+)", header).group(1))
     rows = f"""
@@ -235,16 +277,87 @@ INSERT INTO external_correlations (correlation_id, kind, external_id) VALUES (11
 """
     data = sqlite_file("fuzz_tuneup_file", "small.tuneup", schema_sql + rows, app_id, version)
     write("fuzz_tuneup_file", "truncated.tuneup", data[: len(data) // 2])
+    # Issue 18, items 7-9: tables that run code (a recursive view, a view of huge blobs, generated columns,
+    # a virtual table), meta numbers that are not (WORLD_SIZE=abc at record time, a pid beyond int64, a
+    # schema version that is 3 in 32 bits), times that are not times, sums that overflow, text that is
+    # not UTF-8.
+    hostile = {
+        "view_kernels.tuneup": "DROP TABLE kernels; CREATE VIEW kernels AS WITH RECURSIVE r(i) AS (SELECT 1 "
+                               "UNION ALL SELECT i + 1 FROM r) SELECT i AS id, i AS start_ns, i AS end_ns, 0 AS "
+                               "device_id, 0 AS stream_id, 0 AS correlation_id, 1 AS name_id, 1 AS grid_x, 1 AS "
+                               "grid_y, 1 AS grid_z, 1 AS block_x, 1 AS block_y, 1 AS block_z, 0 AS "
+                               "registers_per_thread, 0 AS static_shared_bytes, 0 AS dynamic_shared_bytes FROM r;",
+        "view_meta_blobs.tuneup": "DROP TABLE meta; CREATE VIEW meta AS WITH RECURSIVE r(i) AS (SELECT 1 UNION "
+                                  "ALL SELECT i + 1 FROM r WHERE i < 3) SELECT 'key' || i AS key, "
+                                  "zeroblob(900000000) AS value FROM r;",
+        "generated_column.tuneup": "DROP TABLE strings; CREATE TABLE strings (id INTEGER PRIMARY KEY, seed TEXT, "
+                                   "value TEXT AS (printf('%.*c', 900000000, 'x')));",
+        "meta_numbers.tuneup": "UPDATE meta SET value = 'abc' WHERE key = 'world_size'; UPDATE meta SET value = "
+                               "'99999999999999999999' WHERE key = 'pid'; UPDATE meta SET value = '-1' WHERE key = "
+                               "'rank'; INSERT INTO meta VALUES ('clock.realtime_ns', '9223372036854775807'), "
+                               "('clock.monotonic_ns', '-9223372036854775808');",
+        "meta_pid_text.tuneup": "UPDATE meta SET value = 'abc' WHERE key = 'pid';",
+        "schema_version_wraps.tuneup": "UPDATE meta SET value = '4294967299' WHERE key = 'schema_version';",
+        "odd_times.tuneup": "ALTER TABLE kernels RENAME TO k0; CREATE TABLE kernels AS SELECT * FROM k0; DROP TABLE k0; "
+                            "INSERT INTO kernels (start_ns, end_ns, device_id, name_id) VALUES (NULL, 5, 0, 1), "
+                            "('abc', 5, 0, 1), (-9223372036854775808, 9223372036854775807, 0, 1), "
+                            "(9223372036854775800, -9223372036854775800, 0, 1), (4000, 3000, 0, 1); "
+                            "INSERT INTO nvtx_ranges (start_ns, end_ns, tid, domain_id, name_id, kind) VALUES "
+                            "(-9223372036854775808, 9223372036854775807, 4242, 0, 3, 1), "
+                            "(9223372036854775806, NULL, 4242, 0, 3, 1);",
+        "overflowing_counts.tuneup": "INSERT OR REPLACE INTO stats VALUES ('events.dropped', 'data_loss', "
+                                     "9223372036854775807, 'ring full'), ('more.dropped', 'data_loss', "
+                                     "9223372036854775807, 'x'); INSERT INTO event_counts VALUES "
+                                     "('nvtx', 1, 9223372036854775807, 9223372036854775807), "
+                                     "('nvtx', 1, 9223372036854775807, 9223372036854775807);",
+        "invalid_utf8.tuneup": "UPDATE strings SET value = CAST(X'6361666520FF80EDA080' AS TEXT) WHERE id = 1; "
+                               "INSERT INTO meta VALUES ('command_line', CAST(X'707974686F6EFF' AS TEXT));",
+    }
+    for name, sql in hostile.items():
+        sqlite_file("fuzz_tuneup_file", name, schema_sql + rows + sql, app_id, version)
     # Schema 1 (no framework flags) without an application id: recognised by its meta table.
     sqlite_file("fuzz_tuneup_file", "schema1.tuneup", schema_sql + rows.replace(f"'schema_version', '{version}'",
                 "'schema_version', '1'").split("INSERT INTO framework_flags")[0]
                 + "DROP TABLE framework_flags;", 0, 1)
 
 
+# ---- job summaries (tuneup advise --summary-out) --------------------------------------------------------
+
+def job_summary():
+    breakdown = [900, 600, 100, 50, 10, 140, 40, 30, 70]
+    rank = {"path": "run.rank0.db", "format": 1, "rank": 0, "event_count": 12, "span": [1000, 90000],
+            "device_name": "NVIDIA H100 80GB HBM3", "step_source": 1, "step_detail": "ranges named step",
+            "device": 0, "steps": [[1, 1000, 1900, 3], [2, 1900, 2800, 4]], "per_step": [breakdown, breakdown],
+            "median": breakdown,
+            "communication": {"kernels": 1, "median_comm_ns": 100, "median_exposed_ns": 50,
+                              "kind_ns": [100, 0, 0, 0, 0, 0], "events": [[0, 1]]},
+            "collectives": 1, "inputs": 5, "settings": [["cudnn.benchmark", "off"]], "kernel_count": 2,
+            "kernel_ns": 900, "top_kernels": [["volta_sgemm_128x64_nn", 2, 900]],
+            "losses": [["recording.events.dropped", 1, 3, "ring full"]],
+            "outcomes": [{"rule": "gpu-idle", "status": 1, "reason": "", "findings": [
+                {"rule": "gpu-idle", "severity": "warning", "title": "the GPU idles", "detail": "d", "rank": 0,
+                 "facts": [["idle", "14%"]], "events": [[0, 0]], "spans": [[1000, 1900]], "events_total": 1,
+                 "gain": {"per_step_ns": 100, "step_share": 0.1, "model": "m", "confidence": "low"},
+                 "fix_python": "x", "fix_cpp": "y", "doc_path": ""}]}]}
+    head = {"format": "tuneup-job-summary", "schema_version": 1, "tool_version": "0.1.0"}
+    # The kind_ns list has as many entries as the reader's communication kinds; the reader says so when not.
+    write("fuzz_job_summary", "two_ranks.json",
+          json.dumps(dict(head, ranks=[rank, dict(rank, rank=1, path="run.rank1.db")])).encode())
+    write("fuzz_job_summary", "two_ranks.json.gz",
+          gzip.compress(json.dumps(dict(head, ranks=[rank])).encode(), mtime=0))
+    negative = dict(rank, median=[100, -1, 0, 0, 0, 0, 0, 0, 0], span=[9223372036854775807, -9223372036854775808])
+    write("fuzz_job_summary", "negative_times.json", json.dumps(dict(head, ranks=[negative])).encode())
+    deep = json.dumps(head)[:-1] + ', "ranks": ' + "[" * 100000 + "]" * 100000 + "}"
+    write("fuzz_job_summary", "deep.json", deep.encode())
+    utf8 = json.dumps(dict(head, ranks=[rank])).encode().replace(b"volta_sgemm", b"volta\xff\xe9gemm")
+    write("fuzz_job_summary", "invalid_utf8.json", utf8)
+
+
 def main():
     kineto()
     nsys()
     tuneup()
+    job_summary()
     for target in sorted(os.listdir(CORPUS)):
         for name in sorted(os.listdir(os.path.join(CORPUS, target))):
             print("%-18s %-22s %6d bytes" % (target, name, os.path.getsize(os.path.join(CORPUS, target, name))))

@@ -1,5 +1,7 @@
 #include "advise/communication.h"
 
+#include "saturating.h"
+
 #include <algorithm>
 
 namespace tuneup::analysis {
@@ -53,7 +55,8 @@ CommProfile communicationProfile(
         const bool inStep = step < steps.size() && m.kernels.endNs[i] > steps[step].startNs;
         if (!inStep) continue;
         ++p.kernels;
-        p.kindNs[size_t(commKind(m.str(m.kernels.name[i])))] += m.kernels.endNs[i] - m.kernels.startNs[i];
+        int64_t& kindNs = p.kindNs[size_t(commKind(m.str(m.kernels.name[i])))];
+        kindNs = saturatingAdd(kindNs, m.kernels.endNs[i] - m.kernels.startNs[i]);
         if (p.events.size() < kEvidenceKernels) p.events.push_back({ EventTable::Kernel, RowIndex(i) });
     }
     const auto merged = mergeSpans(std::move(spans));

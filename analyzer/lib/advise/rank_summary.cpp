@@ -1,6 +1,7 @@
 #include "advise/rank_summary.h"
 
 #include "advise/rule_context.h"
+#include "saturating.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -36,6 +37,8 @@ RankSummary summarizeRank(const RankAnalysis& rank, size_t jobRanks) {
         if (hasInput(rank, jobRanks, Input(i))) s.inputs |= 1u << i;
     s.settings = recordedSettings(m);
     s.topKernels = topKernels(m, kTopKernels, &s.kernelCount, &s.kernelNs);
+    for (const ImportStat& stat : m.stats.entries())
+        if (stat.severity != StatSeverity::Info && stat.value != 0) s.losses.push_back(stat);
     return s;
 }
 
@@ -73,8 +76,9 @@ std::vector<KernelTotal> topKernels(const TraceModel& model, size_t n, int64_t* 
         ById& s = byName[k.name[i]];
         s.name = k.name[i];
         ++s.count;
-        s.totalNs += k.endNs[i] - k.startNs[i];
-        all += k.endNs[i] - k.startNs[i];
+        // Saturating: a damaged trace's kernels can sum past int64.
+        s.totalNs = saturatingAdd(s.totalNs, k.endNs[i] - k.startNs[i]);
+        all = saturatingAdd(all, k.endNs[i] - k.startNs[i]);
     }
     std::vector<ById> stats;
     stats.reserve(byName.size());

@@ -37,6 +37,9 @@ struct RankSummary {
     std::vector<std::pair<std::string, std::string>> settings;
     int64_t kernelCount = 0, kernelNs = 0; // over the whole trace
     std::vector<KernelTotal> topKernels; // by total time, largest first (kTopKernels at most)
+    // What recording or reading the trace lost, repaired or could not read: its data_loss and error stats
+    // with a count (the recording's own drops among them, as recording.*). Every report shows them.
+    std::vector<ImportStat> losses;
 
     bool has(Input input) const { return (inputs >> unsigned(input)) & 1u; }
 };

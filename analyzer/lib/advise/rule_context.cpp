@@ -1,5 +1,7 @@
 #include "advise/rule_context.h"
 
+#include "saturating.h"
+
 #include <cstdio>
 
 namespace tuneup::analysis {
@@ -48,7 +50,7 @@ Gain RuleContext::gain(int64_t perStepNs, std::string model, std::string confide
 int64_t RuleContext::totalStepNs() const {
     int64_t total = 0;
     for (const Step& step : steps().detection.steps)
-        total += step.durationNs();
+        total = saturatingAdd(total, step.durationNs()); // steps of a damaged trace can sum past int64
     return total;
 }
 

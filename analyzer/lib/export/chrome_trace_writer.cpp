@@ -1,9 +1,13 @@
 #include "export/chrome_trace_writer.h"
 
+#include "utf8.h"
+
 #include <array>
 #include <cstdio>
 #include <map>
+#include <rapidjson/memorystream.h>
 #include <rapidjson/ostreamwrapper.h>
+#include <rapidjson/reader.h>
 #include <rapidjson/writer.h>
 #include <set>
 #include <stdexcept>
@@ -35,6 +39,19 @@ std::string micros(int64_t ns) {
     std::snprintf(text, sizeof text, "%s%llu.%03llu", negative ? "-" : "",
         static_cast<unsigned long long>(magnitude / 1000), static_cast<unsigned long long>(magnitude % 1000));
     return text;
+}
+
+// True when `text` is one JSON array, valid UTF-8 throughout (checked with RapidJSON's SAX reader: no
+// document is built, and nesting cannot exhaust the stack).
+bool isJsonArray(std::string_view text) {
+    if (text.empty() || text.front() != '[') return false;
+    rapidjson::MemoryStream stream(text.data(), text.size());
+    rapidjson::BaseReaderHandler<> ignore;
+    rapidjson::Reader reader;
+    constexpr unsigned kFlags
+        = rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag;
+    if (reader.Parse<kFlags>(stream, ignore).IsError()) return false;
+    return stream.Tell() == text.size(); // nothing after the array
 }
 
 class TraceWriter {
@@ -81,9 +98,16 @@ private:
         m_json.Key(key);
         m_json.RawValue(text.data(), text.size(), rapidjson::kNumberType);
     }
-    void string(const char* key, std::string_view value) {
-        m_json.Key(key);
-        m_json.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+    void string(std::string_view key, std::string_view value) {
+        text(key, true);
+        text(value, false);
+    }
+    // Text from a trace may hold invalid UTF-8: written with U+FFFD in its place, so the file stays JSON.
+    void text(std::string_view value, bool isKey) {
+        std::string valid;
+        if (!isValidUtf8(value)) value = valid = validUtf8(value);
+        const auto size = static_cast<rapidjson::SizeType>(value.size());
+        isKey ? m_json.Key(value.data(), size) : m_json.String(value.data(), size);
     }
     void integer(const char* key, int64_t value) {
         m_json.Key(key);
@@ -255,8 +279,14 @@ private:
             if (o.sequenceNumber[i] >= 0) integer("Sequence number", o.sequenceNumber[i]);
             if (o.inputDims[i] != kEmptyString) {
                 const std::string_view dims = m_model.str(o.inputDims[i]);
-                m_json.Key("Input Dims");
-                m_json.RawValue(dims.data(), dims.size(), rapidjson::kArrayType);
+                // Raw only when it is a JSON array (the importer keeps arrays as compact JSON): a string
+                // there ("Input Dims": "x\"]}") would otherwise be written into the file as JSON.
+                if (isJsonArray(dims)) {
+                    m_json.Key("Input Dims");
+                    m_json.RawValue(dims.data(), dims.size(), rapidjson::kArrayType);
+                } else {
+                    string("Input Dims", dims);
+                }
             }
             if (o.inputTypes[i] != kEmptyString) {
                 m_json.Key("Input type");
@@ -265,7 +295,7 @@ private:
                 while (true) {
                     const size_t comma = types.find(',');
                     const std::string_view type = types.substr(0, comma);
-                    m_json.String(type.data(), static_cast<rapidjson::SizeType>(type.size()));
+                    text(type, false);
                     if (comma == std::string_view::npos) break;
                     types.remove_prefix(comma + 1);
                 }
@@ -344,7 +374,7 @@ private:
                 string("title", f.title);
                 if (f.gain) integer("gain per step (ns)", f.gain->perStepNs);
                 for (const auto& [label, value] : f.evidence.facts)
-                    string(label.c_str(), value);
+                    string(label, value);
                 if (!f.fixPython.empty()) string("fix (Python)", f.fixPython);
                 if (!f.fixCpp.empty()) string("fix (C++)", f.fixCpp);
                 m_json.EndObject();

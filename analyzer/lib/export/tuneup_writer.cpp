@@ -1,6 +1,7 @@
 #include "export/tuneup_writer.h"
 
 #include "trace_schema.h"
+#include "utf8.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -52,8 +53,14 @@ public:
     }
     // NULL when the model's "unknown" value is given.
     Insert& integerOr(int64_t v, int64_t unknown) { return v == unknown ? null() : integer(v); }
-    // SQLITE_STATIC: the text outlives insert() (string table arena or a caller's string).
+    // SQLITE_STATIC: the text outlives insert() (string table arena or a caller's string). Text from a
+    // trace that is not valid UTF-8 is stored with U+FFFD in its place: SQLite's TEXT is UTF-8 to readers.
     Insert& text(std::string_view v) {
+        if (!isValidUtf8(v)) {
+            const std::string valid = validUtf8(v);
+            sqlite3_bind_text(m_stmt, ++m_column, valid.data(), int(valid.size()), SQLITE_TRANSIENT);
+            return *this;
+        }
         // An empty view may have no data pointer, which SQLite would bind as NULL.
         sqlite3_bind_text(m_stmt, ++m_column, v.empty() ? "" : v.data(), int(v.size()), SQLITE_STATIC);
         return *this;

@@ -1,6 +1,7 @@
 #include "import/chunk_reader.h"
 
 #include "import/import_error.h"
+#include "import/stream_input.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -57,6 +58,27 @@ public:
 private:
     std::string_view m_bytes;
     size_t m_pos = 0;
+};
+
+class PrefixedSource final : public ByteSource {
+public:
+    PrefixedSource(std::string prefix, std::unique_ptr<ByteSource> rest)
+        : m_prefix(std::move(prefix))
+        , m_rest(std::move(rest)) { }
+    size_t read(char* dst, size_t capacity) override {
+        if (m_pos < m_prefix.size()) {
+            const size_t n = std::min(capacity, m_prefix.size() - m_pos);
+            std::memcpy(dst, m_prefix.data() + m_pos, n);
+            m_pos += n;
+            return n;
+        }
+        return m_rest->read(dst, capacity);
+    }
+
+private:
+    std::string m_prefix;
+    size_t m_pos = 0;
+    std::unique_ptr<ByteSource> m_rest;
 };
 
 class GzipSource final : public ByteSource {
@@ -157,7 +179,9 @@ private:
 } // namespace
 
 std::unique_ptr<ByteSource> openFileSource(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (isReadOnce(path)) return openReadOnce(path);
+    // O_NONBLOCK: opening a FIFO must not block until a writer comes (openReadOnce waits, and says so).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         const int err = errno;
         if (err == ENOENT || err == ENOTDIR) throw ImportError(ImportError::Kind::NotFound, path, "no such file");
@@ -168,7 +192,13 @@ std::unique_ptr<ByteSource> openFileSource(const std::string& path) {
         ::close(fd);
         throw ImportError(ImportError::Kind::Unreadable, path, "is a directory, not a trace file");
     }
+    if (!S_ISREG(st.st_mode)) return openReadOnce(path, fd); // a pipe, a FIFO, a device: read once
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     return std::make_unique<FileSource>(fd, path);
+}
+
+std::unique_ptr<ByteSource> prefixedSource(std::string prefix, std::unique_ptr<ByteSource> rest) {
+    return std::make_unique<PrefixedSource>(std::move(prefix), std::move(rest));
 }
 
 std::unique_ptr<ByteSource> memorySource(std::string_view bytes) {

@@ -22,8 +22,11 @@ public:
     virtual size_t read(char* dst, size_t capacity) = 0;
 };
 
-// Opens a file for reading; throws ImportError(NotFound / Unreadable) naming the path.
+// Opens a file for reading; throws ImportError(NotFound / Unreadable) naming the path. "-" is standard
+// input; a pipe, a FIFO or a device is read once, its head kept for format detection (stream_input.h).
 std::unique_ptr<ByteSource> openFileSource(const std::string& path);
+// Serves `prefix` (bytes already read, to recognise the format) before the rest of `rest`.
+std::unique_ptr<ByteSource> prefixedSource(std::string prefix, std::unique_ptr<ByteSource> rest);
 // The bytes are not copied: they must outlive the source.
 std::unique_ptr<ByteSource> memorySource(std::string_view bytes);
 // Inflates gzip data (several members are read one after the other). Errors name `path` and the

@@ -25,28 +25,6 @@ namespace {
 // enough that a few in flight stay a small part of memory and two cores share even small traces.
 constexpr size_t kDefaultWindowBytes = size_t(4) << 20;
 
-// Serves a few bytes already read (to recognise the format) before the rest of a source.
-class PrefixedSource final : public ByteSource {
-public:
-    PrefixedSource(std::string prefix, std::unique_ptr<ByteSource> rest)
-        : m_prefix(std::move(prefix))
-        , m_rest(std::move(rest)) { }
-    size_t read(char* dst, size_t capacity) override {
-        if (m_pos < m_prefix.size()) {
-            const size_t n = std::min(capacity, m_prefix.size() - m_pos);
-            std::memcpy(dst, m_prefix.data() + m_pos, n);
-            m_pos += n;
-            return n;
-        }
-        return m_rest->read(dst, capacity);
-    }
-
-private:
-    std::string m_prefix;
-    size_t m_pos = 0;
-    std::unique_ptr<ByteSource> m_rest;
-};
-
 bool isTruncationError(rapidjson::ParseErrorCode code) {
     switch (code) {
     case rapidjson::kParseErrorObjectMissName:
@@ -275,7 +253,7 @@ TraceModel importFromSource(
         throw ImportError(ImportError::Kind::UnknownFormat, path,
             "this is a SQLite database, not a Kineto JSON trace (read it as a tuneup or Nsight Systems file)");
 
-    std::unique_ptr<ByteSource> source = std::make_unique<PrefixedSource>(std::move(head), std::move(raw));
+    std::unique_ptr<ByteSource> source = prefixedSource(std::move(head), std::move(raw));
     if (compressed) source = gzipSource(std::move(source), path);
     ChunkReader reader(std::move(source), options.background);
     JsonChunkInput input(reader, options.progress);

@@ -37,8 +37,10 @@ NsysDb::NsysDb(std::string path)
         // normally.
         const int rc = openSqliteForReading(m_path, !fileExists(m_path + "-wal"), &m_db);
         if (rc != SQLITE_OK) fail(rc, "opening it");
-        query("SELECT name FROM sqlite_master WHERE type = 'table'", "listing its tables",
-            [&](sqlite3_stmt* s) { m_tables.emplace(columnText(s, 0)); });
+        // Tables only: a view, a virtual table or generated columns would run what the file defines.
+        SqliteTables tables;
+        if (const int listed = listSqliteTables(m_db, tables); listed != SQLITE_OK) fail(listed, "listing its tables");
+        m_tables = std::move(tables.plain);
         m_export = hasNsysTables(m_tables);
     } catch (...) {
         sqlite3_close(m_db); // the destructor does not run for a constructor that throws
@@ -108,6 +110,8 @@ void NsysDb::fail(int rc, std::string_view what) {
     for (char& c : message) // SQLite quotes damaged schema text, which may be any bytes
         if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
     const std::string context = " (" + message + " while " + std::string(what) + ")";
+    if (const std::string limit = sqliteLimitProblem(m_db, rc); !limit.empty())
+        throw ImportError(ImportError::Kind::Corrupt, m_path, limit + context);
     // Until its tables are listed, the file is only known not to be a tuneup recording.
     const std::string subject = m_export ? "the Nsight Systems export" : "the SQLite file";
     const std::string hint = m_export ? std::string("; ") + kExportAgain

@@ -52,7 +52,7 @@ private:
     sqlite3* m_db = nullptr;
     bool m_export = false; // its tables are an nsys export's: errors can say so
     uint64_t m_fileBytes = 0;
-    std::set<std::string> m_tables; // tables only: a view could run any query
+    std::set<std::string> m_tables; // plain tables only (listSqliteTables): a view could run any query
     std::unordered_map<std::string, std::set<std::string>> m_columns;
 };
 

@@ -82,6 +82,9 @@ public:
         readNsysDevices(m_db, m_gpuPids, m_builder);
         readNames();
         noteNsysTablesNotRead(m_db, m_readTables, m_builder.stats());
+        if (m_withoutTimes)
+            m_builder.stats().add("times.not_integers", StatSeverity::DataLoss, m_withoutTimes,
+                "events whose start or end is NULL or not an integer (a damaged or altered export): left out");
         if (cudaRows == 0)
             m_builder.stats().notes.push_back("the Nsight Systems capture recorded no CUDA activity (no kernels, "
                                               "copies or CUDA API calls), only NVTX events");
@@ -139,6 +142,19 @@ private:
         m_readTables.insert(table);
     }
     void seen(int64_t startNs, int64_t endNs) { m_lastNs = std::max({ m_lastNs, startNs, endNs }); }
+    // A row's times, when both are integers; a NULL or text time is none (a damaged or altered export):
+    // the row is left out and counted, never read as t = 0. An end before the start is TraceBuilder's to
+    // clamp and count.
+    bool times(sqlite3_stmt* s, int64_t& start, int64_t& end) {
+        if (sqlite3_column_type(s, 0) != SQLITE_INTEGER || sqlite3_column_type(s, 1) != SQLITE_INTEGER) {
+            ++m_withoutTimes;
+            rowRead();
+            return false;
+        }
+        start = columnInt(s, 0);
+        end = columnInt(s, 1);
+        return true;
+    }
     // A table that lacks the columns every nsys version has is skipped, and the import says so.
     bool usable(const std::string& table) {
         if (!m_db.hasTable(table)) return false;
@@ -186,8 +202,7 @@ private:
         int64_t rows = 0;
         m_db.query(sql, "reading " + table, [&](sqlite3_stmt* s) {
             ApiCall a;
-            a.startNs = columnInt(s, 0);
-            a.endNs = std::max(a.startNs, columnInt(s, 1));
+            if (!times(s, a.startNs, a.endNs)) return;
             a.api = kind ? *kind : m_kinds.apiKind(columnInt(s, 2, 0));
             const int64_t global = columnInt(s, 3);
             a.thread = thread(pidOf(global), tidOf(global));
@@ -219,8 +234,7 @@ private:
         int64_t rows = 0;
         m_db.query(sql, "reading " + kKernels, [&](sqlite3_stmt* s) {
             Kernel k;
-            k.startNs = columnInt(s, 0);
-            k.endNs = std::max(k.startNs, columnInt(s, 1));
+            if (!times(s, k.startNs, k.endNs)) return;
             k.device = toInt32(columnInt(s, 2, -1));
             k.stream = toInt32(idOrNone(columnInt(s, 3, -1)));
             const int64_t pid = pidOf(columnInt(s, 5));
@@ -250,8 +264,7 @@ private:
         int64_t rows = 0;
         m_db.query(sql, "reading " + kMemcpys, [&](sqlite3_stmt* s) {
             Memcpy m;
-            m.startNs = columnInt(s, 0);
-            m.endNs = std::max(m.startNs, columnInt(s, 1));
+            if (!times(s, m.startNs, m.endNs)) return;
             m.device = toInt32(columnInt(s, 2, -1));
             m.stream = toInt32(idOrNone(columnInt(s, 3, -1)));
             const int64_t pid = pidOf(columnInt(s, 5));
@@ -280,8 +293,7 @@ private:
         int64_t rows = 0;
         m_db.query(sql, "reading " + kMemsets, [&](sqlite3_stmt* s) {
             Memset m;
-            m.startNs = columnInt(s, 0);
-            m.endNs = std::max(m.startNs, columnInt(s, 1));
+            if (!times(s, m.startNs, m.endNs)) return;
             m.device = toInt32(columnInt(s, 2, -1));
             m.stream = toInt32(idOrNone(columnInt(s, 3, -1)));
             const int64_t pid = pidOf(columnInt(s, 5));
@@ -310,8 +322,7 @@ private:
         int64_t rows = 0;
         m_db.query(sql, "reading " + kSyncs, [&](sqlite3_stmt* s) {
             Sync y;
-            y.startNs = columnInt(s, 0);
-            y.endNs = std::max(y.startNs, columnInt(s, 1));
+            if (!times(s, y.startNs, y.endNs)) return;
             y.device = toInt32(columnInt(s, 2, -1));
             y.stream = toInt32(idOrNone(columnInt(s, 3, -1)));
             const int64_t pid = pidOf(columnInt(s, 5));
@@ -333,9 +344,12 @@ private:
         if (!usable(kNvtx)) return;
         // Ranges still open when the capture stopped end with it.
         int64_t captureEnd = m_lastNs;
-        m_db.query("SELECT max(t.start), max(t.end) FROM " + kNvtx + " t", "reading " + kNvtx, [&](sqlite3_stmt* s) {
-            captureEnd = std::max({ captureEnd, columnInt(s, 0), columnInt(s, 1) });
-        });
+        m_db.query("SELECT max(CASE WHEN typeof(t.start) = 'integer' THEN t.start END), max(CASE WHEN typeof(t.end) = "
+                   "'integer' THEN t.end END) FROM "
+                + kNvtx + " t",
+            "reading " + kNvtx, [&](sqlite3_stmt* s) {
+                captureEnd = std::max({ captureEnd, columnInt(s, 0), columnInt(s, 1) });
+            });
 
         const NameColumn n = nameColumn(kNvtx, "textId", "s");
         std::string sql = "SELECT t.start, t.end, " + m_db.columnOr(kNvtx, "eventType") + ", "
@@ -356,6 +370,14 @@ private:
             ++rows;
             rowRead();
             const NvtxEventKind kind = m_kinds.nvtxEvent(columnInt(s, 2, -1));
+            const bool timed = sqlite3_column_type(s, 0) == SQLITE_INTEGER;
+            const bool open = sqlite3_column_type(s, 1) == SQLITE_NULL;
+            if ((kind == NvtxEventKind::Mark || kind == NvtxEventKind::PushPopRange
+                    || kind == NvtxEventKind::StartEndRange)
+                && (!timed || (!open && sqlite3_column_type(s, 1) != SQLITE_INTEGER))) {
+                ++m_withoutTimes;
+                return;
+            }
             const std::string_view text
                 = sqlite3_column_type(s, 3) != SQLITE_NULL ? columnText(s, 3) : columnText(s, 5);
             const int64_t global = columnInt(s, 6);
@@ -364,11 +386,11 @@ private:
             case NvtxEventKind::StartEndRange: {
                 Annotation a;
                 a.startNs = columnInt(s, 0);
-                if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
+                if (open) {
                     a.endNs = std::max(captureEnd, a.startNs);
                     ++unclosed;
                 } else
-                    a.endNs = std::max(a.startNs, columnInt(s, 1));
+                    a.endNs = columnInt(s, 1);
                 // A start/end range may end on another thread: it is shown on the thread that started it.
                 a.thread = thread(pidOf(global), tidOf(global));
                 a.name = m_builder.intern(text);
@@ -468,6 +490,7 @@ private:
     std::string m_cudaTraceSetting;
     int64_t m_lastNs = 0;
     uint64_t m_rowsRead = 0, m_totalRows = 0;
+    int64_t m_withoutTimes = 0;
 };
 
 } // namespace

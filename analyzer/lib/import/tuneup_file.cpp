@@ -1,10 +1,14 @@
 #include "import/tuneup_file.h"
 
 #include "import/sqlite_open.h"
+#include "model/trace_model.h"
+#include "saturating.h"
 #include "trace_schema.h"
+#include "utf8.h"
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -75,6 +79,9 @@ std::string listTables(const std::set<std::string>& tables) {
 // Turns an SQLite failure into the error a user can act on.
 [[noreturn]] void failSqlite(int rc, sqlite3* db, const std::string& path, const std::string& doing) {
     const std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    if (const std::string limit = sqliteLimitProblem(db, rc); !limit.empty())
+        fail(Kind::Corrupt, path, limit + " (" + message + " while " + doing + ")",
+            "record again; tuneup reads only the tables `tuneup record` writes");
     switch (rc & 0xff) {
     case SQLITE_NOTADB:
         fail(Kind::NotSqlite, path, "is not a readable SQLite file (" + message + " while " + doing + ")",
@@ -126,12 +133,34 @@ private:
     sqlite3_stmt* m_stmt = nullptr;
 };
 
-std::set<std::string> tableNames(sqlite3* db, const std::string& path) {
-    std::set<std::string> tables;
-    Statement s(db, path, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')");
-    while (s.step())
-        tables.insert(s.text(0));
+// The tables a reader of tuneup files reads (schema 1 to 4).
+const std::set<std::string> kReadTables = { "meta", "strings", "devices", "threads", "stats", "event_counts",
+    "nvtx_domains", "thread_states", "external_correlations", "kernels", "memcpys", "memsets", "syncs", "api_calls",
+    "nvtx_ranges", "nvtx_marks", "framework_flags", "gemm_calls", "conv_calls" };
+
+SqliteTables tablesOf(sqlite3* db, const std::string& path) {
+    SqliteTables tables;
+    if (const int rc = listSqliteTables(db, tables); rc != SQLITE_OK) failSqlite(rc, db, path, "listing its tables");
     return tables;
+}
+
+// Every name in the file, tables or not: what a foreign file is made of.
+std::set<std::string> allNames(const SqliteTables& tables) {
+    std::set<std::string> names = tables.plain;
+    for (const auto& [name, what] : tables.other)
+        names.insert(name);
+    return names;
+}
+
+// A table tuneup reads that is something else (a view, a virtual table) would run what the file defines
+// on every read: a recursive view never ends. `tuneup record` writes plain tables only.
+void requirePlainTables(const SqliteTables& tables, const std::string& path) {
+    for (const auto& [name, what] : tables.other)
+        if (kReadTables.count(name))
+            fail(Kind::Corrupt, path,
+                "its `" + name + "` is " + what
+                    + ", not a table: tuneup reads only the tables `tuneup record` writes, never code a file defines",
+                "the file was altered or not written by tuneup; record again");
 }
 
 // meta(key) when the file has a meta table of our shape; "" otherwise (a foreign meta table).
@@ -147,13 +176,42 @@ std::string metaValue(sqlite3* db, const std::string& key) {
     return value;
 }
 
-std::optional<int64_t> parseInteger(const std::string& text) {
-    if (text.empty()) return std::nullopt;
-    char* end = nullptr;
-    errno = 0;
-    const long long value = strtoll(text.c_str(), &end, 10);
-    if (errno || *end != '\0') return std::nullopt;
-    return int64_t(value);
+// A value from the file for a message: control characters and invalid bytes as '?', at most 80 bytes.
+std::string printable(const std::string& text) {
+    std::string out = validUtf8(text.substr(0, 80));
+    for (char& c : out)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    return text.size() > 80 ? out + "…" : out;
+}
+
+// A whole decimal number that fits int64, nothing else (no sign '+', spaces, fraction or exponent).
+std::optional<int64_t> parseInteger(std::string_view text) {
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
+
+// The count, earliest and latest valid time, rows with times the import drops (NULL, text, beyond
+// kMaxTimeNs) and rows that end before they start (clamped), of an event table.
+std::string spanQuery(const std::string& table, bool instant) {
+    const std::string limit = std::to_string(kMaxTimeNs - 1);
+    const auto valid = [&](const std::string& column) {
+        return "(typeof(" + column + ") = 'integer' AND " + column + " BETWEEN -" + limit + " AND " + limit + ")";
+    };
+    if (instant)
+        return "SELECT count(*), min(CASE WHEN " + valid("ts_ns") + " THEN ts_ns END), max(CASE WHEN " + valid("ts_ns")
+            + " THEN ts_ns END), total(NOT " + valid("ts_ns") + "), 0 FROM " + table;
+    // nvtx_ranges.end_ns is NULL for a range never closed; other tables always have an end.
+    const std::string ok = "(" + valid("start_ns") + " AND (" + (table == "nvtx_ranges" ? "end_ns IS NULL OR " : "")
+        + valid("end_ns") + "))";
+    return "SELECT count(*), min(CASE WHEN " + ok + " THEN start_ns END), max(CASE WHEN " + ok
+        + " THEN max(start_ns, coalesce(end_ns, start_ns)) END), total(NOT " + ok + "), total(" + ok
+        + " AND end_ns < start_ns) FROM " + table;
+}
+
+int64_t clampedCount(double value) {
+    return value >= 9.2e18 ? INT64_MAX : value <= 0 ? 0 : int64_t(value);
 }
 
 sqlite3* openSqlite(const std::string& path, bool immutable, int& rc) {
@@ -199,14 +257,14 @@ std::string copyWithWal(const std::string& path, std::string& error) {
 int64_t TuneupFileSummary::eventCount() const {
     int64_t total = 0;
     for (const TableCount& count : eventCounts)
-        total += count.rows;
+        total = saturatingAdd(total, count.rows);
     return total;
 }
 
 int64_t TuneupFileSummary::droppedCount() const {
     int64_t total = 0;
     for (const StatRow& stat : stats)
-        if (stat.severity == "data_loss") total += stat.value;
+        if (stat.severity == "data_loss" && stat.value > 0) total = saturatingAdd(total, stat.value);
     return total;
 }
 
@@ -215,16 +273,28 @@ std::string TuneupFileSummary::metaValue(const std::string& key) const {
     return it == meta.end() ? std::string() : it->second;
 }
 
+std::optional<int64_t> TuneupFileSummary::metaInteger(const std::string& key) const {
+    return parseInteger(metaValue(key));
+}
+
+std::string TuneupFileSummary::metaProblem(const std::string& key, const std::string& expected) const {
+    return "its meta `" + key + "` is '" + printable(metaValue(key)) + "', not " + expected + ": ignored";
+}
+
 std::optional<int64_t> TuneupFileSummary::durationNs() const {
-    const std::optional<int64_t> metaStart = parseInteger(metaValue("start_ns"));
-    const std::optional<int64_t> metaEnd = parseInteger(metaValue("end_ns"));
+    const std::optional<int64_t> metaStart = metaInteger("start_ns");
+    const std::optional<int64_t> metaEnd = metaInteger("end_ns");
     const std::optional<int64_t> start = metaStart ? metaStart : firstNs;
     const std::optional<int64_t> end = metaEnd ? metaEnd : lastNs;
-    if (!start || !end || *end < *start) return std::nullopt;
-    return *end - *start;
+    int64_t duration = 0;
+    if (!start || !end || *end < *start || __builtin_sub_overflow(*end, *start, &duration)) return std::nullopt;
+    return duration;
 }
 
 std::unique_ptr<TuneupFile> TuneupFile::open(const std::string& givenPath) {
+    if (givenPath == "-")
+        fail(Kind::NotAFile, "-", "standard input cannot hold a tuneup recording: SQLite reads only files",
+            "pass the .db file itself");
     const std::string path = absolutePath(givenPath);
     struct stat st { };
     if (stat(path.c_str(), &st) != 0) {
@@ -237,7 +307,8 @@ std::unique_ptr<TuneupFile> TuneupFile::open(const std::string& givenPath) {
     if (S_ISDIR(st.st_mode))
         fail(Kind::NotAFile, givenPath, "is a directory, not a trace file", "pass one of the .db files inside it");
     if (!S_ISREG(st.st_mode))
-        fail(Kind::NotAFile, givenPath, "is not a regular file", "pass a .db file written by `tuneup record`");
+        fail(Kind::NotAFile, givenPath, "is not a regular file (a pipe or a device?), and SQLite reads only files",
+            "pass a .db file written by `tuneup record`, or save what the pipe gives to a file first");
 
     unsigned char header[100] = {};
     ssize_t headerBytes = 0;
@@ -318,9 +389,10 @@ std::unique_ptr<TuneupFile> TuneupFile::open(const std::string& givenPath) {
         Statement s(db, givenPath, "PRAGMA user_version");
         if (s.step()) userVersion = int(s.integer(0));
     }
-    const std::set<std::string> tables = tableNames(db, givenPath);
-    const std::string format = tables.count("meta") ? metaValue(db, "format") : "";
-    if (walUnread && (tables.empty() || !tables.count("meta")))
+    const SqliteTables tables = tablesOf(db, givenPath);
+    const bool hasMeta = tables.plain.count("meta") > 0; // a `meta` view is never run
+    const std::string format = hasMeta ? metaValue(db, "format") : "";
+    if (walUnread && (tables.plain.empty() || !hasMeta))
         fail(Kind::Unreadable, givenPath,
             "its events are in " + path
                 + "-wal, which SQLite can only read beside a -shm file it creates, and "
@@ -328,30 +400,39 @@ std::unique_ptr<TuneupFile> TuneupFile::open(const std::string& givenPath) {
                 + copyError + ")",
             "copy " + path + " and " + path + "-wal to a writable directory and read the copy");
     if (applicationId != schema::kApplicationId && format != schema::kFormatName) {
-        if (tables.empty())
+        const std::set<std::string> names = allNames(tables);
+        if (names.empty())
             fail(Kind::Foreign, givenPath, "is an empty SQLite database (no tables), not a tuneup trace",
                 "pass a .db file written by `tuneup record`");
         std::string todo = "pass a .db file written by `tuneup record`";
-        if (isNsightExport(tables))
+        if (isNsightExport(names))
             todo = "it looks like an Nsight Systems SQLite export: `tuneup advise` reads it, and `tuneup import "
                 + givenPath + " -o run.db` writes it as a tuneup trace";
-        fail(Kind::Foreign, givenPath, "is an SQLite file but not a tuneup trace (tables: " + listTables(tables) + ")",
+        fail(Kind::Foreign, givenPath, "is an SQLite file but not a tuneup trace (tables: " + listTables(names) + ")",
             todo);
     }
+    requirePlainTables(tables, givenPath);
 
-    const std::string versionText = tables.count("meta") ? metaValue(db, "schema_version") : "";
-    const int version = parseInteger(versionText).value_or(userVersion);
+    // The version decides how every table is read: a value that is not one is damage, never rounded.
+    const std::string versionText = hasMeta ? metaValue(db, "schema_version") : "";
+    const std::optional<int64_t> metaVersion = parseInteger(versionText);
+    if (!versionText.empty() && (!metaVersion || *metaVersion < 1 || *metaVersion > INT32_MAX))
+        fail(Kind::Corrupt, givenPath,
+            "its meta `schema_version` is '" + printable(versionText) + "', not a schema version (1, 2, 3, ...)",
+            "the file was altered or damaged; record again");
+    const int version = metaVersion ? int(*metaVersion) : userVersion;
     if (version > schema::kSchemaVersion) {
-        const std::string writer = tables.count("meta") ? metaValue(db, "tuneup_version") : "";
+        const std::string writer = hasMeta ? metaValue(db, "tuneup_version") : "";
         fail(Kind::NewerSchema, givenPath,
             "written by a newer tuneup (schema " + std::to_string(version)
-                + (writer.empty() ? "" : ", tuneup " + writer) + "); this build reads up to schema "
+                + (writer.empty() ? "" : ", tuneup " + printable(writer)) + "); this build reads up to schema "
                 + std::to_string(schema::kSchemaVersion),
             "upgrade tuneup");
     }
-    if (!tables.count("meta") || version <= 0)
+    if (!hasMeta || version <= 0)
         fail(Kind::Empty, givenPath, "is a tuneup trace that holds no recording yet",
             "the process was stopped while it created the file; record again");
+    file->m_tables = tables.plain;
     file->m_schemaVersion = version;
     return file;
 }
@@ -383,7 +464,7 @@ TuneupFileSummary TuneupFile::summary(bool eventSpan) const {
     summary.fileBytes = fileSize(summary.path).value_or(0);
     summary.walBytes = fileSize(summary.path + "-wal").value_or(0);
     summary.schemaVersion = m_schemaVersion;
-    const std::set<std::string> tables = tableNames(m_db, m_path);
+    const std::set<std::string>& tables = m_tables;
 
     {
         Statement s(m_db, m_path, "SELECT key, value FROM meta");
@@ -395,16 +476,15 @@ TuneupFileSummary TuneupFile::summary(bool eventSpan) const {
         while (s.step())
             summary.stats.push_back({ s.text(0), s.text(1), s.integer(2), s.text(3) });
     }
-    // One scan per table gives the count and the span together; a count alone needs no scan.
+    // One scan per table gives the count, the span and the rows whose times the import drops or clamps
+    // together (TraceBuilder's rule: times within kMaxTimeNs); a count alone needs no scan.
     for (const std::string& table : kEventTables) {
         if (!tables.count(table)) continue;
-        const std::string sql = !eventSpan ? "SELECT count(*), NULL, NULL FROM " + table
-            : table == "nvtx_marks" || table == "framework_flags"
-            ? "SELECT count(*), min(ts_ns), max(ts_ns) FROM " + table
-            : "SELECT count(*), min(start_ns), max(coalesce(end_ns, start_ns)) FROM " + table;
-        Statement s(m_db, m_path, sql);
+        const bool instant = table == "nvtx_marks" || table == "framework_flags";
+        Statement s(
+            m_db, m_path, !eventSpan ? "SELECT count(*), NULL, NULL, 0, 0 FROM " + table : spanQuery(table, instant));
         if (!s.step()) continue;
-        summary.eventCounts.push_back({ table, s.integer(0) });
+        summary.eventCounts.push_back({ table, s.integer(0), s.integer(3), s.integer(4) });
         if (!s.isNull(1)) summary.firstNs = std::min(summary.firstNs.value_or(s.integer(1)), s.integer(1));
         if (!s.isNull(2)) summary.lastNs = std::max(summary.lastNs.value_or(s.integer(2)), s.integer(2));
     }
@@ -421,16 +501,18 @@ TuneupFileSummary TuneupFile::summary(bool eventSpan) const {
                 int(s.integer(4)), s.integer(5), s.real(6) });
     }
     if (tables.count("event_counts")) {
+        // total(), not sum(): SQLite's sum() fails on an overflow, which a damaged file can hold.
         Statement s(m_db, m_path,
-            "SELECT source, tid, sum(written), sum(dropped) FROM event_counts GROUP BY source, tid "
+            "SELECT source, tid, total(written), total(dropped) FROM event_counts GROUP BY source, tid "
             "ORDER BY source, tid");
         while (s.step())
-            summary.sourceCounts.push_back({ s.text(0),
-                s.isNull(1) ? std::nullopt : std::optional<int64_t>(s.integer(1)), s.integer(2), s.integer(3) });
+            summary.sourceCounts.push_back(
+                { s.text(0), s.isNull(1) ? std::nullopt : std::optional<int64_t>(s.integer(1)), clampedCount(s.real(2)),
+                    clampedCount(s.real(3)) });
     }
     if (!summary.firstNs) {
-        summary.firstNs = parseInteger(summary.metaValue("start_ns"));
-        summary.lastNs = parseInteger(summary.metaValue("end_ns"));
+        summary.firstNs = summary.metaInteger("start_ns");
+        summary.lastNs = summary.metaInteger("end_ns");
     }
     summary.complete = summary.meta.count("end_ns") > 0;
     if (!m_copyDir.empty())

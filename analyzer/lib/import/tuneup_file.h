@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct StatRow {
 struct TableCount {
     std::string table;
     int64_t rows = 0;
+    // With the event span (TuneupFile::summary): rows whose times the import drops (NULL, not integers,
+    // beyond kMaxTimeNs) and rows that end before they start (read as instantaneous).
+    int64_t badTimes = 0, endsBeforeStart = 0;
 };
 
 struct DeviceRow {
@@ -73,6 +77,10 @@ struct TuneupFileSummary {
     int64_t droppedCount() const; // sum of the data_loss stats
     std::optional<int64_t> durationNs() const; // meta start_ns..end_ns, else the event span
     std::string metaValue(const std::string& key) const; // "" when absent
+    // A meta value as a whole decimal number; nullopt when absent, or not one that fits 64 bits ("abc",
+    // "99999999999999999999", "1e3"): metaProblem(key, "a process id") then says so for the user.
+    std::optional<int64_t> metaInteger(const std::string& key) const;
+    std::string metaProblem(const std::string& key, const std::string& expected) const;
 };
 
 // The tables counted as events, in the order reports list them.
@@ -110,6 +118,7 @@ private:
     std::string m_path;
     bool m_immutable;
     int m_schemaVersion = 0;
+    std::set<std::string> m_tables; // its plain tables (never views: see sqlite_open.h)
     std::string m_copyDir; // removed with the object
     std::string m_readPath; // what SQLite reads: the file, or its copy in m_copyDir
 };

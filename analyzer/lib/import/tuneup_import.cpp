@@ -1,5 +1,6 @@
 #include "import/tuneup_import.h"
 
+#include "import/sqlite_open.h"
 #include "import/tuneup_file.h"
 #include "model/trace_builder.h"
 
@@ -17,9 +18,11 @@ namespace {
 // Runs a query on `db` (a connection to `path`) and calls `row(statement)` for each result row.
 template <class Row> void query(sqlite3* db, const std::string& path, const char* sql, Row&& row) {
     sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) {
+    if (const int rc = sqlite3_prepare_v2(db, sql, -1, &s, nullptr); rc != SQLITE_OK) {
         const std::string message = sqlite3_errmsg(db);
         sqlite3_finalize(s);
+        if (const std::string limit = sqliteLimitProblem(db, rc); !limit.empty())
+            throw TuneupFileError(TuneupFileError::Kind::Corrupt, path + ": " + limit);
         throw TuneupFileError(TuneupFileError::Kind::Corrupt,
             path + ": cannot read the trace (" + message + "); the file may be damaged: check it with `sqlite3 " + path
                 + " 'PRAGMA integrity_check'`");
@@ -28,6 +31,8 @@ template <class Row> void query(sqlite3* db, const std::string& path, const char
     while ((rc = sqlite3_step(s)) == SQLITE_ROW)
         row(s);
     sqlite3_finalize(s);
+    if (const std::string limit = sqliteLimitProblem(db, rc); !limit.empty())
+        throw TuneupFileError(TuneupFileError::Kind::Corrupt, path + ": " + limit);
     if (rc != SQLITE_DONE)
         throw TuneupFileError(TuneupFileError::Kind::Corrupt,
             path + ": the trace is damaged (" + std::string(sqlite3_errstr(rc)) + ") while reading");
@@ -42,6 +47,18 @@ int64_t i64(sqlite3_stmt* s, int column) {
 int32_t i32(sqlite3_stmt* s, int column) {
     return static_cast<int32_t>(sqlite3_column_int64(s, column));
 }
+// A row's times, when they are integers: NULL or text in a time column (a damaged or altered file) is
+// no time at all, and the row is left out (counted by the caller) rather than read as 0.
+bool isTime(sqlite3_stmt* s, int column) {
+    return sqlite3_column_type(s, column) == SQLITE_INTEGER;
+}
+bool times(sqlite3_stmt* s, int64_t& start, int64_t& end) {
+    if (!isTime(s, 0) || !isTime(s, 1)) return false;
+    start = sqlite3_column_int64(s, 0);
+    end = sqlite3_column_int64(s, 1);
+    return true;
+}
+
 std::string_view text(sqlite3_stmt* s, int column) {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
     return p ? std::string_view(p, size_t(sqlite3_column_bytes(s, column))) : std::string_view();
@@ -51,6 +68,7 @@ std::string_view text(sqlite3_stmt* s, int column) {
 struct KernelRows {
     std::vector<Kernel> rows;
     std::vector<int64_t> nameIds; // -1 when NULL
+    int64_t withoutTimes = 0;
     std::exception_ptr error;
 };
 
@@ -63,8 +81,10 @@ void readKernels(sqlite3* db, const std::string& path, size_t expected, KernelRo
             "block_y, block_z, registers_per_thread, static_shared_bytes + dynamic_shared_bytes FROM kernels",
             [&](sqlite3_stmt* s) {
                 Kernel k;
-                k.startNs = i64(s, 0);
-                k.endNs = i64(s, 1);
+                if (!times(s, k.startNs, k.endNs)) {
+                    ++out.withoutTimes;
+                    return;
+                }
                 k.device = i32(s, 2);
                 k.stream = i32(s, 3);
                 k.correlation = uint64_t(i64(s, 4));
@@ -87,7 +107,8 @@ size_t rowsIn(const TuneupFileSummary& summary, const std::string& table) {
 }
 
 // The interposers' rows (schema 3). NULL columns read as -1 (unknown).
-template <class Name> void readLibraryCalls(const TuneupFile& file, TraceBuilder& builder, int64_t pid, Name&& name) {
+template <class Name>
+void readLibraryCalls(const TuneupFile& file, TraceBuilder& builder, int64_t pid, Name&& name, int64_t& withoutTimes) {
     query(file,
         "SELECT start_ns, end_ns, tid, api, name_id, coalesce(transa, -1), coalesce(transb, -1), coalesce(m, -1), "
         "coalesce(n, -1), coalesce(k, -1), batch, coalesce(a_type, -1), coalesce(b_type, -1), coalesce(c_type, -1), "
@@ -96,8 +117,10 @@ template <class Name> void readLibraryCalls(const TuneupFile& file, TraceBuilder
         "FROM gemm_calls ORDER BY id",
         [&](sqlite3_stmt* s) {
             GemmCall g;
-            g.startNs = i64(s, 0);
-            g.endNs = i64(s, 1);
+            if (!times(s, g.startNs, g.endNs)) {
+                ++withoutTimes;
+                return;
+            }
             g.thread = builder.thread(pid, i64(s, 2));
             g.api = GemmApi(i32(s, 3));
             g.name = name(s, 4);
@@ -133,8 +156,10 @@ template <class Name> void readLibraryCalls(const TuneupFile& file, TraceBuilder
         "FROM conv_calls ORDER BY id",
         [&](sqlite3_stmt* s) {
             ConvCall c;
-            c.startNs = i64(s, 0);
-            c.endNs = i64(s, 1);
+            if (!times(s, c.startNs, c.endNs)) {
+                ++withoutTimes;
+                return;
+            }
             c.thread = builder.thread(pid, i64(s, 2));
             c.api = ConvApi(i32(s, 3));
             c.name = name(s, 4);
@@ -165,19 +190,37 @@ TraceModel importTuneupFile(const std::string& path) {
     TraceInfo& info = builder.info();
     info.schemaVersion = summary.schemaVersion;
     info.vendor = GpuVendor::Nvidia;
-    if (const std::string rank = summary.metaValue("rank"); !rank.empty()) info.rank = std::stoi(rank);
-    if (const std::string world = summary.metaValue("world_size"); !world.empty()) info.worldSize = std::stoi(world);
+    // What the agent wrote from the environment (RANK=abc) or a damaged file may not be a number: such a
+    // value is left out and said so, never a reason not to read the events.
+    const auto number = [&](const std::string& key, const std::string& expected, int64_t low,
+                            int64_t high) -> std::optional<int64_t> {
+        if (summary.metaValue(key).empty()) return std::nullopt;
+        const std::optional<int64_t> value = summary.metaInteger(key);
+        if (value && *value >= low && *value <= high) return value;
+        builder.stats().add("meta." + key + ".unreadable", StatSeverity::Error, 1, summary.metaProblem(key, expected));
+        return std::nullopt;
+    };
+    if (const auto rank = number("rank", "a rank (0 or more)", 0, INT32_MAX)) info.rank = int(*rank);
+    if (const auto world = number("world_size", "a number of ranks (1 or more)", 1, INT32_MAX))
+        info.worldSize = int(*world);
     for (const auto& [key, value] : summary.meta)
         info.metadata.emplace_back(key, value);
     // Older files do not say: their numbers are read as x86-64's, as docs/schema.md then said they were.
     info.machine = summary.metaValue("machine").empty() ? "x86_64" : summary.metaValue("machine");
-    const int64_t pid = summary.metaValue("pid").empty() ? 0 : std::stoll(summary.metaValue("pid"));
+    const int64_t pid = number("pid", "a process id", INT64_MIN, INT64_MAX).value_or(0);
     for (const StatRow& stat : summary.stats)
         builder.stats().add("recording." + stat.name,
             stat.severity == "data_loss"   ? StatSeverity::DataLoss
                 : stat.severity == "error" ? StatSeverity::Error
                                            : StatSeverity::Info,
             stat.value, stat.description);
+    // What the recording lost as a whole rather than event by event: every report says it beside the drops.
+    if (const std::string lost = summary.metaValue("capture.cuda.lost"); !lost.empty())
+        builder.stats().add(
+            "recording.capture.cuda.lost", StatSeverity::DataLoss, 1, "GPU capture lost part of its records: " + lost);
+    if (const std::string stopped = summary.metaValue("capture.stopped"); !stopped.empty())
+        builder.stats().add("recording.capture.stopped", StatSeverity::DataLoss, 1,
+            "the recording stopped early (" + stopped + "); what came after is counted as dropped");
 
     // The kernels on a second connection and thread while this one reads the other tables.
     KernelRows kernels;
@@ -194,6 +237,7 @@ TraceModel importTuneupFile(const std::string& path) {
         }
     } joinKernelReader { kernelReader, kernelDb };
 
+    int64_t withoutTimes = 0; // rows whose times are NULL or text
     builder.reserve({ rowsIn(summary, "kernels"), rowsIn(summary, "memcpys"), rowsIn(summary, "memsets"),
         rowsIn(summary, "syncs"), rowsIn(summary, "api_calls"), rowsIn(summary, "nvtx_ranges") });
 
@@ -228,8 +272,10 @@ TraceModel importTuneupFile(const std::string& path) {
         "FROM memcpys",
         [&](sqlite3_stmt* s) {
             Memcpy m;
-            m.startNs = i64(s, 0);
-            m.endNs = i64(s, 1);
+            if (!times(s, m.startNs, m.endNs)) {
+                ++withoutTimes;
+                return;
+            }
             m.device = i32(s, 2);
             m.stream = i32(s, 3);
             m.correlation = uint64_t(i64(s, 4));
@@ -242,8 +288,10 @@ TraceModel importTuneupFile(const std::string& path) {
     query(*file, "SELECT start_ns, end_ns, device_id, stream_id, correlation_id, bytes, memory_kind FROM memsets",
         [&](sqlite3_stmt* s) {
             Memset m;
-            m.startNs = i64(s, 0);
-            m.endNs = i64(s, 1);
+            if (!times(s, m.startNs, m.endNs)) {
+                ++withoutTimes;
+                return;
+            }
             m.device = i32(s, 2);
             m.stream = i32(s, 3);
             m.correlation = uint64_t(i64(s, 4));
@@ -256,8 +304,10 @@ TraceModel importTuneupFile(const std::string& path) {
         "syncs",
         [&](sqlite3_stmt* s) {
             Sync y;
-            y.startNs = i64(s, 0);
-            y.endNs = i64(s, 1);
+            if (!times(s, y.startNs, y.endNs)) {
+                ++withoutTimes;
+                return;
+            }
             y.type = SyncType(i32(s, 2));
             y.stream = i32(s, 3);
             y.eventId = i64(s, 4);
@@ -267,8 +317,10 @@ TraceModel importTuneupFile(const std::string& path) {
     query(
         *file, "SELECT start_ns, end_ns, tid, api, cbid, name_id, correlation_id FROM api_calls", [&](sqlite3_stmt* s) {
             ApiCall a;
-            a.startNs = i64(s, 0);
-            a.endNs = i64(s, 1);
+            if (!times(s, a.startNs, a.endNs)) {
+                ++withoutTimes;
+                return;
+            }
             a.thread = builder.thread(pid, i64(s, 2));
             a.api = ApiKind(i32(s, 3));
             a.cbid = i32(s, 4);
@@ -281,6 +333,10 @@ TraceModel importTuneupFile(const std::string& path) {
         query(*file, "SELECT ts_ns, coalesce(value, -1), name_id FROM framework_flags ORDER BY ts_ns, id",
             [&](sqlite3_stmt* s) {
                 FrameworkFlag f;
+                if (!isTime(s, 0)) {
+                    ++withoutTimes;
+                    return;
+                }
                 f.timeNs = i64(s, 0);
                 f.value = i64(s, 1);
                 f.name = name(s, 2);
@@ -291,6 +347,10 @@ TraceModel importTuneupFile(const std::string& path) {
         query(*file, "SELECT ts_ns, tid, state, coalesce(syscall, -2) FROM thread_states ORDER BY ts_ns, id",
             [&](sqlite3_stmt* s) {
                 ThreadState t;
+                if (!isTime(s, 0)) {
+                    ++withoutTimes;
+                    return;
+                }
                 t.timeNs = i64(s, 0);
                 t.thread = builder.thread(pid, i64(s, 1));
                 const unsigned char* state = sqlite3_column_text(s, 2);
@@ -300,7 +360,7 @@ TraceModel importTuneupFile(const std::string& path) {
             });
     // Schema 3: the interposers' GEMM and convolution calls, and CUPTI's links from CUDA calls to them.
     if (summary.schemaVersion >= 3) {
-        readLibraryCalls(*file, builder, pid, name);
+        readLibraryCalls(*file, builder, pid, name, withoutTimes);
         query(*file, "SELECT correlation_id, external_id FROM external_correlations WHERE kind = 5",
             [&](sqlite3_stmt* s) {
                 builder.addExternalCorrelation({ uint64_t(i64(s, 0)), uint64_t(i64(s, 1)) });
@@ -312,6 +372,10 @@ TraceModel importTuneupFile(const std::string& path) {
         "JOIN strings s ON s.id = d.name_id WHERE s.value = 'tuneup' AND m.payload IS NOT NULL ORDER BY m.ts_ns, m.id",
         [&](sqlite3_stmt* s) {
             ProgramFact f;
+            if (!isTime(s, 0)) {
+                ++withoutTimes;
+                return;
+            }
             f.timeNs = i64(s, 0);
             f.name = name(s, 1);
             f.value = i64(s, 2);
@@ -320,11 +384,16 @@ TraceModel importTuneupFile(const std::string& path) {
     // NVTX ranges are the tuneup file's user annotations; ranges never closed end with the recording
     // (meta end_ns, or after a kill, the last event: a scan of every table, done only then).
     std::optional<int64_t> endOfRecording = summary.lastNs;
-    query(*file, "SELECT start_ns, coalesce(end_ns, -1), tid, name_id FROM nvtx_ranges", [&](sqlite3_stmt* s) {
+    query(*file, "SELECT start_ns, end_ns, tid, name_id FROM nvtx_ranges", [&](sqlite3_stmt* s) {
         Annotation a;
+        const bool open = sqlite3_column_type(s, 1) == SQLITE_NULL; // never closed
+        if (!isTime(s, 0) || (!open && !isTime(s, 1))) {
+            ++withoutTimes;
+            return;
+        }
         a.startNs = i64(s, 0);
-        if (i64(s, 1) < 0 && !endOfRecording) endOfRecording = file->summary().lastNs.value_or(0);
-        a.endNs = i64(s, 1) >= 0 ? i64(s, 1) : std::max(*endOfRecording, a.startNs);
+        if (open && !endOfRecording) endOfRecording = file->summary().lastNs.value_or(0);
+        a.endNs = open ? std::max(*endOfRecording, a.startNs) : i64(s, 1);
         a.thread = builder.thread(pid, i64(s, 2));
         a.name = name(s, 3);
         builder.addAnnotation(a);
@@ -334,6 +403,10 @@ TraceModel importTuneupFile(const std::string& path) {
         readKernels(file->db(), file->path(), rowsIn(summary, "kernels"), kernels);
     if (kernelReader.joinable()) kernelReader.join();
     if (kernels.error) std::rethrow_exception(kernels.error);
+    withoutTimes += kernels.withoutTimes;
+    if (withoutTimes > 0)
+        builder.stats().add("times.not_integers", StatSeverity::DataLoss, withoutTimes,
+            "events whose start or end is NULL or not an integer (a damaged or altered file): left out");
     for (size_t i = 0; i < kernels.rows.size(); ++i) {
         auto it = strings.find(kernels.nameIds[i]);
         kernels.rows[i].name = it == strings.end() ? kEmptyString : it->second;

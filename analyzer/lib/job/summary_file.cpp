@@ -1,5 +1,11 @@
 #include "job/summary_file.h"
 
+#include "import/chunk_reader.h"
+#include "import/import_error.h"
+#include "units.h"
+#include "utf8.h"
+
+#include <algorithm>
 #include <fstream>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -18,7 +24,8 @@ constexpr std::string_view kFormat = "tuneup-job-summary";
 using Writer = rapidjson::Writer<rapidjson::OStreamWrapper>;
 
 void str(Writer& w, std::string_view s) {
-    w.String(s.data(), rapidjson::SizeType(s.size()));
+    const std::string valid = validUtf8(s); // names from traces may hold invalid UTF-8
+    w.String(valid.data(), rapidjson::SizeType(valid.size()));
 }
 
 void ints(Writer& w, std::initializer_list<int64_t> values) {
@@ -138,6 +145,17 @@ void rank(Writer& w, const RankSummary& r, const std::vector<const RuleOutcome*>
         w.EndArray();
     }
     w.EndArray();
+    w.Key("losses"); // [name, severity (StatSeverity), count, description]
+    w.StartArray();
+    for (const ImportStat& stat : r.losses) {
+        w.StartArray();
+        str(w, stat.name);
+        w.Int(int(stat.severity));
+        w.Int64(stat.value);
+        str(w, stat.description);
+        w.EndArray();
+    }
+    w.EndArray();
     w.Key("outcomes");
     w.StartArray();
     for (const RuleOutcome* o : outcomes) {
@@ -215,6 +233,8 @@ public:
     }
     StepBreakdown breakdown(const rapidjson::Value& v, const std::string& where) const {
         const auto f = integers(v, 9, where);
+        for (int64_t ns : f)
+            if (ns < 0) fail(where, "a negative time in a step breakdown");
         StepBreakdown b;
         b.stepNs = f[0], b.computeNs = f[1], b.communicationNs = f[2], b.memcpyNs = f[3], b.memsetNs = f[4];
         b.idleNs = f[5], b.idleDataNs = f[6], b.idleSyncNs = f[7], b.idleHostNs = f[8];
@@ -272,6 +292,8 @@ public:
         r.eventCount = size_t(integer(at("event_count"), place("event_count"), 0, INT64_MAX));
         if (!at("span").IsNull()) {
             const auto ns = integers(at("span"), 2, place("span"));
+            if (!isPlausibleTime(ns[0]) || !isPlausibleTime(ns[1]) || ns[1] < ns[0])
+                fail(place("span"), "a span that ends before it starts, or beyond any clock");
             r.span = TimeSpan { ns[0], ns[1] };
         }
         r.deviceName = string(at("device_name"), place("device_name"));
@@ -282,6 +304,8 @@ public:
         for (const auto& s : array(at("steps"), place("steps")).GetArray()) {
             const auto f = integers(s, 4, place("steps"));
             if (f[3] < -1 || f[3] > INT32_MAX) fail(place("steps"), "a range reference out of range");
+            if (!isPlausibleTime(f[1]) || !isPlausibleTime(f[2]) || f[2] < f[1])
+                fail(place("steps"), "a step that ends before it starts, or beyond any clock");
             r.steps.detection.steps.push_back({ f[0], f[1], f[2], RowIndex(f[3]) });
         }
         for (const auto& b : array(at("per_step"), place("per_step")).GetArray())
@@ -292,21 +316,33 @@ public:
         const rapidjson::Value& c = at("communication");
         const std::string cw = place("communication");
         r.communication.kernels = size_t(integer(member(c, "kernels", cw), cw + ".kernels", 0, INT64_MAX));
-        r.communication.medianCommNs = integer(member(c, "median_comm_ns", cw), cw + ".median_comm_ns");
-        r.communication.medianExposedNs = integer(member(c, "median_exposed_ns", cw), cw + ".median_exposed_ns");
+        r.communication.medianCommNs = integer(member(c, "median_comm_ns", cw), cw + ".median_comm_ns", 0, INT64_MAX);
+        r.communication.medianExposedNs
+            = integer(member(c, "median_exposed_ns", cw), cw + ".median_exposed_ns", 0, INT64_MAX);
         const auto kinds = integers(member(c, "kind_ns", cw), r.communication.kindNs.size(), cw + ".kind_ns");
+        if (std::any_of(kinds.begin(), kinds.end(), [](int64_t ns) { return ns < 0; }))
+            fail(cw + ".kind_ns", "a negative time");
         std::copy(kinds.begin(), kinds.end(), r.communication.kindNs.begin());
         r.communication.events = events(member(c, "events", cw), cw + ".events");
         r.collectiveCount = size_t(integer(at("collectives"), place("collectives"), 0, INT64_MAX));
         r.inputs = uint32_t(integer(at("inputs"), place("inputs"), 0, UINT32_MAX));
         r.settings = pairs(at("settings"), place("settings"));
         r.kernelCount = integer(at("kernel_count"), place("kernel_count"), 0, INT64_MAX);
-        r.kernelNs = integer(at("kernel_ns"), place("kernel_ns"));
+        r.kernelNs = integer(at("kernel_ns"), place("kernel_ns"), 0, INT64_MAX);
         for (const auto& k : array(at("top_kernels"), place("top_kernels")).GetArray()) {
             if (!k.IsArray() || k.Size() != 3) fail(place("top_kernels"), "expected [name, count, total_ns]");
-            r.topKernels.push_back({ string(k[0], place("top_kernels")), integer(k[1], place("top_kernels")),
-                integer(k[2], place("top_kernels")) });
+            r.topKernels.push_back({ string(k[0], place("top_kernels")),
+                integer(k[1], place("top_kernels"), 0, INT64_MAX), integer(k[2], place("top_kernels"), 0, INT64_MAX) });
         }
+        // Written since losses were reported (summaries of earlier builds have none).
+        if (const auto it = v.FindMember("losses"); it != v.MemberEnd())
+            for (const auto& l : array(it->value, place("losses")).GetArray()) {
+                if (!l.IsArray() || l.Size() != 4)
+                    fail(place("losses"), "expected [name, severity, count, description]");
+                r.losses.push_back({ string(l[0], place("losses")),
+                    StatSeverity(integer(l[1], place("losses"), 0, int64_t(StatSeverity::Error))),
+                    integer(l[2], place("losses")), string(l[3], place("losses")) });
+            }
         const auto& outcomes = array(at("outcomes"), place("outcomes"));
         for (rapidjson::SizeType i = 0; i < outcomes.Size(); ++i) {
             const std::string ow = place("outcomes") + "[" + std::to_string(i) + "]";
@@ -326,6 +362,36 @@ public:
 private:
     std::string m_path;
 };
+
+// The whole text, through the importers' input (a pipe is read once, gzip inflated).
+std::string readSummaryText(const std::string& path) {
+    std::string text;
+    try {
+        std::unique_ptr<ByteSource> source = openFileSource(path);
+        char head[2] = {};
+        size_t got = 0;
+        while (got < sizeof head) {
+            const size_t n = source->read(head + got, sizeof head - got);
+            if (n == 0) break;
+            got += n;
+        }
+        text.assign(head, got);
+        if (got == 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b) {
+            text.clear();
+            source = gzipSource(prefixedSource(std::string(head, 2), std::move(source)), path);
+        }
+        char buffer[1 << 16];
+        for (size_t n; (n = source->read(buffer, sizeof buffer)) > 0;) {
+            if (text.size() + n > kMaxJobSummaryBytes)
+                throw SummaryFileError(
+                    path + ": larger than " + formatBytes(int64_t(kMaxJobSummaryBytes)) + ", which no job summary is");
+            text.append(buffer, n);
+        }
+    } catch (const ImportError& e) {
+        throw SummaryFileError(e.what());
+    }
+    return text;
+}
 
 } // namespace
 
@@ -350,13 +416,10 @@ void writeJobSummary(std::ostream& out, const AdviceReport& report, const std::s
 }
 
 std::vector<SummarizedRank> readJobSummary(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw SummaryFileError(path + ": cannot be read");
-    std::ostringstream text;
-    text << in.rdbuf();
-    const std::string json = text.str();
+    const std::string json = readSummaryText(path);
     rapidjson::Document doc;
-    doc.Parse<rapidjson::kParseFullPrecisionFlag>(json.c_str(), json.size());
+    // Iterative: a deeply nested array in a damaged or hostile file must not overflow the stack.
+    doc.Parse<rapidjson::kParseFullPrecisionFlag | rapidjson::kParseIterativeFlag>(json.c_str(), json.size());
     if (doc.HasParseError())
         throw SummaryFileError(path + ": not valid JSON at byte " + std::to_string(doc.GetErrorOffset()) + ": "
             + rapidjson::GetParseError_En(doc.GetParseError()));

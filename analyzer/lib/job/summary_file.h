@@ -14,6 +14,8 @@
 namespace tuneup::analysis {
 
 inline constexpr int kJobSummaryVersion = 1;
+// Larger is not a summary (a thousand ranks take a few MB): /dev/zero or an endless pipe must not fill memory.
+inline constexpr size_t kMaxJobSummaryBytes = size_t(1) << 30;
 
 class SummaryFileError : public std::runtime_error {
 public:

@@ -1,5 +1,7 @@
 #include "model/trace_builder.h"
 
+#include "saturating.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -25,40 +27,85 @@ Permutation sortOrder(const std::vector<int64_t>& start, const std::vector<int64
     return order;
 }
 
-template <class T> void applyPermutation(std::vector<T>& column, const Permutation& order) {
-    std::vector<T> sorted;
-    sorted.reserve(column.size());
-    for (uint32_t i : order)
-        sorted.push_back(column[i]);
-    column.swap(sorted);
-}
+// What finish() repaired: rows dropped for a time beyond kMaxTimeNs, ends before starts clamped.
+struct TimeRepairs {
+    int64_t dropped = 0, clamped = 0;
+};
 
-// Sorts a table by time; returns old row -> new row (empty when nothing moved).
-template <class Table> Permutation sortTable(Table& table) {
-    Permutation order = sortOrder(table.startNs, table.endNs);
-    if (order.empty()) return {};
-    table.forEachColumn([&order](auto& column) { applyPermutation(column, order); });
-    Permutation newIndex(order.size());
+constexpr uint32_t kDroppedRow = UINT32_MAX; // in an old row -> new row map
+
+// Sorts a table by time, leaving out (and counting) rows with an implausible time and clamping (and
+// counting) ends before starts; returns old row -> new row, kDroppedRow for rows left out (empty when
+// nothing moved).
+template <class Table> Permutation sortTable(Table& table, TimeRepairs& repairs) {
+    const size_t rows = table.size();
+    const auto plausible
+        = [&table](size_t i) { return isPlausibleTime(table.startNs[i]) && isPlausibleTime(table.endNs[i]); };
+    const auto clamp = [&table, &repairs](size_t i) {
+        if (table.endNs[i] >= table.startNs[i]) return;
+        table.endNs[i] = table.startNs[i]; // read as instantaneous
+        ++repairs.clamped;
+    };
+    size_t implausible = 0;
+    for (size_t i = 0; i < rows; ++i)
+        implausible += plausible(i) ? 0 : 1;
+    Permutation order;
+    if (implausible == 0) {
+        for (size_t i = 0; i < rows; ++i)
+            clamp(i);
+        order = sortOrder(table.startNs, table.endNs);
+        if (order.empty()) return {};
+    } else {
+        repairs.dropped += int64_t(implausible);
+        order.reserve(rows - implausible);
+        for (uint32_t i = 0; i < rows; ++i)
+            if (plausible(i)) {
+                clamp(i);
+                order.push_back(i);
+            }
+        std::stable_sort(order.begin(), order.end(), [&table](uint32_t a, uint32_t b) {
+            if (table.startNs[a] != table.startNs[b]) return table.startNs[a] < table.startNs[b];
+            return table.endNs[a] > table.endNs[b];
+        });
+    }
+    table.select(order);
+    Permutation newIndex(rows, kDroppedRow);
     for (uint32_t newRow = 0; newRow < order.size(); ++newRow)
         newIndex[order[newRow]] = newRow;
     return newIndex;
 }
 
-// Sorts a table of observations at one instant (timeNs) by time; stable, so same-time rows keep their
-// arrival order.
-template <class Table> void sortInstants(Table& table) {
-    if (std::is_sorted(table.timeNs.begin(), table.timeNs.end())) return;
-    Permutation order(table.size());
-    std::iota(order.begin(), order.end(), 0u);
+// Sorts a table of observations at one instant (timeNs) by time, leaving out (and counting) rows with an
+// implausible time; stable, so same-time rows keep their arrival order.
+template <class Table> void sortInstants(Table& table, TimeRepairs& repairs) {
+    Permutation order;
+    for (uint32_t i = 0; i < table.size(); ++i)
+        if (isPlausibleTime(table.timeNs[i]))
+            order.push_back(i);
+        else
+            ++repairs.dropped;
+    if (order.size() == table.size() && std::is_sorted(table.timeNs.begin(), table.timeNs.end())) return;
     std::stable_sort(order.begin(), order.end(), [&t = table.timeNs](uint32_t x, uint32_t y) { return t[x] < t[y]; });
-    table.forEachColumn([&order](auto& column) { applyPermutation(column, order); });
+    table.select(order);
 }
 
+// Counter values whose range was left out go with it.
+void dropValuesOfDroppedRanges(CounterValueTable& values) {
+    if (std::none_of(values.range.begin(), values.range.end(), [](RowIndex r) { return r == kNoRow; })) return;
+    Permutation kept;
+    for (uint32_t i = 0; i < values.size(); ++i)
+        if (values.range[i] != kNoRow) kept.push_back(i);
+    values.select(kept);
+}
+
+// Moves links to their rows' new places; a link to a row left out becomes kNoRow.
 void renumber(std::vector<RowIndex>& links, const Permutation& newIndex) {
     if (newIndex.empty()) return;
     for (auto& link : links)
         if (link >= 0 && static_cast<size_t>(link) < newIndex.size())
-            link = static_cast<RowIndex>(newIndex[static_cast<size_t>(link)]);
+            link = newIndex[static_cast<size_t>(link)] == kDroppedRow
+                ? kNoRow
+                : static_cast<RowIndex>(newIndex[static_cast<size_t>(link)]);
 }
 
 // depth/parent by nesting per thread; rows must be sorted by (start, longer first).
@@ -169,9 +216,10 @@ RowIndex TraceBuilder::addCounterRange(const CounterRange& row, std::span<const 
 
 void TraceBuilder::shiftTimes(int64_t deltaNs) {
     if (deltaNs == 0) return;
+    // Saturating: a time pushed past the ends of int64 stays implausible, and finish() leaves it out.
     auto shift = [deltaNs](std::vector<int64_t>& column) {
         for (auto& t : column)
-            t += deltaNs;
+            t = saturatingAdd(t, deltaNs);
     };
     auto shiftTable = [&shift](auto& table) {
         shift(table.startNs);
@@ -196,8 +244,8 @@ void TraceBuilder::shiftTimes(int64_t deltaNs) {
     shift(m.programFacts.timeNs);
     shift(m.threadStates.timeNs);
     for (auto& w : m.info.profilerWindows) {
-        w.startNs += deltaNs;
-        w.endNs += deltaNs;
+        w.startNs = saturatingAdd(w.startNs, deltaNs);
+        w.endNs = saturatingAdd(w.endNs, deltaNs);
     }
 }
 
@@ -220,32 +268,44 @@ TraceModel TraceBuilder::finish() {
     }
     std::sort(m.devices.begin(), m.devices.end(), [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
 
-    const Permutation kernelIndex = sortTable(m.kernels);
-    sortTable(m.memcpys);
-    sortTable(m.memsets);
-    sortTable(m.syncs);
-    sortTable(m.apiCalls);
-    const Permutation opIndex = sortTable(m.cpuOps);
-    sortTable(m.annotations);
-    sortTable(m.gpuAnnotations);
-    sortTable(m.flows);
-    sortTable(m.pythonFunctions);
-    sortTable(m.gemmCalls);
-    sortTable(m.convCalls);
-    sortInstants(m.frameworkFlags);
-    sortInstants(m.programFacts);
-    sortInstants(m.threadStates);
-    const Permutation rangeIndex = sortTable(m.counterRanges);
+    TimeRepairs repairs;
+    const Permutation kernelIndex = sortTable(m.kernels, repairs);
+    sortTable(m.memcpys, repairs);
+    sortTable(m.memsets, repairs);
+    sortTable(m.syncs, repairs);
+    sortTable(m.apiCalls, repairs);
+    const Permutation opIndex = sortTable(m.cpuOps, repairs);
+    sortTable(m.annotations, repairs);
+    sortTable(m.gpuAnnotations, repairs);
+    sortTable(m.flows, repairs);
+    sortTable(m.pythonFunctions, repairs);
+    sortTable(m.gemmCalls, repairs);
+    sortTable(m.convCalls, repairs);
+    sortInstants(m.frameworkFlags, repairs);
+    sortInstants(m.programFacts, repairs);
+    sortInstants(m.threadStates, repairs);
+    const Permutation rangeIndex = sortTable(m.counterRanges, repairs);
     renumber(m.counterValues.range, rangeIndex);
+    dropValuesOfDroppedRanges(m.counterValues);
+    std::erase_if(m.info.profilerWindows,
+        [](const TimeSpan& w) { return !isPlausibleTime(w.startNs) || !isPlausibleTime(w.endNs); });
 
-    // Collectives point at kernels or ops by their pre-sort rows.
+    // Collectives point at kernels or ops by their pre-sort rows (kNoRow once that row is left out).
     for (size_t i = 0; i < m.collectives.size(); ++i) {
         const Permutation& newIndex = m.collectives.origin[i] == CollectiveOrigin::Kernel ? kernelIndex : opIndex;
         RowIndex& row = m.collectives.eventRow[i];
         if (!newIndex.empty() && row >= 0 && static_cast<size_t>(row) < newIndex.size())
-            row = static_cast<RowIndex>(newIndex[static_cast<size_t>(row)]);
+            row = newIndex[static_cast<size_t>(row)] == kDroppedRow
+                ? kNoRow
+                : static_cast<RowIndex>(newIndex[static_cast<size_t>(row)]);
     }
-    sortTable(m.collectives);
+    sortTable(m.collectives, repairs);
+    if (repairs.dropped)
+        m.stats.add("times.out_of_range", StatSeverity::DataLoss, repairs.dropped,
+            "events with a time 2^62 ns (146 years) or more from the clock's origin, which no clock gives: left out");
+    if (repairs.clamped)
+        m.stats.add("times.end_before_start", StatSeverity::DataLoss, repairs.clamped,
+            "events that end before they start: read as instantaneous (their end set to their start)");
 
     // Links: kernel/copy/set/sync -> API call (correlation) -> CPU op (external id).
     m.m_apiCallByCorrelation = TraceModel::buildKeyIndex(m.apiCalls.correlation);

@@ -1,5 +1,7 @@
 #include "model/trace_model.h"
 
+#include "saturating.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -62,7 +64,7 @@ std::string TraceInfo::metadataValue(std::string_view key) const {
 void ImportStats::add(std::string_view name, StatSeverity severity, int64_t delta, std::string_view description) {
     for (auto& e : m_entries) {
         if (e.name == name) {
-            e.value += delta;
+            e.value = saturatingAdd(e.value, delta); // a recording's own stats can hold anything
             return;
         }
     }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -92,6 +93,17 @@ std::string_view syncTypeName(SyncType t); // "stream_synchronize"
         template <class F> void forEachColumn(F&& visit_) const { COLUMNS(TUNEUP_VISIT) }                              \
         void reserve(size_t rows_) {                                                                                   \
             forEachColumn([rows_](auto& c_) { c_.reserve(rows_); });                                                   \
+        }                                                                                                              \
+        /* Keeps the rows that `rows_` names, in its order: a sort, or rows left out. */                               \
+        template <class Index> void select(const std::vector<Index>& rows_) {                                          \
+            forEachColumn([&rows_](auto& c_) {                                                                         \
+                std::remove_reference_t<decltype(c_)> kept_;                                                           \
+                kept_.reserve(rows_.size());                                                                           \
+                for (Index i_ : rows_)                                                                                 \
+                    kept_.push_back(c_[i_]);                                                                           \
+                c_.swap(kept_);                                                                                        \
+            });                                                                                                        \
+            m_rows = rows_.size();                                                                                     \
         }                                                                                                              \
                                                                                                                        \
     private:                                                                                                           \
@@ -420,6 +432,13 @@ struct ThreadInfo {
     int64_t tid = 0;
     StringId name = 0;
 };
+
+// No event lies kMaxTimeNs (2^62 ns, 146 years) or more from its clock's origin: TraceBuilder::finish()
+// drops rows with such a time and counts them, so that the difference of any two times fits in int64.
+inline constexpr int64_t kMaxTimeNs = int64_t(1) << 62;
+inline bool isPlausibleTime(int64_t ns) {
+    return ns > -kMaxTimeNs && ns < kMaxTimeNs;
+}
 
 struct TimeSpan {
     int64_t startNs = 0;

@@ -3,6 +3,7 @@
 
 #include "report/measured_gain.h"
 #include "report/report_helpers.h"
+#include "utf8.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +14,8 @@ namespace tuneup::analysis {
 
 namespace {
 
-std::string esc(std::string_view s) {
+std::string esc(std::string_view raw) {
+    const std::string s = validUtf8(raw); // text from traces may hold invalid UTF-8
     std::string out;
     out.reserve(s.size() + s.size() / 8);
     for (char c : s) {
@@ -228,6 +230,23 @@ void writeMedianTable(std::ostream& out, const StepBreakdown& b) {
     out << "</table>\n";
 }
 
+// Every event the recording or the reading lost or repaired, before the findings that rest on the rest.
+void writeDataLoss(std::ostream& out, const AdviceReport& report) {
+    const std::vector<DataLoss> losses = dataLoss(report);
+    if (losses.empty()) return;
+    const bool ranks = report.ranks.size() > 1;
+    out << "<section id=\"data-loss\"><h2>Data loss</h2>\n<p>Events lost or repaired while recording or reading; "
+           "the advice rests on the rest.</p>\n<table><tr><th class=\"n\">events</th><th>what</th>"
+        << (ranks ? "<th>ranks</th>" : "") << "<th>why</th></tr>\n";
+    for (const DataLoss& d : losses) {
+        out << "<tr><td class=\"n\">" << esc(groupedInteger(d.count)) << "</td><td><code>" << esc(d.name)
+            << "</code></td>";
+        if (ranks) out << "<td>" << esc(rankList(d.ranks, report.ranks.size())) << "</td>";
+        out << "<td>" << esc(d.description) << "</td></tr>\n";
+    }
+    out << "</table>\n</section>\n";
+}
+
 void writeSteps(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     out << "<section id=\"steps\"><h2>Where the step time goes</h2>\n";
     writeLegend(out);
@@ -417,6 +436,7 @@ void writeHtmlReport(std::ostream& out, const AdviceReport& report, const Report
     if (!context.toolVersion.empty()) out << " · tuneup " << esc(context.toolVersion);
     out << "</p>\n<nav><a href=\"#findings\">Findings</a><a href=\"#steps\">Steps</a><a href=\"#kernels\">Kernels</a>"
            "<a href=\"#rules\">Rules</a></nav></header>\n";
+    writeDataLoss(out, report);
     writeFindings(out, report, context);
     writeSteps(out, report, context);
     writeKernels(out, report, context);

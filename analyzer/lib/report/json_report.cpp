@@ -1,6 +1,7 @@
 #include "report/measured_gain.h"
 #include "report/report.h"
 #include "report/report_helpers.h"
+#include "utf8.h"
 
 #include <rapidjson/ostreamwrapper.h>
 #include <rapidjson/prettywriter.h>
@@ -11,11 +12,14 @@ namespace {
 
 using Writer = rapidjson::PrettyWriter<rapidjson::OStreamWrapper>;
 
+// Text from traces may hold invalid UTF-8, which would make the report invalid JSON.
 void string(Writer& w, std::string_view s) {
-    w.String(s.data(), rapidjson::SizeType(s.size()));
+    const std::string valid = validUtf8(s);
+    w.String(valid.data(), rapidjson::SizeType(valid.size()));
 }
 void key(Writer& w, std::string_view s) {
-    w.Key(s.data(), rapidjson::SizeType(s.size()));
+    const std::string valid = validUtf8(s);
+    w.Key(valid.data(), rapidjson::SizeType(valid.size()));
 }
 
 void breakdown(Writer& w, const StepBreakdown& b) {
@@ -29,6 +33,25 @@ void breakdown(Writer& w, const StepBreakdown& b) {
         w.Int64(value);
     }
     w.EndObject();
+}
+
+// What recording or reading this input lost or repaired: [{name, severity, count, description}].
+void dataLoss(Writer& w, const std::vector<ImportStat>& losses) {
+    key(w, "data_loss");
+    w.StartArray();
+    for (const ImportStat& stat : losses) {
+        w.StartObject();
+        key(w, "name");
+        string(w, stat.name);
+        key(w, "severity");
+        string(w, stat.severity == StatSeverity::Error ? "error" : "data_loss");
+        key(w, "count");
+        w.Int64(stat.value);
+        key(w, "description");
+        string(w, stat.description);
+        w.EndObject();
+    }
+    w.EndArray();
 }
 
 // tuneup advise --bench: what tuneup bench measured for the finding, or null.
@@ -185,6 +208,7 @@ void writeJsonReport(std::ostream& out, const AdviceReport& report, const Report
             string(w, value);
         }
         w.EndObject();
+        if (!r.losses.empty()) dataLoss(w, r.losses); // only when something was lost: most traces lose nothing
         w.EndObject();
     }
     w.EndArray();

@@ -2,6 +2,7 @@
 
 #include "report/measured_gain.h"
 #include "report/report_helpers.h"
+#include "utf8.h"
 
 #include <algorithm>
 
@@ -11,7 +12,8 @@ namespace {
 
 // Inline text: Markdown punctuation escaped, HTML-significant characters as entities (GitHub
 // renders raw HTML in Markdown, so a kernel name's "<float>" would vanish), one line.
-std::string text(std::string_view s) {
+std::string text(std::string_view raw) {
+    const std::string s = validUtf8(raw); // text from traces may hold invalid UTF-8
     std::string out;
     out.reserve(s.size());
     for (char c : s) {
@@ -76,14 +78,14 @@ size_t longestRun(std::string_view s, char c) {
 std::string code(std::string_view s) {
     const std::string fence(longestRun(s, '`') + 1, '`');
     const bool pad = !s.empty() && (s.front() == '`' || s.back() == '`');
-    std::string flat(s);
+    std::string flat = validUtf8(s);
     std::replace(flat.begin(), flat.end(), '\n', ' ');
     return fence + (pad ? " " : "") + flat + (pad ? " " : "") + fence;
 }
 
 std::string codeBlock(std::string_view s, std::string_view language) {
     const std::string fence(std::max<size_t>(3, longestRun(s, '`') + 1), '`');
-    std::string body(s);
+    std::string body = validUtf8(s);
     if (!body.empty() && body.back() != '\n') body += '\n';
     return fence + std::string(language) + "\n" + body + fence + "\n";
 }
@@ -234,6 +236,20 @@ void writeRules(std::ostream& out, const AdviceReport& report) {
     }
 }
 
+void writeDataLoss(std::ostream& out, const AdviceReport& report) {
+    const std::vector<DataLoss> losses = dataLoss(report);
+    if (losses.empty()) return;
+    out << "## Data loss\n\nEvents lost or repaired while recording or reading; the advice rests on the rest.\n\n"
+        << "| Events | What | " << (report.ranks.size() > 1 ? "Ranks | " : "") << "Why |\n|---:|---|"
+        << (report.ranks.size() > 1 ? "---|" : "") << "---|\n";
+    for (const DataLoss& d : losses) {
+        out << "| " << groupedInteger(d.count) << " | " << code(d.name) << " | ";
+        if (report.ranks.size() > 1) out << rankList(d.ranks, report.ranks.size()) << " | ";
+        out << text(d.description) << " |\n";
+    }
+    out << "\n";
+}
+
 } // namespace
 
 void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
@@ -244,6 +260,7 @@ void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const Re
     if (report.medianStepNs() > 0) out << ", median step " << formatDuration(report.medianStepNs());
     out << ".\n\n";
     writeInputs(out, report, context);
+    writeDataLoss(out, report);
 
     out << "## Findings\n\n";
     if (findings.empty()) {

@@ -1,5 +1,7 @@
 #include "report/report_helpers.h"
 
+#include "saturating.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cxxabi.h>
@@ -183,6 +185,22 @@ std::vector<size_t> ranksDescribed(const AdviceReport& report) {
     std::sort(shown.begin(), shown.end());
     shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
     return shown;
+}
+
+std::vector<DataLoss> dataLoss(const AdviceReport& report) {
+    std::vector<DataLoss> out;
+    for (const RankSummary& rank : report.ranks)
+        for (const ImportStat& stat : rank.losses) {
+            auto it = std::find_if(out.begin(), out.end(), [&](const DataLoss& d) { return d.name == stat.name; });
+            if (it == out.end())
+                it = out.insert(out.end(), DataLoss { stat.name, stat.severity, 0, stat.description, {} });
+            it->count = saturatingAdd(it->count, stat.value);
+            if (std::find(it->ranks.begin(), it->ranks.end(), rank.rank) == it->ranks.end())
+                it->ranks.push_back(rank.rank);
+        }
+    for (DataLoss& d : out)
+        std::sort(d.ranks.begin(), d.ranks.end());
+    return out;
 }
 
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status) {

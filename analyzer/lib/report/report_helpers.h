@@ -54,6 +54,18 @@ std::string rankList(const std::vector<int>& ranks, size_t jobRanks);
 inline constexpr size_t kRanksDescribed = 8;
 std::vector<size_t> ranksDescribed(const AdviceReport& report);
 
+// What recording or reading the job's traces lost, repaired or could not read (RankSummary::losses),
+// each stat once with its total over the ranks and the ranks that had it: every report lists them, so
+// that no dropped or clamped event goes unsaid.
+struct DataLoss {
+    std::string name; // "recording.events.dropped", "times.out_of_range"
+    StatSeverity severity = StatSeverity::DataLoss;
+    int64_t count = 0;
+    std::string description;
+    std::vector<int> ranks; // ascending; the rank numbers that had it
+};
+std::vector<DataLoss> dataLoss(const AdviceReport& report);
+
 // Rules without findings, each (rule, status) once: per-rank rules repeat their outcome per rank.
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status);
 

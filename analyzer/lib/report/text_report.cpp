@@ -1,8 +1,10 @@
 #include "report/measured_gain.h"
 #include "report/report.h"
 #include "report/report_helpers.h"
+#include "units.h"
 
 #include <algorithm>
+#include <iomanip>
 #include <set>
 #include <sstream>
 
@@ -66,6 +68,20 @@ std::string indent(std::string_view text, std::string_view prefix) {
     return out;
 }
 
+// Every event the recording or the reading lost or repaired, before the findings that rest on the rest.
+void writeDataLoss(std::ostream& out, const AdviceReport& report, const Style& style) {
+    const std::vector<DataLoss> losses = dataLoss(report);
+    if (losses.empty()) return;
+    out << "\n"
+        << style.severity(Severity::Warning, "Data loss")
+        << " (events lost or repaired while recording or reading; the advice rests on the rest):\n";
+    for (const DataLoss& d : losses) {
+        out << "  " << std::setw(12) << groupedInteger(d.count) << "  " << d.name;
+        if (report.ranks.size() > 1) out << " [" << rankList(d.ranks, report.ranks.size()) << "]";
+        out << ": " << d.description << "\n";
+    }
+}
+
 } // namespace
 
 void writeTextReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
@@ -88,6 +104,8 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
             out << "\n";
         }
     }
+
+    writeDataLoss(out, report, style);
 
     const auto groups = groupedFindings(report);
     out << "\n" << style.bold(groups.empty() ? "No findings." : "Findings, by estimated gain per step:") << "\n";

@@ -1,6 +1,7 @@
 #include "steps/breakdown.h"
 
 #include "advise/kernel_class.h"
+#include "saturating.h"
 
 #include <algorithm>
 #include <map>
@@ -88,8 +89,10 @@ namespace {
 
 int32_t busiestDevice(const TraceModel& model) {
     std::map<int32_t, int64_t> busy;
-    for (size_t i = 0; i < model.kernels.size(); ++i)
-        busy[model.kernels.device[i]] += model.kernels.endNs[i] - model.kernels.startNs[i];
+    for (size_t i = 0; i < model.kernels.size(); ++i) {
+        int64_t& ns = busy[model.kernels.device[i]];
+        ns = saturatingAdd(ns, model.kernels.endNs[i] - model.kernels.startNs[i]); // a damaged trace's can wrap
+    }
     if (busy.empty()) return -1;
     return std::max_element(busy.begin(), busy.end(), [](const auto& a, const auto& b) {
         return a.second < b.second;

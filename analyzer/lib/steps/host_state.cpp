@@ -1,5 +1,7 @@
 #include "steps/host_state.h"
 
+#include "saturating.h"
+
 #include <algorithm>
 #include <map>
 
@@ -200,10 +202,11 @@ HostTime HostStateTimeline::timeIn(const std::vector<TimeSpan>& spans) const {
     for (const TimeSpan& span : spans) {
         int64_t sampled = 0;
         forEachPiece(span, [&](const HostState& state, int64_t d) {
-            ns[size_t(state.activity)] += d;
-            sampled += d;
+            ns[size_t(state.activity)] = saturatingAdd(ns[size_t(state.activity)], d);
+            sampled = saturatingAdd(sampled, d);
         });
-        ns[size_t(HostActivity::Unknown)] += span.durationNs() - sampled; // before the first sample
+        ns[size_t(HostActivity::Unknown)] // before the first sample
+            = saturatingAdd(ns[size_t(HostActivity::Unknown)], span.durationNs() - sampled);
     }
     return ns;
 }
