@@ -74,7 +74,7 @@ fi
 cp "$build/lib/libtuneup-agent.so" "$tmp/lib/"
 cp "$build/lib/python/sitecustomize.py" "$build/lib/python/tuneup_bench.py" "$tmp/lib/python/"
 cp "$src"/samples/python/*.py "$tmp/samples/python/"
-cp "$src"/scripts/gpu_bundle/{gpu_check.py,probe.py,capture_workload.py,overhead_step.py} "$tmp/driver/"
+cp "$src"/scripts/gpu_bundle/{gpu_check.py,bundle_files.py,check_support.py,sample_specs.py,capture_checks.py,probe.py,capture_workload.py,overhead_step.py} "$tmp/driver/"
 cp "$src/scripts/gpu_bundle/gpu-check" "$tmp/gpu-check"
 chmod 755 "$tmp/gpu-check" "$tmp/bin/tuneup" "$tmp/bin/cuda_check"
 

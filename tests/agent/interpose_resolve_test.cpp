@@ -19,10 +19,12 @@ namespace {
 
 const std::string kLibraryDir = TUNEUP_CUDA_LIBRARY_DIR;
 
-// A real library, opened RTLD_LOCAL (out of the global scope, as Python loads torch's).
+// A real library, opened RTLD_LOCAL (out of the global scope, as Python loads torch's). RTLD_NODELETE:
+// cuBLAS links its own libstdc++, whose exception pool would be unreachable, a leak to LeakSanitizer,
+// once the library were unmapped; a program never unloads it either.
 struct Library {
     explicit Library(const std::string& name)
-        : handle(dlopen((kLibraryDir + "/" + name).c_str(), RTLD_NOW | RTLD_LOCAL)) { }
+        : handle(dlopen((kLibraryDir + "/" + name).c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)) { }
     ~Library() {
         if (handle) dlclose(handle);
     }

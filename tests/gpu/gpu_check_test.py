@@ -14,9 +14,12 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
-spec = importlib.util.spec_from_file_location("gpu_check", os.path.join(ROOT, "scripts", "gpu_bundle", "gpu_check.py"))
+DRIVER = os.path.join(ROOT, "scripts", "gpu_bundle")
+sys.path.insert(0, DRIVER)  # the driver's own modules, as in the bundle's driver/
+spec = importlib.util.spec_from_file_location("gpu_check", os.path.join(DRIVER, "gpu_check.py"))
 gpu_check = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gpu_check)
+import sample_specs  # noqa: E402
 
 SCHEMA = open(os.path.join(ROOT, "common", "schema", "schema.sql")).read()
 STEPS = 4
@@ -329,7 +332,7 @@ class Searches(unittest.TestCase):
             db.execute("insert into conv_calls (start_ns, end_ns, tid, api, name_id, call_kind, direction, n, c, h, w, "
                        "k, filter_c, r, s, algo_source, plan_id, status) values (?, ?, 1, ?, 1, ?, 1, 32, 3, 32, 32, "
                        "16, 3, 3, 3, 2, ?, 0)", (i, i + 1, api, kind, plan))
-        self.assertEqual(db.execute(gpu_check.CONV_SEARCHES).fetchone()[0], 2)
+        self.assertEqual(db.execute(sample_specs.CONV_SEARCHES).fetchone()[0], 2)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,93 @@
+"""What each recording must show: the measures shared by the samples and the capture checks, each sample's signals."""
+
+
+# Measures shared by the samples and the capture checks.
+CONV_RUNS = "select count(*) from conv_calls where call_kind = 1 and status = 0"
+# The autotuner's search: cudnnFind* calls (legacy API), or a shape run with two or more execution plans
+# (cuDNN v9 backend, as PyTorch 2.x runs convolutions), as the cudnn-autotuner-off rule reads them.
+CONV_SEARCHES = (
+    "select (select count(*) from conv_calls where call_kind = 2) + (select count(*) from (select 1 from conv_calls "
+    "where call_kind = 1 and plan_id is not null group by api, direction, n, c, d, h, w, k, filter_c, t, r, s, pad_d, "
+    "pad_h, pad_w, stride_d, stride_h, stride_w, dilation_d, dilation_h, dilation_w, groups, data_type, layout "
+    "having count(distinct plan_id) >= 2))")
+FILLS_PER_ZERO_GRAD = (
+    "select count(*) * 1.0 / max(1, (select count(*) from nvtx_ranges r join strings s on s.id = r.name_id where "
+    "s.value like 'Optimizer.zero_grad%')) from kernels k join api_calls a using (correlation_id) join nvtx_ranges r on "
+    "r.tid = a.tid and a.start_ns between r.start_ns and r.end_ns join strings s on s.id = r.name_id where s.value "
+    "like 'Optimizer.zero_grad%'")
+COPIES_PER_STEP = (
+    "select count(*) * 1.0 / max(1, (select count(*) from nvtx_ranges r join strings s on s.id = r.name_id where "
+    "s.value = 'step')) from memcpys where copy_kind = 1")
+
+
+# --- Samples: what each recording must show --------------------------------------------------------------
+
+class Signal:
+    """A measure (SQL giving one number, or FACT name) and the test on it for the sample and its twin
+    (a Python expression on v, or None); gpu: the measure exists only with GPU capture."""
+
+    def __init__(self, label, query, broken, fixed, gpu=True):
+        self.label, self.query, self.broken, self.fixed, self.gpu = label, query, broken, fixed, gpu
+
+    def value(self, db):
+        if self.query.startswith("FACT "):
+            return db.fact(self.query[5:])
+        return db.scalar(self.query)
+
+
+class Sample:
+    def __init__(self, name, cpu_args, gpu_args, settings=(), signals=(), rule=None, rule_on_cpu=False, no_rule=""):
+        self.name, self.cpu_args, self.gpu_args = name, cpu_args, gpu_args
+        self.settings, self.signals = list(settings), list(signals)
+        self.rule, self.rule_on_cpu, self.no_rule = rule, rule_on_cpu, no_rule
+
+
+# CPU sizes as tests/samples/pattern_samples_test.cpp uses them; GPU sizes are the samples' defaults, with
+# enough steps that one-time costs (cuDNN's search, worker start-up) are a small part of the run.
+SAMPLES = [
+    Sample("cudnn_autotuner", "--steps 4 --batch 2", "--steps 30",
+           settings=[("cudnn.benchmark", "off", "on")],
+           signals=[Signal("convolutions run", CONV_RUNS, "v > 0", "v > 0"),
+                    Signal("autotuner searches (cudnnFind, or several plans for a shape)", CONV_SEARCHES, "v == 0",
+                           "v > 0")],
+           rule="cudnn-autotuner-off"),
+    Sample("zero_grad_fill", "--steps 6 --layers 4", "--steps 30",
+           settings=[("zero_grad.set_to_none", "0", "1")],
+           signals=[Signal("fill kernels per zero_grad", FILLS_PER_ZERO_GRAD, "v >= 10", "v == 0")],
+           rule="zero-grad-fill", rule_on_cpu=True),
+    Sample("unaligned_linear", "--steps 4", "--steps 30",
+           signals=[Signal("GEMM calls", "select count(*) from gemm_calls where status = 0", "v > 0", "v > 0"),
+                    Signal("GEMMs with M, N or K off the multiples of 8",
+                           "select count(*) from gemm_calls where status = 0 and (m % 8 or n % 8 or k % 8)", "v > 0",
+                           "v == 0")],
+           rule="gemm-dims-not-aligned"),
+    Sample("dataloader_workers", "--steps 12 --load-ms 3 --batch 4", "--steps 400",
+           settings=[("dataloader.num_workers", "0", "4")],
+           rule="dataloader-stall", rule_on_cpu=True),
+    Sample("anomaly", "--steps 4", "--steps 30",
+           settings=[("autograd.anomaly", "on", "off")],
+           rule="debug-api-enabled", rule_on_cpu=True),
+    Sample("pageable_copy", "--steps 4 --batch 16", "--steps 30",
+           signals=[Signal("pageable host-to-device copies",
+                           "select count(*) from memcpys where copy_kind = 1 and src_kind = 1", "v > 0", None),
+                    Signal("pinned host-to-device copies",
+                           "select count(*) from memcpys where copy_kind = 1 and src_kind = 2", None, "v > 0")],
+           rule="pageable-memcpy"),
+    Sample("cpu_tensor_copy", "--steps 4", "--steps 30",
+           signals=[Signal("host-to-device copies per step", COPIES_PER_STEP, "v >= 2", "v < 1")],
+           no_rule="cpu-tensor-then-copy needs torch.profiler's CPU operators, which a tuneup recording does not hold"),
+    Sample("conv_bias_bn", "--steps 4 --batch 2", "--steps 30",
+           signals=[Signal("convolutions run", CONV_RUNS, "v > 0", "v > 0")],
+           rule="conv-bias-before-batchnorm", rule_on_cpu=True),
+    Sample("amp", "--steps 4 --hidden 128", "--steps 30",
+           signals=[Signal("fp32 GEMMs", "select count(*) from gemm_calls where status = 0 and a_type = 0", "v > 0",
+                           "v == 0"),
+                    Signal("fp16/bf16 GEMMs", "select count(*) from gemm_calls where status = 0 and a_type in (2, 14)",
+                           "v == 0", "v > 0")],
+           rule="amp-unused"),
+    Sample("data_parallel", "--steps 4 --batch 8", "--steps 30",
+           settings=[("wrap.data_parallel", "1", "(not recorded)")],
+           signals=[Signal("wrap.distributed_data_parallel fact", "FACT tuneup.wrap.distributed_data_parallel", None,
+                           "v == 1", gpu=False)],
+           no_rule="data-parallel needs two or more GPUs"),
+]
