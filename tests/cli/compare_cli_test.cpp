@@ -12,6 +12,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -212,6 +213,50 @@ TEST_F(CompareCliTest, InconclusiveExitsThreeOnlyWhenAskedTo) {
     const ProgramResult itself = compare({ control, control, "--fail-on-inconclusive" });
     EXPECT_EQ(itself.code, 0) << itself.out;
     EXPECT_EQ(itself.out.rfind("tuneup compare: same: ", 0), 0u) << itself.out;
+}
+
+// The words of a shell command line as the CI recipes write them: split at spaces, quotes removed,
+// stopping at "||".
+std::vector<std::string> shellWords(const std::string& line) {
+    std::vector<std::string> words;
+    std::istringstream in(line);
+    for (std::string word; in >> word;) {
+        if (word == "||") break;
+        std::erase(word, '"');
+        words.push_back(word);
+    }
+    return words;
+}
+
+TEST_F(CompareCliTest, TheCiRecipesCompareCommandsRun) {
+    // Every `tuneup compare` line of docs/ci/, run on the sample and its twin in place of the baseline and
+    // the new recording: none may be a usage error.
+    size_t commands = 0;
+    for (const char* recipe : { "github-actions.yml", "gitlab-ci.yml" }) {
+        std::istringstream lines(readFile(std::string(TUNEUP_SOURCE_DIR) + "/docs/ci/" + recipe));
+        for (std::string line; std::getline(lines, line);) {
+            const size_t at = line.find("tuneup compare baseline/");
+            if (at == std::string::npos) continue;
+            std::vector<std::string> args;
+            for (std::string word : shellWords(line.substr(at + std::string("tuneup ").size()))) {
+                if (word.starts_with("baseline/"))
+                    word = run("fixed.db");
+                else if (word == "recording/run.db")
+                    word = run("slow.db");
+                else if (word == "$MAX_REGRESSION")
+                    word = "5%";
+                else if (word.starts_with("compare."))
+                    word = out(word);
+                args.push_back(word);
+            }
+            const ProgramResult r = runProgram(TUNEUP_BINARY, args);
+            EXPECT_EQ(r.code, 1) << recipe << ": " << line << "\n" << r.err; // the twin regressed to the sample
+            ++commands;
+        }
+    }
+    EXPECT_EQ(commands, 6u);
+    EXPECT_NE(readFile(out("compare.xml")).find("<testcase classname=\"tuneup.compare\" name=\"step time\">"),
+        std::string::npos);
 }
 
 TEST_F(CompareCliTest, AdviseJunitHasOneCasePerRuleAndFailsByFailOn) {

@@ -83,9 +83,9 @@ std::string verdictSentence(const CompareResult& r) {
     const std::string band = "the threshold " + formatPercent(s.threshold) + " (" + s.thresholdFrom + ")";
     switch (r.verdict) {
     case Verdict::Regressed:
-        return "NEW is slower: the whole interval lies above " + band;
+        return "NEW is slower: the whole interval lies beyond " + band;
     case Verdict::Improved:
-        return "NEW is faster: the whole interval lies below " + band;
+        return "NEW is faster: the whole interval lies beyond " + band;
     case Verdict::Same:
         return "no change beyond " + band + ": the whole interval lies inside it";
     case Verdict::Inconclusive: {
