@@ -34,6 +34,7 @@ struct AdviseOptions {
     std::string userRules; // --rules: a .sql file or a folder of them
     std::string summaryOut; // --summary-out: the job's summary, for merging with other machines'
     std::string bench; // --bench: tuneup bench's JSON, for the measured gains beside the estimates
+    MaterialityFloor floor; // --min-gain (a percent here, a share there), --min-gain-ms, --all
 };
 
 int runAdvise(const AdviseOptions& options) {
@@ -67,6 +68,7 @@ int runAdvise(const AdviseOptions& options) {
         jobOptions.userRules = options.userRules;
         jobOptions.stepRange = options.stepRange;
         jobOptions.streamFromRanks = kStreamFromRanks;
+        jobOptions.materiality = options.floor;
         JobProgressLine progress;
         jobOptions.progress = [&progress](const JobProgress& p) { progress.update(p); };
         job = openJob(options.files, jobOptions);
@@ -168,6 +170,20 @@ std::function<int()> addAdviseCommand(CLI::App& app, const std::vector<std::stri
     advise->add_option("--summary-out", options->summaryOut,
         "also write the job's summary (per-rank steps, breakdowns and findings, no events) to this file: the "
         "summaries of several machines merge with `tuneup advise node*.json` (docs/multi-node.md)");
+    advise
+        ->add_option_function<double>(
+            "--min-gain", [options](double percent) { options->floor.minStepShare = percent / 100; },
+            "materiality floor: a finding about time is raised only when its gain is more than this percent of the "
+            "median step (default 0.5) and more than --min-gain-ms; findings of a debug API left on, and those "
+            "without a time estimate, are raised whatever their size")
+        ->check(CLI::Range(0.0, 100.0));
+    advise
+        ->add_option_function<double>(
+            "--min-gain-ms", [options](double ms) { options->floor.minPerStepNs = int64_t(ms * 1e6); },
+            "materiality floor: ... and more than this many milliseconds per step (default 1; per window when no "
+            "steps are found); 0 for micro-benchmarks whose steps are shorter than a millisecond")
+        ->check(CLI::Range(0.0, 1e6));
+    advise->add_flag("--all", options->floor.showAll, "show every finding, however small (no materiality floor)");
     advise->add_option("--bench", options->bench,
         "show the gains `tuneup bench --format json -o FILE` measured beside the estimates (docs/bench.md)");
     advise->footer("Examples:\n"

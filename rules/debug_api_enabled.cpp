@@ -158,6 +158,7 @@ public:
         const FlagSummary profiler = frameworkFlag(m, "profiler.enabled");
         if (profiler.everOn && m.info.format != SourceFormat::KinetoJson) {
             Finding f;
+            f.kind = FindingKind::Correctness; // a debug API left on: advice whatever it costs
             f.severity = Severity::Warning;
             f.title = "the PyTorch profiler is enabled in the training process (profiler.enabled read "
                 + std::to_string(profiler.observations) + " times)";
@@ -194,6 +195,7 @@ public:
         if (nvtxRanges >= kMinNvtxRanges) {
             const int64_t perStep = int64_t(context.perStep(int64_t(nvtxRanges)));
             Finding f;
+            f.kind = FindingKind::Correctness;
             f.gain = context.gain(perStep * kNvtxRangeCostNs,
                 "about 1 us of host time per range (the record_function callback and the range's name); the ranges' "
                 "cost is not measured directly",
@@ -227,6 +229,7 @@ public:
         if (gradcheckFrames > 0) {
             const int64_t total = mergedNs(gradcheckSpans);
             Finding f;
+            f.kind = FindingKind::Correctness;
             f.gain = context.gain(context.perStep(total),
                 "the time spent inside gradcheck/gradgradcheck calls, all of which a training run can drop", "high");
             f.severity = severityFor(f.gain->stepShare, Severity::Info);
@@ -262,6 +265,7 @@ private:
     static Finding anomalyFinding(const RuleContext& context, const FlagSummary& flag, const NanChecks& nan,
         bool nanChecksOn, size_t anomalyFrames, size_t stackCaptures) {
         Finding f;
+        f.kind = FindingKind::Correctness;
         std::string how;
         if (flag.everOn) how = "the torch probe read torch.is_anomaly_enabled() as on";
         if (nanChecksOn)

@@ -212,6 +212,29 @@ TEST_F(SqlRuleTest, CleanWhenNoRows) {
     EXPECT_TRUE(report.ranked().empty());
 }
 
+TEST_F(SqlRuleTest, KindDecidesWhetherTheMaterialityFloorApplies) {
+    std::vector<TraceModel> models;
+    models.push_back(smallTrace());
+    const std::string query
+        = "SELECT 'kernel' AS title, '' AS detail, end_ns - start_ns AS gain_ns FROM kernels LIMIT 1";
+    // One folder, two files: loaded in name order.
+    write(
+        "a-setting.sql", "-- id: a-setting\n-- title: A setting\n-- severity: warning\n-- kind: correctness\n" + query);
+    const auto rules
+        = loadSqlRules(write("b-time.sql", "-- id: some-time\n-- title: Some time\n-- severity: warning\n" + query));
+    AdviceReport report = run(models, rules);
+    ASSERT_EQ(report.outcomes.size(), 2u);
+    EXPECT_EQ(report.outcomes[0].findings.at(0).kind, FindingKind::Correctness);
+    EXPECT_EQ(report.outcomes[1].findings.at(0).kind, FindingKind::Performance);
+    // Nanoseconds of a kernel: under the default floor for a performance finding, not for a correctness one.
+    EXPECT_EQ(applyMaterialityFloor(report.outcomes, MaterialityFloor {}), 1u);
+    EXPECT_EQ(report.outcomes[0].status, RuleStatus::Raised);
+    EXPECT_EQ(report.outcomes[1].status, RuleStatus::Clean);
+    EXPECT_NE(rejection("-- id: bad-kind\n-- title: Bad\n-- severity: info\n-- kind: cosmetic\n" + query)
+                  .find("kind 'cosmetic' is not one of performance, correctness, information"),
+        std::string::npos);
+}
+
 TEST_F(SqlRuleTest, GainSpansAndExtraColumnsOnBuiltDatabase) {
     std::vector<TraceModel> models;
     models.push_back(smallTrace());

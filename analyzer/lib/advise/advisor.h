@@ -3,9 +3,11 @@
 // rank's summary through the job-wide rules (finishAdvice). The two halves let a job's ranks be read one
 // at a time and dropped (analyzer/lib/job/), or advised on different machines and merged.
 
+#include "advise/materiality.h"
 #include "advise/rule_context.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,8 @@ struct AdviceReport {
     std::vector<RankSummary> ranks; // in job order
     std::vector<RuleOutcome> outcomes; // per rule in rule order (per rank for per-rank rules)
     std::vector<int> outcomeRank; // parallel to outcomes: the index in `ranks` of a per-rank rule's outcome, else -1
+    std::optional<MaterialityFloor> floor; // the floor the findings went through, if any
+    size_t findingsBelowFloor = 0; // left out by it (in the outcomes' belowFloor)
     std::vector<const Finding*> ranked() const; // raised findings, largest gain first
     int64_t medianStepNs() const; // over ranks: the median of their medians
 };

@@ -21,6 +21,24 @@ std::optional<Severity> parseSeverity(std::string_view text) {
     return std::nullopt;
 }
 
+std::string_view findingKindName(FindingKind k) {
+    switch (k) {
+    case FindingKind::Performance:
+        return "performance";
+    case FindingKind::Correctness:
+        return "correctness";
+    case FindingKind::Information:
+        return "information";
+    }
+    return "performance";
+}
+
+std::optional<FindingKind> parseFindingKind(std::string_view text) {
+    for (FindingKind k : { FindingKind::Performance, FindingKind::Correctness, FindingKind::Information })
+        if (text == findingKindName(k)) return k;
+    return std::nullopt;
+}
+
 std::string_view eventTableName(EventTable t) {
     switch (t) {
     case EventTable::Kernel:

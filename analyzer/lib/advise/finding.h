@@ -38,8 +38,16 @@ struct Gain {
     std::string confidence; // "high", "medium" or "low"
 };
 
+// What a finding is about, which decides whether the materiality floor (advise/materiality.h) applies:
+// a finding about time is advice only when the time is worth it; a setting that is wrong whatever it
+// costs (a debug API left on in training) or a finding that only informs is shown however small.
+enum class FindingKind { Performance = 0, Correctness = 1, Information = 2 };
+std::string_view findingKindName(FindingKind k); // "performance"
+std::optional<FindingKind> parseFindingKind(std::string_view text);
+
 struct Finding {
     std::string ruleId;
+    FindingKind kind = FindingKind::Performance;
     Severity severity = Severity::Warning;
     std::string title; // one line: what is wrong, with the numbers
     std::string detail; // a few sentences: how it was measured, what it means
@@ -64,6 +72,9 @@ struct RuleOutcome {
     RuleStatus status = RuleStatus::Clean;
     std::string reason; // for Clean: what was checked; for NotEvaluated: "needs ..."; for NotApplicable: why
     std::vector<Finding> findings;
+    // Findings under the materiality floor, kept out of `findings` (and so out of every report) unless
+    // the job shows everything (JobOptions::materiality); they travel in job summaries for that.
+    std::vector<Finding> belowFloor;
 };
 
 } // namespace tuneup::analysis

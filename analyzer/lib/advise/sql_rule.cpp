@@ -210,7 +210,8 @@ std::unique_ptr<SqlRule> SqlRule::parse(
         if (colon == std::string_view::npos) continue;
         const std::string key = lower(trim(comment.substr(0, colon)));
         const std::string value(trim(comment.substr(colon + 1)));
-        static const std::set<std::string> kKeys = { "id", "title", "severity", "summary", "fix-python", "fix-cpp" };
+        static const std::set<std::string> kKeys
+            = { "id", "title", "severity", "kind", "summary", "fix-python", "fix-cpp" };
         if (!kKeys.count(key)) continue; // an ordinary comment that happens to hold a colon
         const bool repeatable = key == "fix-python" || key == "fix-cpp";
         if (!repeatable && seen.count(key))
@@ -230,6 +231,10 @@ std::unique_ptr<SqlRule> SqlRule::parse(
             if (!severity) throw fail(line, "severity '" + value + "' is not one of info, warning, error");
             rule->m_severity = *severity;
             haveSeverity = true;
+        } else if (key == "kind") { // whether the materiality floor applies (advise/materiality.h)
+            const auto kind = parseFindingKind(lower(value));
+            if (!kind) throw fail(line, "kind '" + value + "' is not one of performance, correctness, information");
+            rule->m_kind = *kind;
         } else if (key == "summary") {
             rule->m_summary = value;
         } else {
@@ -344,6 +349,7 @@ void SqlRule::evaluate(const RuleContext& context, RuleOutcome& outcome) const {
         if (++rows > kMaxFindings) continue;
         Finding f;
         f.severity = m_severity;
+        f.kind = m_kind;
         f.title = title >= 0 ? columnText(s.stmt, title) : "";
         if (f.title.empty()) f.title = m_title;
         f.detail = detail >= 0 ? columnText(s.stmt, detail) : "";

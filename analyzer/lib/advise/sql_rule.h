@@ -58,6 +58,7 @@ private:
     SqlRule() = default;
     std::string m_path, m_sql, m_id, m_title, m_summary, m_fixPython, m_fixCpp;
     Severity m_severity = Severity::Warning;
+    FindingKind m_kind = FindingKind::Performance;
     int m_idLine = 0;
     RuleInfo m_info; // views into the strings above
     std::shared_ptr<TraceDatabases> m_databases;

@@ -140,6 +140,8 @@ std::unique_ptr<Job> openJob(const std::vector<std::string>& paths, const JobOpt
     checkCancel(options);
     static const RuleSet kNoRules;
     job->report = finishAdvice(std::move(summaries), std::move(outcomes), options.advise ? job->rules : kNoRules);
+    job->report.findingsBelowFloor = applyMaterialityFloor(job->report.outcomes, options.materiality);
+    job->report.floor = options.materiality;
     return job;
 }
 

@@ -48,6 +48,8 @@ struct JobOptions {
     std::string userRules; // --rules: a folder or file of SQL rules
     std::string stepRange; // --step-range
     bool advise = true; // run the rules (false: only read and analyse the steps)
+    // Findings about time under this floor are not raised (advise --min-gain, --min-gain-ms, --all).
+    MaterialityFloor materiality;
     // Every rank's events and analysis are kept (the GUI, export, import) unless the job has at least this
     // many rank files: then each is read, advised and dropped, keeping its summary, so that memory grows
     // with the largest rank and the threads, not with the number of ranks.

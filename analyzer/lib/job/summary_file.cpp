@@ -63,6 +63,7 @@ void finding(Writer& w, const Finding& f) {
     w.StartObject();
     w.Key("rule"), str(w, f.ruleId);
     w.Key("severity"), str(w, severityName(f.severity));
+    w.Key("kind"), str(w, findingKindName(f.kind));
     w.Key("title"), str(w, f.title);
     w.Key("detail"), str(w, f.detail);
     w.Key("rank"), w.Int(f.rank);
@@ -168,6 +169,11 @@ void rank(Writer& w, const RankSummary& r, const std::vector<const RuleOutcome*>
         for (const Finding& f : o->findings)
             finding(w, f);
         w.EndArray();
+        w.Key("below_floor");
+        w.StartArray();
+        for (const Finding& f : o->belowFloor)
+            finding(w, f);
+        w.EndArray();
         w.EndObject();
     }
     w.EndArray();
@@ -257,6 +263,11 @@ public:
         const auto severity = parseSeverity(string(member(v, "severity", where), where + ".severity"));
         if (!severity) fail(where + ".severity", "not info, warning or error");
         f.severity = *severity;
+        if (const auto it = v.FindMember("kind"); it != v.MemberEnd()) { // summaries before the floor lack it
+            const auto kind = parseFindingKind(string(it->value, where + ".kind"));
+            if (!kind) fail(where + ".kind", "not performance, correctness or information");
+            f.kind = *kind;
+        }
         f.title = string(member(v, "title", where), where + ".title");
         f.detail = string(member(v, "detail", where), where + ".detail");
         f.rank = int(integer(member(v, "rank", where), where + ".rank", -1, INT32_MAX));
@@ -354,6 +365,9 @@ public:
             const auto& findings = array(member(outcomes[i], "findings", ow), ow + ".findings");
             for (rapidjson::SizeType k = 0; k < findings.Size(); ++k)
                 o.findings.push_back(finding(findings[k], ow + ".findings[" + std::to_string(k) + "]"));
+            if (const auto it = outcomes[i].FindMember("below_floor"); it != outcomes[i].MemberEnd())
+                for (rapidjson::SizeType k = 0; k < array(it->value, ow + ".below_floor").Size(); ++k)
+                    o.belowFloor.push_back(finding(it->value[k], ow + ".below_floor[" + std::to_string(k) + "]"));
             out.outcomes.push_back(std::move(o));
         }
         return out;

@@ -329,11 +329,12 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
         out << " <span class=\"muted\">" << esc(rankList(group.ranks, report.ranks.size()))
             << (group.ranks.size() > 1 ? "; shown: rank " + std::to_string(f.rank) : "") << "</span>";
     if (f.gain && f.gain->perStepNs > 0) {
-        out << " · <span class=\"gain\">−" << esc(formatDuration(f.gain->perStepNs)) << " per step";
-        if (f.gain->stepShare > 0) out << " (" << formatPercent(f.gain->stepShare) << ")";
-        out << "</span>";
+        out << " · <span class=\"gain\">−" << esc(formatDuration(f.gain->perStepNs)) << " per step ("
+            << esc(stepShareText(f)) << ")</span>";
         if (!f.gain->confidence.empty())
             out << " <span class=\"muted\">confidence " << esc(f.gain->confidence) << "</span>";
+    } else {
+        out << " · <span class=\"muted\">" << esc(stepShareText(f)) << "</span>";
     }
     if (const std::string measured = measuredGainText(context, f); !measured.empty())
         out << " · <span class=\"gain\">measured " << esc(measured) << "</span>";
@@ -383,8 +384,10 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
 void writeFindings(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     const auto findings = groupedFindings(report);
     out << "<section id=\"findings\"><h2>Findings</h2>\n";
+    const std::string note = floorNote(report);
     if (findings.empty()) {
-        out << "<p>No findings.</p>\n</section>\n";
+        out << "<p>No findings.</p>\n"
+            << (note.empty() ? "" : "<p class=\"meta\">" + esc(note) + ".</p>\n") << "</section>\n";
         return;
     }
     out << "<p class=\"meta\">Ranked by estimated gain per step.</p>\n<table class=\"summary\"><tr><th "
@@ -400,10 +403,11 @@ void writeFindings(std::ostream& out, const AdviceReport& report, const ReportCo
                        : " <span class=\"muted\">" + esc(rankList(findings[i].ranks, report.ranks.size())) + "</span>")
             << "</td><td class=\"n\">"
             << (f.gain && f.gain->perStepNs > 0 ? esc(formatDuration(f.gain->perStepNs)) : "-")
-            << "</td><td class=\"n\">" << (f.gain && f.gain->stepShare > 0 ? formatPercent(f.gain->stepShare) : "-")
-            << "</td><td><a href=\"#finding-" << i + 1 << "\">" << esc(f.title) << "</a></td></tr>\n";
+            << "</td><td class=\"n\">" << esc(stepShareText(f)) << "</td><td><a href=\"#finding-" << i + 1 << "\">"
+            << esc(f.title) << "</a></td></tr>\n";
     }
     out << "</table>\n";
+    if (!note.empty()) out << "<p class=\"meta\">" << esc(note) << ".</p>\n";
     for (size_t i = 0; i < findings.size(); ++i)
         writeFinding(out, i + 1, findings[i], report, context);
     out << "</section>\n";

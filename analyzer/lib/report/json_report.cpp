@@ -90,6 +90,8 @@ void finding(Writer& w, const Finding& f, const ReportContext& context) {
     string(w, f.ruleId);
     key(w, "severity");
     string(w, severityName(f.severity));
+    key(w, "kind");
+    string(w, findingKindName(f.kind));
     key(w, "title");
     string(w, f.title);
     key(w, "detail");
@@ -97,6 +99,11 @@ void finding(Writer& w, const Finding& f, const ReportContext& context) {
     key(w, "rank");
     if (f.rank >= 0)
         w.Int(f.rank);
+    else
+        w.Null();
+    key(w, "step_share"); // of the median step; null without a time estimate or without steps
+    if (f.gain && f.gain->stepShare > 0)
+        w.Double(f.gain->stepShare);
     else
         w.Null();
     key(w, "gain");
@@ -214,6 +221,19 @@ void writeJsonReport(std::ostream& out, const AdviceReport& report, const Report
     w.EndArray();
     key(w, "median_step_ns");
     w.Int64(report.medianStepNs());
+    if (report.floor) {
+        key(w, "materiality_floor");
+        w.StartObject();
+        key(w, "all");
+        w.Bool(report.floor->showAll);
+        key(w, "min_step_share");
+        w.Double(report.floor->minStepShare);
+        key(w, "min_per_step_ns");
+        w.Int64(report.floor->minPerStepNs);
+        key(w, "findings_below");
+        w.Uint64(report.findingsBelowFloor);
+        w.EndObject();
+    }
     key(w, "findings");
     w.StartArray();
     for (const Finding* f : report.ranked())

@@ -83,6 +83,7 @@ void writeJunitReport(std::ostream& out, const AdviceReport& report, const Repor
             if (!g->ranks.empty()) body += " (" + rankList(g->ranks, report.ranks.size()) + ")";
             if (f.gain && f.gain->perStepNs > 0)
                 body += "; estimated gain " + formatDuration(f.gain->perStepNs) + " per step";
+            body += " (" + stepShareText(f) + ")";
             body += "\n    doc: " + docLink(f, context) + "\n";
         }
         if (fails(c)) {

@@ -176,9 +176,11 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
     if (group.ranks.size() > 1) out << "Shown for rank " << f.rank << ", where it costs most.\n\n";
     out << "**" << severityLabel(f.severity) << "**";
     if (f.gain && f.gain->perStepNs > 0) {
-        out << " · estimated gain **" << formatDuration(f.gain->perStepNs) << " per step**";
-        if (f.gain->stepShare > 0) out << " (" << formatPercent(f.gain->stepShare) << " of the step)";
+        out << " · estimated gain **" << formatDuration(f.gain->perStepNs) << " per step** (" << stepShareText(f)
+            << ")";
         if (!f.gain->confidence.empty()) out << ", confidence " << text(f.gain->confidence);
+    } else {
+        out << " · " << stepShareText(f);
     }
     out << "\n\n";
     if (const std::string measured = measuredGainText(context, f); !measured.empty())
@@ -265,6 +267,7 @@ void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const Re
     out << "## Findings\n\n";
     if (findings.empty()) {
         out << "No findings.\n\n";
+        if (const std::string note = floorNote(report); !note.empty()) out << text(note) << ".\n\n";
     } else {
         out << "Ranked by estimated gain per step.\n\n| # | Severity | Rule | Gain/step | Share | Finding |\n"
                "|---:|---|---|---:|---:|---|\n";
@@ -272,10 +275,10 @@ void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const Re
             const Finding& f = *findings[i].finding;
             out << "| " << i + 1 << " | " << severityLabel(f.severity) << " | " << code(f.ruleId)
                 << (findings[i].ranks.empty() ? "" : " " + rankList(findings[i].ranks, report.ranks.size())) << " | "
-                << gainText(f) << " | " << (f.gain && f.gain->stepShare > 0 ? formatPercent(f.gain->stepShare) : "-")
-                << " | " << text(f.title) << " |\n";
+                << gainText(f) << " | " << text(stepShareText(f)) << " | " << text(f.title) << " |\n";
         }
         out << "\n";
+        if (const std::string note = floorNote(report); !note.empty()) out << text(note) << ".\n\n";
         // Details for the first ones; a rule file can return hundreds of rows.
         constexpr size_t kDetailed = 50;
         for (size_t i = 0; i < findings.size() && i < kDetailed; ++i)

@@ -203,6 +203,23 @@ std::vector<DataLoss> dataLoss(const AdviceReport& report) {
     return out;
 }
 
+std::string stepShareText(const Finding& f) {
+    if (!f.gain || f.gain->perStepNs <= 0)
+        return f.kind == FindingKind::Performance
+            ? "no time estimate"
+            : "a " + std::string(findingKindName(f.kind)) + " finding: no time estimate";
+    if (f.gain->stepShare <= 0) return "share of the step unknown (no steps found)";
+    if (f.gain->stepShare < 0.001) return "under 0.1% of the step";
+    return formatPercent(f.gain->stepShare) + " of the step";
+}
+
+std::string floorNote(const AdviceReport& report) {
+    if (!report.floor || report.findingsBelowFloor == 0) return "";
+    const size_t n = report.findingsBelowFloor;
+    return std::to_string(n) + (n == 1 ? " finding" : " findings") + " under the materiality floor ("
+        + floorText(*report.floor) + ") " + (n == 1 ? "is" : "are") + " not shown; --all shows them";
+}
+
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status) {
     std::vector<const RuleOutcome*> out;
     std::set<std::string> listed;

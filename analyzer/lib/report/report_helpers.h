@@ -66,6 +66,15 @@ struct DataLoss {
 };
 std::vector<DataLoss> dataLoss(const AdviceReport& report);
 
+// A finding's share of the median step, as every report states it: "2.6% of the step", "under 0.1% of
+// the step", "share of the step unknown (no steps found)", or, without a time estimate, what it is
+// instead ("a correctness finding: no time estimate").
+std::string stepShareText(const Finding& f);
+
+// What the materiality floor left out, one sentence; empty when it left out nothing.
+// "3 findings under the materiality floor (0.5% of the step and 1 ms per step) are not shown; --all shows them"
+std::string floorNote(const AdviceReport& report);
+
 // Rules without findings, each (rule, status) once: per-rank rules repeat their outcome per rank.
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status);
 

@@ -113,9 +113,8 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
     for (size_t i = 0; i < groups.size(); ++i) {
         const Finding& f = *groups[i].finding;
         std::ostringstream gain;
-        if (f.gain && f.gain->perStepNs > 0)
-            gain << "-" << formatDuration(f.gain->perStepNs) << "/step"
-                 << (f.gain->stepShare > 0 ? " (" + formatPercent(f.gain->stepShare) + ")" : "");
+        if (f.gain && f.gain->perStepNs > 0) gain << "-" << formatDuration(f.gain->perStepNs) << "/step, ";
+        gain << stepShareText(f);
         const std::string ranks
             = groups[i].ranks.empty() ? "" : " [" + rankList(groups[i].ranks, report.ranks.size()) + "]";
         out << " " << i + 1 << ". " << style.severity(f.severity, std::string(severityName(f.severity))) << " "
@@ -136,6 +135,8 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
             out << "    " << style.dim("measured:") << " " << measured << "\n";
         if (!f.fixPython.empty()) out << "    " << style.dim("fix:") << "\n" << indent(f.fixPython, "      ");
     }
+
+    if (const std::string note = floorNote(report); !note.empty()) out << style.dim(note + ".") << "\n";
 
     // Per-rank rules repeat their outcome for every rank: list each rule once. Rules that could not run
     // for the same reason share a line ("needs GPU kernel activity: a, b, c"), so the list stays short.
