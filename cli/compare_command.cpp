@@ -5,6 +5,7 @@
 #include "all_rules.h"
 #include "compare/calibration.h"
 #include "compare/compare_report.h"
+#include "compare/history.h"
 #include "job/job.h"
 #include "job_progress.h"
 #include "output_file.h"
@@ -42,6 +43,8 @@ struct CompareArgs {
     bool allowEnvChange = false;
     bool failOnInconclusive = false;
     bool calibrate = false; // --calibrate RUN1 RUN2 ...: an A/A test of the machine
+    std::string againstHistory; // --against-history FILE: BASE is the last runs kept there
+    size_t last = 5; // --last K: how many of them
 };
 
 // "5%", "5" or "2.5%" -> 0.05, 0.05, 0.025; nullopt (and a message) when it is not a percentage.
@@ -128,9 +131,47 @@ int runCalibrate(const CompareArgs& args) {
     return 0;
 }
 
+// The report, and the exit code of its verdict.
+int report(const CompareArgs& args, const CompareFormat& format, const CompareResult& result);
+
+// --against-history FILE NEW: BASE is the last --last runs the history keeps of NEW's environment.
+int runAgainstHistory(const CompareArgs& args, const CompareFormat& format, const CompareOptions& options) {
+    if (args.runs.size() != 1) {
+        fprintf(stderr,
+            "tuneup compare --against-history: give one run, NEW (got %zu): tuneup compare --against-history "
+            "%s new.db\n",
+            args.runs.size(), args.againstHistory.c_str());
+        return kInputError;
+    }
+    if (args.last == 0) {
+        fprintf(stderr, "tuneup compare: --last must be 1 or more\n");
+        return kInputError;
+    }
+    const std::unique_ptr<Job> newJob = openSide("NEW", args.runs[0], args.stepRange);
+    if (!newJob) return kInputError;
+    const RunProfile now = profileJob(*newJob, { args.runs[0] });
+    if (!hasSteps("NEW", args.runs[0], now)) return kInputError;
+    RunProfile base;
+    try {
+        base = historyBaseline(
+            readHistory(args.againstHistory), environmentFingerprint(now.environment), args.last, args.againstHistory);
+    } catch (const HistoryError& e) {
+        fprintf(stderr, "tuneup compare --against-history: %s\n", e.what());
+        return kInputError;
+    }
+    return report(args, format, compareProfiles(base, now, options));
+}
+
 int runCompare(const CompareArgs& args) {
     if (args.calibrate) return runCalibrate(args);
-    if (args.runs.size() != 2) {
+    if (!args.againstHistory.empty() && args.runs.size() != 1) {
+        fprintf(stderr,
+            "tuneup compare --against-history: give one run, NEW (got %zu): tuneup compare --against-history "
+            "%s new.db\n",
+            args.runs.size(), args.againstHistory.c_str());
+        return kInputError;
+    }
+    if (args.againstHistory.empty() && args.runs.size() != 2) {
         fprintf(stderr, "tuneup compare: give two runs, BASE and NEW (got %zu): tuneup compare base.db new.db\n",
             args.runs.size());
         return kInputError;
@@ -145,6 +186,7 @@ int runCompare(const CompareArgs& args) {
     options.allowEnvChange = args.allowEnvChange;
     if (!args.maxRegression.empty() && !(options.maxRegression = parsePercent(args.maxRegression))) return kInputError;
 
+    if (!args.againstHistory.empty()) return runAgainstHistory(args, *format, options);
     const std::unique_ptr<Job> baseJob = openSide("BASE", args.runs[0], args.stepRange);
     if (!baseJob) return kInputError;
     const RunProfile base = profileJob(*baseJob, { args.runs[0] });
@@ -153,11 +195,14 @@ int runCompare(const CompareArgs& args) {
     const RunProfile now = profileJob(*newJob, { args.runs[1] });
     if (!hasSteps("BASE", args.runs[0], base) || !hasSteps("NEW", args.runs[1], now)) return kInputError;
 
-    const CompareResult result = compareProfiles(base, now, options);
+    return report(args, *format, compareProfiles(base, now, options));
+}
+
+int report(const CompareArgs& args, const CompareFormat& format, const CompareResult& result) {
     CompareReportContext context;
     context.toolVersion = TUNEUP_VERSION;
-    context.color = args.output.empty() && format->forTerminal && isatty(STDOUT_FILENO);
-    const std::string error = writeOutput(args.output, [&](std::ostream& out) { format->write(out, result, context); });
+    context.color = args.output.empty() && format.forTerminal && isatty(STDOUT_FILENO);
+    const std::string error = writeOutput(args.output, [&](std::ostream& out) { format.write(out, result, context); });
     if (!error.empty()) {
         fprintf(stderr, "tuneup compare: %s\n", error.c_str());
         return kInputError;
@@ -202,6 +247,11 @@ std::function<int()> addCompareCommand(CLI::App& app, const std::vector<std::str
     compare->add_flag("--calibrate", args->calibrate,
         "an A/A test of this machine: give two or more recordings of the same program (RUN1 RUN2 ...); says how far "
         "apart they land and the --max-regression under which all read the same");
+    compare->add_option("--against-history", args->againstHistory,
+        "compare NEW with the last runs of its environment kept in this history file (tuneup history add): give "
+        "NEW alone");
+    compare->add_option("--last", args->last, "with --against-history: how many of the last runs")
+        ->capture_default_str();
     compare->add_option("--step-range", args->stepRange,
         "name of the range that marks one training step (as tuneup advise --step-range)");
     compare->footer("Examples:\n"
@@ -209,7 +259,8 @@ std::function<int()> addCompareCommand(CLI::App& app, const std::vector<std::str
                     "  tuneup compare baseline/run.db run.db --max-regression 5% --format markdown -o summary.md\n"
                     "  tuneup compare base.pt.trace.json.gz new.pt.trace.json.gz --format junit -o compare.xml\n"
                     "  tuneup compare base/ new/ --format json -o compare.json --fail-on-inconclusive\n"
-                    "  tuneup compare --calibrate aa1.db aa2.db aa3.db aa4.db     # the noise of this machine\n\n"
+                    "  tuneup compare --calibrate aa1.db aa2.db aa3.db aa4.db     # the noise of this machine\n"
+                    "  tuneup compare --against-history perf-history.db run.db --last 5\n\n"
                     "Exit codes:\n"
                     "  0  no regression (same, improved, or inconclusive without --fail-on-inconclusive)\n"
                     "  1  regressed: NEW's step time is above BASE's by more than the threshold, with 95% confidence\n"

@@ -10,6 +10,7 @@ std::function<int()> addExportCommand(CLI::App& app, const std::vector<std::stri
 std::function<int()> addImportCommand(CLI::App& app, const std::vector<std::string>& command);
 std::function<int()> addBenchCommand(CLI::App& app, const std::vector<std::string>& command);
 std::function<int()> addCompareCommand(CLI::App& app, const std::vector<std::string>& command);
+std::function<int()> addHistoryCommand(CLI::App& app, const std::vector<std::string>& command);
 
 // In the order `tuneup --help` lists them.
 const std::vector<Subcommand>& subcommands() {
@@ -19,6 +20,7 @@ const std::vector<Subcommand>& subcommands() {
         { "advise", addAdviseCommand },
         { "bench", addBenchCommand, true },
         { "compare", addCompareCommand },
+        { "history", addHistoryCommand },
         { "rules", addRulesCommand },
         { "export", addExportCommand },
         { "import", addImportCommand },

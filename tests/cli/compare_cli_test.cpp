@@ -184,6 +184,47 @@ TEST_F(CompareCliTest, CalibrateMeasuresTheNoiseOfRunsOfTheSameProgram) {
     EXPECT_NE(one.err.find("give two or more runs"), std::string::npos) << one.err;
 }
 
+TEST_F(CompareCliTest, HistoryKeepsRunsAndCompareGoesAgainstTheirLast) {
+    const std::string db = out("history.db");
+    const auto history = [](std::vector<std::string> args) {
+        args.insert(args.begin(), "history");
+        return runProgram(TUNEUP_BINARY, args);
+    };
+    for (const auto& [file, label] : { std::pair { "sleeps.db", "first" }, std::pair { "sleeps2.db", "second" } }) {
+        const ProgramResult added = history({ "add", run(file), "--label", label, "--db", db });
+        ASSERT_EQ(added.code, 0) << added.err;
+        EXPECT_NE(added.err.find(std::string("(") + label + ", 25 steps) added to " + db), std::string::npos)
+            << added.err;
+    }
+    const ProgramResult shown = history({ "show", "--db", db, "--format", "json" });
+    ASSERT_EQ(shown.code, 0) << shown.err;
+    const rapidjson::Document doc = json(shown.out);
+    ASSERT_EQ(doc["environments"].Size(), 1u);
+    ASSERT_EQ(doc["environments"][0]["runs"].Size(), 2u);
+    EXPECT_STREQ(doc["environments"][0]["runs"][1]["label"].GetString(), "second");
+    EXPECT_NEAR(doc["environments"][0]["runs"][0]["median_ms"].GetDouble(), 20, 2);
+    EXPECT_EQ(history({ "show", "--db", db }).out.find("environment: arch="), 0u);
+
+    // The same program against its history: the same; the slow sample (about 100 ms a step): regressed.
+    const ProgramResult same = compare({ "--against-history", db, run("sleeps2.db") });
+    EXPECT_EQ(same.code, 0) << same.out << same.err;
+    EXPECT_EQ(same.out.rfind("tuneup compare: same: ", 0), 0u) << same.out;
+    EXPECT_NE(same.out.find("(the last 2 run(s): first, second)"), std::string::npos) << same.out;
+    const ProgramResult slower = compare({ "--against-history", db, run("slow.db"), "--last", "1" });
+    EXPECT_EQ(slower.code, 1) << slower.out << slower.err;
+    EXPECT_NE(slower.out.find("(the last 1 run(s): second)"), std::string::npos) << slower.out;
+
+    // Errors: two runs with --against-history, a file that is no history, a run that cannot be read.
+    EXPECT_EQ(compare({ "--against-history", db, run("sleeps.db"), run("sleeps2.db") }).code, 2);
+    std::ofstream(out("notes.txt")) << "not a database\n";
+    const ProgramResult notHistory = compare({ "--against-history", out("notes.txt"), run("sleeps.db") });
+    EXPECT_EQ(notHistory.code, 2);
+    EXPECT_NE(notHistory.err.find(out("notes.txt") + ": not"), std::string::npos) << notHistory.err;
+    const ProgramResult missing = history({ "add", out("missing.db"), "--label", "x", "--db", db });
+    EXPECT_EQ(missing.code, 2);
+    EXPECT_NE(missing.err.find("no such file"), std::string::npos) << missing.err;
+}
+
 TEST_F(CompareCliTest, AChangedGpuIsIncomparableAndExitsFour) {
     TUNEUP_REQUIRE_SHARED_TRACES(TUNEUP_SHARED_TRACES);
     const std::string control = kTraceDiff + "/control/control.json.gz", test = kTraceDiff + "/test/test.json.gz";

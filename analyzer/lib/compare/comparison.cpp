@@ -79,7 +79,14 @@ void compareStepTimes(const RunProfile& base, const RunProfile& now, const Compa
         r.stepVerdict = Verdict::Inconclusive;
         return;
     }
-    const stats::Comparison cmp = stats::compareRuns({ now.stepMs }, { base.stepMs }, c);
+    // A side of several runs (a history's last runs) is resampled run by run, and their spread is noise.
+    const stats::Comparison cmp
+        = stats::compareRuns({ now.stepMs }, base.runs.size() > 1 ? base.runs : stats::Runs { base.stepMs }, c);
+    if (cmp.threshold > s.threshold) {
+        s.threshold = cmp.threshold;
+        s.noise = std::max(s.noise.value_or(0), cmp.noise.value_or(0));
+        s.thresholdFrom = "run-to-run noise of BASE's runs";
+    }
     s.baseMs = cmp.denominator.median;
     s.newMs = cmp.numerator.median;
     s.pValue = cmp.test.pValue;

@@ -39,6 +39,9 @@ struct RunProfile {
     bool lastStepDropped = false; // steps found from optimizer ranges: the last one runs to the end
     // The job's time per measured step (ms): per step, its slowest rank (a synchronous job waits for it).
     std::vector<double> stepMs;
+    // A side made of several runs (tuneup compare --against-history): each run's steps, `stepMs` their
+    // concatenation. Empty for one run.
+    std::vector<std::vector<double>> runs;
     // Where a measured step's time goes on its GPU, the mean over measured steps and ranks.
     StepBreakdown perStep;
     bool hasGpuWork = false; // any kernel, copy or memset in the measured steps
