@@ -40,11 +40,12 @@ std::unique_ptr<OutputClaim> OutputClaim::claim(const std::string& mainPath, std
             std::string pid = n > 0 ? std::string(holder, size_t(n)) : "";
             while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' '))
                 pid.pop_back();
-            error = "another tuneup record" + (pid.empty() ? std::string() : " (pid " + pid + ")")
-                + " is recording to " + mainPath + " now; wait for it to end or choose another -o";
+            error = "another tuneup record" + (pid.empty() ? std::string() : " (pid " + pid + ")") + " is recording to "
+                + mainPath + " now; wait for it to end or choose another -o";
             return nullptr;
         }
-        struct stat held { }, current { };
+        struct stat held {
+        }, current {};
         if (fstat(fd, &held) == 0 && stat(path.c_str(), &current) == 0 && held.st_dev == current.st_dev
             && held.st_ino == current.st_ino) {
             const std::string pid = std::to_string(getpid()) + "\n";

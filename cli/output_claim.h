@@ -20,7 +20,9 @@ public:
     static std::string lockPath(const std::string& mainPath);
 
 private:
-    OutputClaim(std::string path, int fd) : m_path(std::move(path)), m_fd(fd) { }
+    OutputClaim(std::string path, int fd)
+        : m_path(std::move(path))
+        , m_fd(fd) { }
     std::string m_path;
     int m_fd;
 };

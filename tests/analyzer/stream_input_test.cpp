@@ -67,7 +67,7 @@ private:
 class StreamInput : public ::testing::Test {
 protected:
     std::string fifo(const std::string& name) const {
-        const std::string path = m_dir.path() + "/" + name;
+        std::string path = m_dir.path() + "/" + name;
         EXPECT_EQ(mkfifo(path.c_str(), 0600), 0);
         return path;
     }

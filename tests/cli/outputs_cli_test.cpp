@@ -90,7 +90,7 @@ protected:
     }
 
     std::string write(const std::string& name, const std::string& bytes) const {
-        const std::string file = path(name);
+        std::string file = path(name);
         FILE* f = fopen(file.c_str(), "wb");
         fwrite(bytes.data(), 1, bytes.size(), f);
         fclose(f);
@@ -98,7 +98,7 @@ protected:
     }
 
     std::string recording() const {
-        const std::string file = path("run.db");
+        std::string file = path("run.db");
         if (!fs::exists(file)) tuneup::test::writeTrace(file);
         return file;
     }

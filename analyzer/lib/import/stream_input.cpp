@@ -2,6 +2,7 @@
 
 #include "import/import_error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -119,7 +120,7 @@ public:
     size_t read(char* dst, size_t capacity) override {
         if (m_pos < m_stream->head.size()) {
             const size_t n = std::min(capacity, m_stream->head.size() - m_pos);
-            std::memcpy(dst, m_stream->head.data() + m_pos, n);
+            std::copy_n(m_stream->head.data() + m_pos, n, dst); // bytes, not a C string
             m_pos += n;
             return n;
         }
