@@ -86,12 +86,13 @@ std::unique_ptr<Job> openSide(const char* side, const std::string& path, const s
 // A side whose traces hold no training steps cannot be compared per step: said, with what to do.
 bool hasSteps(const char* side, const std::string& path, const RunProfile& p) {
     if (!p.stepMs.empty()) return true;
+    const std::string found = p.lastStepDropped
+        ? "only one step was found (" + p.stepSource + "), and it runs to the end of the recording"
+        : "no training steps found";
     fprintf(stderr,
-        "tuneup compare: %s %s: no training steps found%s, so step times cannot be compared. Record a few steps "
-        "more, or name the range that marks a step with --step-range NAME (tuneup advise %s shows how steps were "
-        "looked for)\n",
-        side, path.c_str(), p.stepsFound ? (" beyond " + std::to_string(p.stepsFound) + " cut one(s)").c_str() : "",
-        path.c_str());
+        "tuneup compare: %s %s: %s, so step times cannot be compared. Record more steps, or name the range that "
+        "marks a step with --step-range NAME (tuneup advise %s shows how steps were looked for)\n",
+        side, path.c_str(), found.c_str(), path.c_str());
     return false;
 }
 

@@ -72,8 +72,13 @@ Environment jobEnvironment(const Job& job) {
         if (info.worldSize) worlds.insert(std::to_string(*info.worldSize));
         if (!info.machine.empty()) arches.insert(info.machine);
     }
-    // A job without world sizes in its traces: its ranks are the world.
-    if (worlds.empty() && !job.report.ranks.empty()) worlds.insert(std::to_string(job.report.ranks.size()));
+    // tuneup recordings write the world size whenever the environment set one: without it, the job's ranks
+    // are the world. Other traces (and job summaries) that do not say leave it unknown: a Kineto trace of
+    // one rank of eight may lack distributedInfo.
+    const bool allRecordings = !job.models.empty()
+        && std::all_of(job.models.begin(), job.models.end(),
+            [](const TraceModel& m) { return m.info.format == SourceFormat::TuneupDb; });
+    if (worlds.empty() && allRecordings) worlds.insert(std::to_string(job.models.size()));
     // No device listed and no kernel: the run used no GPU (a CPU run), which differs from any GPU.
     if (models.empty() && !anyKernels && !job.models.empty()
         && std::all_of(job.models.begin(), job.models.end(), [](const TraceModel& m) { return m.devices.empty(); }))

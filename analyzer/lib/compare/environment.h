@@ -29,7 +29,7 @@ extern const std::vector<EnvironmentKey> kEnvironmentKeys;
 std::string_view environmentLabel(std::string_view key);
 
 // The facts a job's traces record. With the traces in memory (Job::models) every rank's devices and
-// metadata are read; from summaries only the GPU model and the number of ranks.
+// metadata are read; from job summaries only the GPU model.
 Environment jobEnvironment(const Job& job);
 std::string environmentValue(const Environment& env, std::string_view key); // "" when not recorded
 
