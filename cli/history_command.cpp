@@ -23,6 +23,7 @@ struct HistoryArgs {
     std::string db = kDefaultHistory;
     std::string run, label, stepRange;
     std::string format = "text";
+    std::string output; // show -o
 };
 
 int runAdd(const HistoryArgs& args) {
@@ -57,8 +58,8 @@ int runAdd(const HistoryArgs& args) {
 }
 
 int runShow(const HistoryArgs& args) {
-    if (args.format != "text" && args.format != "json") {
-        fprintf(stderr, "tuneup history show: unknown --format '%s' (known: text, json)\n", args.format.c_str());
+    if (args.format != "text" && args.format != "json" && args.format != "html") {
+        fprintf(stderr, "tuneup history show: unknown --format '%s' (known: text, json, html)\n", args.format.c_str());
         return kUsageError;
     }
     std::vector<HistoryEntry> history;
@@ -68,9 +69,11 @@ int runShow(const HistoryArgs& args) {
         fprintf(stderr, "tuneup history show: %s\n", e.what());
         return kUsageError;
     }
-    const std::string error = writeOutput("", [&](std::ostream& out) {
+    const std::string error = writeOutput(args.output, [&](std::ostream& out) {
         if (args.format == "json")
             writeHistoryJson(out, history);
+        else if (args.format == "html")
+            writeHistoryHtml(out, history);
         else
             writeHistoryText(out, history);
     });
@@ -96,10 +99,13 @@ std::function<int()> addHistoryCommand(CLI::App& app, const std::vector<std::str
     add->add_option("--step-range", args->stepRange, "name of the range that marks one training step");
     CLI::App* show = history->add_subcommand("show", "Print each environment's runs and their trend");
     show->add_option("--db", args->db, "the history file")->capture_default_str();
-    show->add_option("--format", args->format, "text or json")->capture_default_str();
+    show->add_option("--format", args->format, "text, json or html (a page with each environment's trend chart)")
+        ->capture_default_str();
+    show->add_option("-o,--output", args->output, "write it to this file instead of stdout");
     history->footer("Examples:\n"
                     "  tuneup history add run.db --label \"$(git rev-parse --short HEAD)\" --db perf-history.db\n"
                     "  tuneup history show --db perf-history.db\n"
+                    "  tuneup history show --db perf-history.db --format html -o trend.html\n"
                     "  tuneup compare --against-history perf-history.db run.db --last 5\n\n"
                     "Exit codes: 0 done; 2 a usage or input error (the run cannot be read or has no steps, the "
                     "file is not a tuneup history)");

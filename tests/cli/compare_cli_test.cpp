@@ -204,6 +204,16 @@ TEST_F(CompareCliTest, HistoryKeepsRunsAndCompareGoesAgainstTheirLast) {
     EXPECT_STREQ(doc["environments"][0]["runs"][1]["label"].GetString(), "second");
     EXPECT_NEAR(doc["environments"][0]["runs"][0]["median_ms"].GetDouble(), 20, 2);
     EXPECT_EQ(history({ "show", "--db", db }).out.find("environment: arch="), 0u);
+    // The trend page: its chart is well-formed SVG with a point per run.
+    const ProgramResult page = history({ "show", "--db", db, "--format", "html", "-o", out("trend.html") });
+    ASSERT_EQ(page.code, 0) << page.err;
+    const ProgramResult svg = runProgram(TUNEUP_PYTHON,
+        { "-c",
+            "import re, sys, xml.dom.minidom\n"
+            "svgs = re.findall(r'<svg.*?</svg>', open(sys.argv[1]).read(), re.S)\n"
+            "print(len(svgs), sum(len(xml.dom.minidom.parseString(s).getElementsByTagName('circle')) for s in svgs))\n",
+            out("trend.html") });
+    EXPECT_EQ(svg.out, "1 2\n") << svg.err;
 
     // The same program against its history: the same; the slow sample (about 100 ms a step): regressed.
     const ProgramResult same = compare({ "--against-history", db, run("sleeps2.db") });

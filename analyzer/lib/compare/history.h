@@ -49,5 +49,7 @@ RunProfile historyBaseline(
 // `tuneup history show`: per environment, each run's median step and its change from the one before.
 void writeHistoryText(std::ostream& out, const std::vector<HistoryEntry>& history);
 void writeHistoryJson(std::ostream& out, const std::vector<HistoryEntry>& history);
+// One self-contained page: each environment's trend as a chart (median step per run, p10-p90 band) and a table.
+void writeHistoryHtml(std::ostream& out, const std::vector<HistoryEntry>& history);
 
 } // namespace tuneup::analysis
