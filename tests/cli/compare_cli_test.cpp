@@ -88,6 +88,8 @@ TEST_F(CompareCliTest, ARunAgainstItselfIsTheSame) {
     const rapidjson::Document doc = json(r.out);
     EXPECT_STREQ(doc["verdict"].GetString(), "same");
     EXPECT_DOUBLE_EQ(doc["step_time"]["ratio"].GetDouble(), 1.0);
+    EXPECT_TRUE(doc["step_time"]["identical"].GetBool());
+    EXPECT_NE(std::string(doc["summary"].GetString()).find("the very same step times"), std::string::npos);
 }
 
 TEST_F(CompareCliTest, TwoRunsOfTheSameProgramAreNoRegression) {
@@ -193,7 +195,9 @@ TEST_F(CompareCliTest, HistoryKeepsRunsAndCompareGoesAgainstTheirLast) {
     for (const auto& [file, label] : { std::pair { "sleeps.db", "first" }, std::pair { "sleeps2.db", "second" } }) {
         const ProgramResult added = history({ "add", run(file), "--label", label, "--db", db });
         ASSERT_EQ(added.code, 0) << added.err;
-        EXPECT_NE(added.err.find(std::string("(") + label + ", 25 steps) added to " + db), std::string::npos)
+        // 25 steps, less a first one slower than all the others when the machine is busy (warm-up).
+        EXPECT_TRUE(added.err.find(std::string("(") + label + ", 25 steps) added to " + db) != std::string::npos
+            || added.err.find(std::string("(") + label + ", 24 steps) added to " + db) != std::string::npos)
             << added.err;
     }
     const ProgramResult shown = history({ "show", "--db", db, "--format", "json" });
@@ -215,10 +219,14 @@ TEST_F(CompareCliTest, HistoryKeepsRunsAndCompareGoesAgainstTheirLast) {
             out("trend.html") });
     EXPECT_EQ(svg.out, "1 2\n") << svg.err;
 
-    // The same program against its history: the same; the slow sample (about 100 ms a step): regressed.
+    // The same program against its history: no change (two kept runs widen the interval ninefold, a
+    // t-distribution with one degree of freedom: "same" when the sleeps kept still, else "inconclusive");
+    // the slow sample (about 100 ms a step): regressed.
     const ProgramResult same = compare({ "--against-history", db, run("sleeps2.db") });
     EXPECT_EQ(same.code, 0) << same.out << same.err;
-    EXPECT_EQ(same.out.rfind("tuneup compare: same: ", 0), 0u) << same.out;
+    EXPECT_TRUE(
+        same.out.starts_with("tuneup compare: same: ") || same.out.starts_with("tuneup compare: inconclusive: "))
+        << same.out;
     EXPECT_NE(same.out.find("(the last 2 run(s): first, second)"), std::string::npos) << same.out;
     const ProgramResult slower = compare({ "--against-history", db, run("slow.db"), "--last", "1" });
     EXPECT_EQ(slower.code, 1) << slower.out << slower.err;

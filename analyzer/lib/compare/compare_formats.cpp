@@ -87,6 +87,7 @@ std::string verdictSentence(const CompareResult& r) {
     case Verdict::Improved:
         return "NEW is faster: the whole interval lies beyond " + band;
     case Verdict::Same:
+        if (s.identical) return "BASE and NEW hold the very same step times (a run against itself): the same";
         return "no change beyond " + band + ": the whole interval lies inside it";
     case Verdict::Inconclusive: {
         std::string out = "cannot tell yet: " + (s.why.empty() ? std::string("the interval straddles ") + band : s.why);

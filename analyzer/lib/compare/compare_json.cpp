@@ -171,6 +171,8 @@ void writeCompareJson(std::ostream& os, const CompareResult& r, const CompareRep
         w.Null();
     key(w, "why");
     str(w, s.why);
+    key(w, "identical");
+    w.Bool(s.identical);
     w.EndObject();
 
     key(w, "breakdown");

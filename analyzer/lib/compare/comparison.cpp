@@ -104,6 +104,7 @@ void compareStepTimes(const RunProfile& base, const RunProfile& now, const Compa
         // The same measurements on both sides (a run against itself): no change, whatever the interval's
         // width — resampling one sample twice is not two runs.
         r.stepVerdict = Verdict::Same;
+        s.identical = true;
         return;
     }
     switch (cmp.change) {

@@ -50,6 +50,7 @@ struct StepTimeComparison {
     size_t baseSteps = 0, newSteps = 0; // measured
     std::optional<size_t> stepsToDecide; // inconclusive: measured steps per run that would decide
     std::string why; // inconclusive: why
+    bool identical = false; // both sides hold the very same step times: the same by definition
 };
 
 struct BreakdownDelta {
