@@ -39,7 +39,7 @@ protected:
     // The path of a recording, made now if it is not there yet.
     static std::string run(const std::string& name) {
         if (!s_runs) s_runs = new TempDir("compare_cli_test");
-        const std::string path = s_runs->path() + "/" + name;
+        std::string path = s_runs->path() + "/" + name;
         if (fs::exists(path)) return path;
         std::vector<std::string> args { "record", "-o", path, "--", TUNEUP_PYTHON, kSample, "--steps", "24",
             "--load-ms", "8" };

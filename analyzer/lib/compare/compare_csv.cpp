@@ -12,7 +12,7 @@ namespace {
 
 // RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled.
 std::string field(std::string_view raw) {
-    const std::string s = cleanUtf8(raw);
+    std::string s = cleanUtf8(raw);
     if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
     std::string out = "\"";
     for (char c : s)
