@@ -10,3 +10,8 @@ target_link_libraries(compare_test PRIVATE tuneup-analysis tuneup-rules SQLite::
   tuneup_sanitizer)
 target_compile_definitions(compare_test PRIVATE TUNEUP_SHARED_TRACES="${TUNEUP_SHARED_TRACES}")
 gtest_discover_tests(compare_test PROPERTIES LABELS "analyzer;compare" DISCOVERY_TIMEOUT 60)
+
+# tuneup advise --format junit: one test case per rule over a job's ranks, failures by --fail-on.
+add_executable(junit_report_test ${CMAKE_CURRENT_LIST_DIR}/junit_report_test.cpp)
+target_link_libraries(junit_report_test PRIVATE tuneup-analysis GTest::gtest_main tuneup_warnings tuneup_sanitizer)
+gtest_discover_tests(junit_report_test PROPERTIES LABELS analyzer)
