@@ -255,6 +255,29 @@ TEST_F(CompareCliTest, AChangedGpuIsIncomparableAndExitsFour) {
     EXPECT_EQ(anyway.out.rfind("tuneup compare: regressed: ", 0), 0u) << anyway.out;
 }
 
+TEST_F(CompareCliTest, JobSummariesCompareLikeTheirTraces) {
+    TUNEUP_REQUIRE_SHARED_TRACES(TUNEUP_SHARED_TRACES);
+    // tuneup advise --summary-out keeps steps, breakdowns and each rank's top kernels: enough to compare.
+    const std::string control = kTraceDiff + "/control/control.json.gz", test = kTraceDiff + "/test/test.json.gz";
+    for (const auto& [trace, summary] :
+        { std::pair { control, out("control.json") }, std::pair { test, out("test.json") } })
+        ASSERT_EQ(
+            runProgram(TUNEUP_BINARY, { "advise", trace, "--summary-out", summary, "-o", out("advice.txt") }).code, 0);
+    const ProgramResult fromTraces = compare({ control, test, "--allow-env-change", "--format", "json" });
+    const ProgramResult fromSummaries
+        = compare({ out("control.json"), out("test.json"), "--allow-env-change", "--format", "json" });
+    EXPECT_EQ(fromSummaries.code, 1) << fromSummaries.err;
+    const rapidjson::Document a = json(fromTraces.out), b = json(fromSummaries.out);
+    EXPECT_STREQ(b["verdict"].GetString(), "regressed");
+    for (const char* field : { "base_ms", "new_ms", "ratio" })
+        EXPECT_DOUBLE_EQ(a["step_time"][field].GetDouble(), b["step_time"][field].GetDouble()) << field;
+    EXPECT_EQ(a["breakdown"].Size(), b["breakdown"].Size());
+    EXPECT_FALSE(a["kernels_whole_trace"].GetBool());
+    EXPECT_TRUE(b["kernels_whole_trace"].GetBool()); // summaries keep the whole trace's top kernels
+    // The GPU model is kept, so a summary is as incomparable as its trace.
+    EXPECT_EQ(compare({ out("control.json"), out("test.json") }).code, 4);
+}
+
 TEST_F(CompareCliTest, InconclusiveExitsThreeOnlyWhenAskedTo) {
     TUNEUP_REQUIRE_SHARED_TRACES(TUNEUP_SHARED_TRACES);
     // V100 against A100, 1.49x (95% CI 1.19x-2.18x) over six steps, asked whether it doubled: the interval
