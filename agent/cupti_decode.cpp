@@ -2,6 +2,7 @@
 
 #include "trace_schema.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -309,7 +310,7 @@ private:
             any |= byte != 0;
         if (any) {
             static constexpr char kHex[] = "0123456789abcdef";
-            std::memcpy(uuid, "GPU-", 4);
+            std::copy_n("GPU-", 4, uuid);
             size_t n = 4;
             for (int i = 0; i < 16; ++i) {
                 if (i == 4 || i == 6 || i == 8 || i == 10) uuid[n++] = '-';

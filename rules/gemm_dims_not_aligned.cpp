@@ -201,6 +201,7 @@ public:
 
         // The shapes, largest kernel time first, and the unaligned values they show.
         std::vector<const ShapeGroup*> sorted;
+        sorted.reserve(groups.size());
         for (const auto& [key, g] : groups)
             sorted.push_back(&g);
         std::sort(sorted.begin(), sorted.end(), [](const ShapeGroup* a, const ShapeGroup* b) {
@@ -398,6 +399,7 @@ private:
         const std::string checked = std::to_string(withKernels) + " recorded GEMM calls with kernels ("
             + formatDuration(allNs) + " of GEMM time)";
         std::vector<const ShapeGroup*> sorted;
+        sorted.reserve(groups.size());
         for (const auto& [key, group] : groups)
             sorted.push_back(&group);
         std::sort(sorted.begin(), sorted.end(), [](const ShapeGroup* a, const ShapeGroup* b) {

@@ -106,7 +106,8 @@ public:
 
         std::vector<Run> runs;
         std::vector<std::vector<RowIndex>> runKernels;
-        for (const auto& [key, rows] : streams) {
+        for (const auto& stream : streams) {
+            const auto& rows = stream.second; // not a structured binding: the lambda below captures it
             size_t begin = 0;
             auto close = [&](size_t end) { // rows[begin, end) are members
                 if (end - begin < kMinRun) return;
@@ -187,6 +188,7 @@ public:
             for (RowIndex row : members)
                 if (member[size_t(row)] == 1) ++names[shortKernelName(m.str(k.name[size_t(row)]))];
         std::vector<std::pair<size_t, std::string>> top;
+        top.reserve(names.size());
         for (auto& [n, c] : names)
             top.emplace_back(c, n);
         std::sort(top.begin(), top.end(), std::greater<>());

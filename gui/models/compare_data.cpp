@@ -1,6 +1,7 @@
 #include "models/compare_data.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <numeric>
 #include <unordered_map>
@@ -17,7 +18,7 @@ StepStats stepStats(const StepAnalysis* steps) {
         d.push_back(step.durationNs());
     std::sort(d.begin(), d.end());
     s.count = d.size();
-    auto at = [&d](double q) { return d[std::min(d.size() - 1, size_t(q * double(d.size() - 1) + 0.5))]; };
+    auto at = [&d](double q) { return d[std::min(d.size() - 1, size_t(std::lround(q * double(d.size() - 1))))]; };
     s.medianNs = steps->medianStepNs() > 0 ? steps->medianStepNs() : at(0.5);
     s.meanNs = std::accumulate(d.begin(), d.end(), int64_t(0)) / int64_t(d.size());
     s.p10Ns = at(0.1);

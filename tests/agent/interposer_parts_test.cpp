@@ -80,6 +80,7 @@ TEST(PointerCache, ConcurrentReadersSeeWholeValues) {
     std::atomic<bool> stop { false };
     std::atomic<uint64_t> torn { 0 }, reads { 0 };
     std::vector<std::thread> threads;
+    threads.reserve(4);
     for (int w = 0; w < 2; ++w)
         threads.emplace_back([&, w] {
             for (uint64_t n = 1; !stop.load(std::memory_order_relaxed); ++n) {
@@ -265,7 +266,7 @@ struct GraphBuilder {
     void setDescriptor(const void* d, int name, const void* value) {
         graph.setAttribute(d, name, kTypeDescriptor, 1, &value);
     }
-    const void* tensor(std::vector<int64_t> dims, std::vector<int64_t> strides) {
+    const void* tensor(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
         const void* t = make(kTensor);
         setType(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_DATA_HALF);
         setInts(t, CUDNN_ATTR_TENSOR_DIMENSIONS, dims);

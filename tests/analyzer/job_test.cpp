@@ -43,6 +43,7 @@ void writeRecording(const std::string& path, const std::string& role, int kernel
 
 std::vector<std::string> names(const std::vector<std::string>& paths) {
     std::vector<std::string> out;
+    out.reserve(paths.size());
     for (const std::string& p : paths)
         out.push_back(fs::path(p).filename().string());
     return out;
@@ -50,6 +51,7 @@ std::vector<std::string> names(const std::vector<std::string>& paths) {
 
 std::vector<std::string> names(const std::vector<JobFile>& files) {
     std::vector<std::string> out;
+    out.reserve(files.size());
     for (const JobFile& f : files)
         out.push_back(fs::path(f.path).filename().string());
     return out;

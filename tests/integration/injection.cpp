@@ -112,9 +112,11 @@ InjectedProcess::InjectedProcess(
             env.erase(name);
     }
     std::vector<std::string> envStrings;
+    envStrings.reserve(env.size());
     for (const auto& [name, value] : env)
         envStrings.push_back(name + "=" + value);
     std::vector<char*> envp;
+    envp.reserve(envStrings.size() + 2);
     for (std::string& entry : envStrings)
         envp.push_back(entry.data());
     char mainPid[64] = "TUNEUP_MAIN_PID=";
@@ -122,10 +124,11 @@ InjectedProcess::InjectedProcess(
     envp.push_back(nullptr);
     std::vector<std::string> args = argv;
     std::vector<char*> argp;
+    argp.reserve(args.size() + 1);
     for (std::string& arg : args)
         argp.push_back(arg.data());
     argp.push_back(nullptr);
-    const std::string cwd = dir.path();
+    const std::string& cwd = dir.path();
 
     m_pid = fork();
     if (m_pid < 0) {

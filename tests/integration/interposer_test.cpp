@@ -49,8 +49,8 @@ std::map<std::string, std::vector<std::string>> outputLines(const std::string& o
 class InterposerTest : public ::testing::Test {
 protected:
     // Runs the client under the agent; expects exit code 0. Returns its stdout.
-    std::string run(const std::string& mode, const std::vector<std::string>& scenarios, InjectOptions options = {},
-        const std::string& label = "run") {
+    std::string run(const std::string& mode, const std::vector<std::string>& scenarios,
+        const InjectOptions& options = {}, const std::string& label = "run") {
         std::vector<std::string> argv { TUNEUP_TEST_LIBRARY_CLIENT, TUNEUP_TEST_LIBRARY_CALLS, mode };
         argv.insert(argv.end(), scenarios.begin(), scenarios.end());
         m_before = monotonicNs();
@@ -122,7 +122,8 @@ const char* kConvColumns = "SELECT s.value, c.api, call_kind, direction, n, c, d
                            "JOIN strings s ON s.id = c.name_id ";
 
 Row convRow(const std::string& function, int api, int kind, int direction, const ConvCase& c, int mathType, int layout,
-    std::optional<std::string> algo, int source, std::optional<std::string> plan, const std::string& status) {
+    const std::optional<std::string>& algo, int source, const std::optional<std::string>& plan,
+    const std::string& status) {
     auto v = [](int64_t x) { return std::optional<std::string>(std::to_string(x)); };
     return Row { function, v(api), v(kind), v(direction), v(c.n), v(c.c), std::nullopt, v(c.h), v(c.w), v(c.k),
         v(c.c / c.groups), std::nullopt, v(c.r), v(c.s), v(c.padH), v(c.padW), v(c.strideH), v(c.strideW),

@@ -16,9 +16,7 @@ void KinetoHandler::completeEvent() {
         return;
     }
     int64_t dur = 0;
-    if (!has(Field::Dur)) {
-        count(Counter::NoDur);
-    } else if (auto d = nanosFromMicros(get(Field::Dur)); !d) {
+    if (const auto d = has(Field::Dur) ? nanosFromMicros(get(Field::Dur)) : std::nullopt; !d) {
         count(Counter::NoDur);
     } else if (*d < 0) {
         count(Counter::NegativeDur);

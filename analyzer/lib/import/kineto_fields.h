@@ -108,8 +108,8 @@ public:
             bool clash = false;
             for (size_t i = 0; i < N && !clash; ++i) {
                 int8_t* slot = &m_slots[slotOf(entries[i].sig)];
-                while (*slot >= 0 && entries[static_cast<size_t>(*slot)].sig == entries[i].sig)
-                    slot = &m_next[static_cast<size_t>(*slot)]; // the same signature: chained
+                while (*slot >= 0 && entries[static_cast<uint8_t>(*slot)].sig == entries[i].sig)
+                    slot = &m_next[static_cast<uint8_t>(*slot)]; // the same signature: chained
                 clash = *slot >= 0;
                 *slot = static_cast<int8_t>(i);
             }
@@ -118,8 +118,8 @@ public:
     }
     const Entry* find(std::string_view name) const {
         const uint32_t sig = signature(name);
-        for (int8_t i = m_slots[slotOf(sig)]; i >= 0; i = m_next[static_cast<size_t>(i)]) {
-            const Entry& e = m_entries[i];
+        for (int8_t i = m_slots[slotOf(sig)]; i >= 0; i = m_next[static_cast<uint8_t>(i)]) {
+            const Entry& e = m_entries[static_cast<uint8_t>(i)];
             if (e.sig != sig) return nullptr;
             if (sameMiddle(e.name, name)) return &e;
         }
