@@ -136,7 +136,11 @@ void writeCompareMarkdown(std::ostream& out, const CompareResult& r, const Compa
         out << "\n";
     }
 
-    out << "### Environment\n\n| | BASE | NEW |\n|---|---|---|\n";
+    out << "### Environment\n\n";
+    if (r.baseEnvironment.empty() && r.newEnvironment.empty())
+        out << "Nothing recorded (GPU model, driver, CUDA, world size): not compared.\n\n";
+    else
+        out << "| | BASE | NEW |\n|---|---|---|\n";
     for (const EnvironmentKey& k : kEnvironmentKeys) {
         const std::string a = environmentValue(r.baseEnvironment, k.key), b = environmentValue(r.newEnvironment, k.key);
         if (a.empty() && b.empty()) continue;

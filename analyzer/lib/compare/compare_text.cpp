@@ -118,6 +118,8 @@ void writeCompareText(std::ostream& out, const CompareResult& r, const CompareRe
     }
 
     out << "\nEnvironment\n";
+    if (r.baseEnvironment.empty() && r.newEnvironment.empty())
+        out << "  nothing recorded (GPU model, driver, CUDA, world size): not compared\n";
     for (const EnvironmentKey& k : kEnvironmentKeys) {
         const std::string a = environmentValue(r.baseEnvironment, k.key), b = environmentValue(r.newEnvironment, k.key);
         if (a.empty() && b.empty()) continue;
