@@ -24,6 +24,12 @@ struct Arch {
     std::string name; // the GPU's name when known
 };
 
+// The kernels whose precision decides tensor-core use: GEMMs, convolutions and fused attention (whose
+// matrix products run on the tensor cores in fp16/bf16/fp8).
+bool isMatmul(KernelClass c) {
+    return c == KernelClass::Gemm || c == KernelClass::Convolution || c == KernelClass::Attention;
+}
+
 bool has(std::string_view s, std::string_view part) {
     return s.find(part) != std::string_view::npos;
 }
@@ -44,8 +50,7 @@ std::optional<Arch> archFromKernelNames(const RuleContext& context) {
     std::optional<Arch> best;
     std::vector<char> seen(m.strings.size(), 0);
     for (size_t i = 0; i < m.kernels.size(); ++i) {
-        const KernelClass c = context.kernelClass(i);
-        if (c != KernelClass::Gemm && c != KernelClass::Convolution) continue;
+        if (!isMatmul(context.kernelClass(i))) continue;
         const StringId id = m.kernels.name[i];
         if (id < seen.size()) {
             if (seen[id]) continue;
@@ -80,21 +85,16 @@ public:
         int32_t device = context.steps().device;
         const DeviceInfo* info = device >= 0 ? m.device(device) : nullptr;
         if (!info && !m.devices.empty()) info = &m.devices.front();
-        if (m.info.vendor == GpuVendor::Amd || (info && info->vendor == GpuVendor::Amd)) {
-            outcome.status = RuleStatus::NotApplicable;
-            outcome.reason = "an AMD GPU" + (info && !info->name.empty() ? " (" + info->name + ")" : std::string())
-                + ": this rule reads NVIDIA kernel names and tensor-core generations";
-            return;
-        }
 
         // Time per precision of the GEMM and convolution kernels.
         int64_t fp32Ns = 0, tf32Ns = 0, lowNs = 0, otherNs = 0, tf32GemmNs = 0, fp32GemmNs = 0;
         std::vector<std::pair<int64_t, RowIndex>> fp32Kernels; // fp32 and TF32: what autocast would speed up
         size_t count = 0;
+        RowIndex unknownExample = kNoRow; // the longest kernel of unknown precision, to name in the finding
         std::unordered_map<StringId, Precision> precisionOf;
         for (size_t i = 0; i < m.kernels.size(); ++i) {
             const KernelClass c = context.kernelClass(i);
-            if (c != KernelClass::Gemm && c != KernelClass::Convolution) continue;
+            if (!isMatmul(c)) continue;
             ++count;
             const int64_t ns = m.kernels.endNs[i] - m.kernels.startNs[i];
             auto [cached, added] = precisionOf.try_emplace(m.kernels.name[i], Precision::Unknown);
@@ -120,8 +120,29 @@ public:
             case Precision::Fp64:
             case Precision::Unknown:
                 otherNs += ns;
+                if (cached->second == Precision::Unknown
+                    && (unknownExample == kNoRow
+                        || ns > m.kernels.endNs[size_t(unknownExample)] - m.kernels.startNs[size_t(unknownExample)]))
+                    unknownExample = RowIndex(i);
                 break;
             }
+        }
+        // What the GEMM/convolution/attention time of unknown precision is, for every message: it counts
+        // neither for nor against mixed precision.
+        const std::string unknownText = otherNs == 0 ? std::string()
+                                                     : "; " + formatDuration(otherNs) + " of unknown precision or fp64"
+                + (unknownExample == kNoRow ? std::string()
+                                            : " (names that do not say it, e.g. "
+                            + std::string(m.str(m.kernels.name[size_t(unknownExample)])).substr(0, 80) + ")");
+        if (m.info.vendor == GpuVendor::Amd || (info && info->vendor == GpuVendor::Amd)) {
+            outcome.status = RuleStatus::NotApplicable;
+            outcome.reason = "an AMD GPU" + (info && !info->name.empty() ? " (" + info->name + ")" : std::string())
+                + ": the speed-ups this rule estimates are NVIDIA tensor cores'; its GEMM/convolution kernels "
+                  "(hipBLASLt "
+                  "Cijk_*, MIOpen) were read: fp32 "
+                + formatDuration(fp32Ns) + ", xf32 " + formatDuration(tf32Ns) + ", fp16/bf16/fp8/int8 "
+                + formatDuration(lowNs) + unknownText;
+            return;
         }
         if (count == 0) {
             outcome.reason = "no GEMM or convolution kernels in the trace";
@@ -151,13 +172,14 @@ public:
 
         const int64_t matmulNs = fp32Ns + tf32Ns + lowNs;
         if (matmulNs == 0) {
-            outcome.reason = std::to_string(count) + " GEMM/convolution kernels, none with a known precision";
+            outcome.reason = std::to_string(count) + " GEMM/convolution/attention kernels, none with a known precision"
+                + unknownText;
             return;
         }
         if (lowNs * 2 >= matmulNs) {
             outcome.reason = "fp16/bf16/fp8 kernels take " + formatDuration(lowNs) + " of " + formatDuration(matmulNs)
-                + " GEMM/convolution time (" + formatPercent(double(lowNs) / double(matmulNs))
-                + "): mixed precision is in use";
+                + " GEMM/convolution/attention time (" + formatPercent(double(lowNs) / double(matmulNs))
+                + "): mixed precision is in use" + unknownText;
             return;
         }
 
@@ -181,7 +203,7 @@ public:
         if (share < kQuietShare) {
             outcome.reason = "fp32/TF32 GEMM and convolution kernels take "
                 + formatDuration(context.perStep(fp32Ns + tf32Ns)) + " per step: mixed precision would save "
-                + formatPercent(share) + ", negligible";
+                + formatPercent(share) + ", negligible" + unknownText;
             return;
         }
 
@@ -193,7 +215,10 @@ public:
             { "TF32 GEMM/convolution time",
                 formatDuration(tf32Ns) + " (" + formatDuration(context.perStep(tf32Ns)) + " per step)" },
             { "fp16/bf16/fp8 GEMM/convolution time", formatDuration(lowNs) } };
-        if (otherNs > 0) e.facts.emplace_back("GEMM/convolution time of unknown precision", formatDuration(otherNs));
+        if (otherNs > 0)
+            e.facts.emplace_back("GEMM/convolution/attention time of unknown precision (or fp64)",
+                formatDuration(otherNs) + " (" + formatPercent(double(otherNs) / double(matmulNs + otherNs))
+                    + "), counted neither way");
         std::sort(fp32Kernels.begin(), fp32Kernels.end(), std::greater<>());
         e.eventsTotal = fp32Kernels.size();
         for (size_t i = 0; i < fp32Kernels.size() && i < 50; ++i)
@@ -226,6 +251,11 @@ public:
                 f.detail += " cuBLAS GEMMs run in plain fp32: torch.backends.cuda.matmul.allow_tf32 is off "
                             "(the default since PyTorch 1.12).";
         }
+        if (otherNs > 0)
+            f.detail += " " + formatDuration(otherNs) + " of GEMM/convolution/attention time ("
+                + formatPercent(double(otherNs) / double(matmulNs + otherNs))
+                + ") is of kernels whose names do not say their precision (or fp64) and counts as unknown: the "
+                  "estimate leaves it out.";
         f.gain = std::move(gain);
         if (ampere) {
             f.fixPython = "# Ampere and newer: bf16 autocast (no loss scaling needed)\n"

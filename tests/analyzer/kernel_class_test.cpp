@@ -91,10 +91,11 @@ const Named kKernels[] = {
     { "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>("
       "cudnn::engines_precompiled::nchw2nhwc_params_t<float>, float const*, float*)",
         KernelClass::Copy, Precision::Fp32 },
-    // Others: attention, embedding lookups, the application's own kernels
+    // Attention (FlashAttention 2 as PyTorch builds it; more families in kernel_families_test.cpp)
     { "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, "
       "cutlass::bfloat16_t>>",
-        KernelClass::Other, Precision::Bf16 },
+        KernelClass::Attention, Precision::Bf16 },
+    // Others: embedding lookups, the application's own kernels
     { "saxpy(double *, double *, double *, double, int)", KernelClass::Other, Precision::Fp64 },
 };
 
@@ -159,7 +160,7 @@ TEST(KernelClass, EachClassAndPrecisionHasItsOwnName) {
     std::vector<std::string_view> classes;
     for (KernelClass c : { KernelClass::Gemm, KernelClass::Convolution, KernelClass::Communication, KernelClass::Fill,
              KernelClass::Pointwise, KernelClass::Reduction, KernelClass::Copy, KernelClass::Optimizer,
-             KernelClass::Other }) {
+             KernelClass::Attention, KernelClass::Other }) {
         EXPECT_EQ(std::count(classes.begin(), classes.end(), kernelClassName(c)), 0) << kernelClassName(c);
         classes.push_back(kernelClassName(c));
     }

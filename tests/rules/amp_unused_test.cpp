@@ -114,6 +114,9 @@ TEST(AmpUnused, NotApplicableOnPascalAndAmd) {
     const auto b = ruletest::runRule("amp-unused", { amd });
     EXPECT_EQ(b.outcome.status, RuleStatus::NotApplicable);
     EXPECT_NE(b.outcome.reason.find("AMD"), std::string::npos);
+    // Not silently skipped: the hipBLASLt GEMMs (Cijk_..._SB_...) were read, and they are fp32.
+    EXPECT_NE(b.outcome.reason.find("Cijk_*"), std::string::npos) << b.outcome.reason;
+    EXPECT_EQ(b.outcome.reason.find("fp32 0 ns"), std::string::npos) << b.outcome.reason;
 }
 
 TEST(AmpUnused, NotEvaluatedWithoutKernelsOrArchitecture) {
@@ -167,4 +170,81 @@ TEST(AmpUnused, SyntheticAmpereFp32GetsBf16AndTf32Advice) {
     EXPECT_NE(f.fixPython.find("allow_tf32 = True"), std::string::npos);
     EXPECT_NE(f.fixCpp.find("setAllowTF32CuBLAS(true)"), std::string::npos);
     EXPECT_NE(f.detail.find("allow_tf32 is off"), std::string::npos);
+}
+
+namespace {
+
+// An H100 (compute 9.0) running `gemmNs` of each named GEMM kernel per 10 ms step, 3 steps.
+std::vector<TraceModel> h100Steps(const std::vector<std::pair<std::string, int64_t>>& kernels) {
+    auto builder = ruletest::syntheticTrace(3, 10'000'000);
+    DeviceInfo d;
+    d.id = 0;
+    d.name = "NVIDIA H100 80GB HBM3";
+    d.computeMajor = 9;
+    d.vendor = GpuVendor::Nvidia;
+    builder.addDevice(d);
+    for (int s = 0; s < 3; ++s) {
+        int64_t at = 1'000'000 + s * 10'000'000 + 100'000;
+        for (const auto& [name, ns] : kernels) {
+            Kernel k;
+            k.startNs = at;
+            k.endNs = at + ns;
+            k.device = 0;
+            k.name = builder.intern(name);
+            builder.addKernel(k);
+            at = k.endNs + 1'000;
+        }
+    }
+    std::vector<TraceModel> models;
+    models.push_back(builder.finish());
+    return models;
+}
+
+const std::string kSm90Fp32
+    = "sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x128x8_stage3_warpsize1x4x1_ffma_aligna4_"
+      "alignc4_execute_kernel__5x_cublas";
+
+} // namespace
+
+TEST(AmpUnused, Fp32GemmsOnH100AtScaleRaise) {
+    // cuBLAS's FFMA kernels (no tensor cores) for 6 ms of each 10 ms step: half of it to gain.
+    const auto run = ruletest::runRuleOnModels("amp-unused", h100Steps({ { kSm90Fp32, 6'000'000 } }));
+    ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
+    const Finding& f = run.outcome.findings[0];
+    EXPECT_NE(f.title.find("NVIDIA H100 80GB HBM3 (compute 9.0)"), std::string::npos) << f.title;
+    EXPECT_EQ(f.gain->perStepNs, 3'000'000);
+    EXPECT_NE(f.fixPython.find("torch.bfloat16"), std::string::npos);
+    EXPECT_EQ(f.severity, Severity::Error); // 30% of the step
+}
+
+TEST(AmpUnused, Fp8AndBf16OnH100DoNotRaise) {
+    for (const char* low :
+        { "cutlass3x_sm90_tensorop_s64x128x32gemm_e4m3_e4m3_f32_bf16_bf16_128x128x128_1x2x1_0_tnn_align16",
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_"
+            "kernel__5x_cublas" }) {
+        // A little fp32 beside (the loss head), most of the time in low precision.
+        const auto run
+            = ruletest::runRuleOnModels("amp-unused", h100Steps({ { low, 6'000'000 }, { kSm90Fp32, 500'000 } }));
+        EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << low << ": " << run.outcome.reason;
+        EXPECT_NE(run.outcome.reason.find("mixed precision is in use"), std::string::npos) << run.outcome.reason;
+    }
+}
+
+TEST(AmpUnused, TimeOfUnknownPrecisionIsCountedAndSaid) {
+    // torch.compile's GEMM template does not say its dtype: it counts neither way, and the finding says how much.
+    const auto run = ruletest::runRuleOnModels(
+        "amp-unused", h100Steps({ { kSm90Fp32, 4'000'000 }, { "triton_tem_fused_addmm_relu_0", 2'000'000 } }));
+    ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
+    const Finding& f = run.outcome.findings[0];
+    EXPECT_EQ(f.gain->perStepNs, 2'000'000); // half of the fp32 time only
+    EXPECT_TRUE(hasFact(f, "GEMM/convolution/attention time of unknown precision (or fp64)", "6 ms (33%)"))
+        << f.evidence.facts.size();
+    EXPECT_NE(f.detail.find("6 ms of GEMM/convolution/attention time (33%)"), std::string::npos) << f.detail;
+    EXPECT_NE(f.detail.find("counts as unknown"), std::string::npos) << f.detail;
+
+    // All of it unknown: nothing to say for or against, and the reason says how much was not read.
+    const auto unknown = ruletest::runRuleOnModels("amp-unused", h100Steps({ { "triton_tem_fused_mm_0", 5'000'000 } }));
+    EXPECT_EQ(unknown.outcome.status, RuleStatus::Clean);
+    EXPECT_NE(unknown.outcome.reason.find("none with a known precision; 15 ms of unknown precision"), std::string::npos)
+        << unknown.outcome.reason;
 }

@@ -39,12 +39,72 @@ bool hasWord(std::string_view name, std::string_view part, std::initializer_list
     return text.find(p) != std::string::npos;
 }
 
+// Fused attention kernels: FlashAttention 2 (flash_fwd_kernel, flash_bwd_*), 3 (FlashAttnFwdSm90, flash::),
+// cuDNN's SDPA engines (cudnn_generated_fort_native_sdpa_*), TensorRT-LLM/FlashInfer FMHA (fmhaSm100a...),
+// xFormers/PyTorch memory-efficient attention (fmha_cutlassF, efficient_attention), vLLM paged attention.
+bool isAttention(std::string_view name) {
+    return hasNoCase(name, "flash_fwd") || hasNoCase(name, "flash_bwd") || hasNoCase(name, "flashattn")
+        || has(name, "flash::") || hasNoCase(name, "fmha") || has(name, "_sdpa") || has(name, "sdpa_")
+        || has(name, "efficient_attention") || has(name, "paged_attention") || has(name, "attention_kernel");
+}
+
+// hipBLASLt/rocBLAS (Tensile) GEMMs: Cijk_<A layout>_<B layout>_<types>_..., the types token being the
+// data type letter(s) with the destination and compute types when they differ, then B when beta is used:
+// SB (fp32), DB (fp64), HB/HHS (fp16), BBS (bf16), I8II (int8), F8.../B8... (fp8), XB/XSS (xf32).
+// hipBLASLt's hand-tuned kernels carry a Custom_ prefix (Custom_Cijk_Ailk_Bljk_BBS_BH_...).
+std::string_view tensileTypes(std::string_view name) {
+    if (name.starts_with("Custom_")) name.remove_prefix(7);
+    if (!name.starts_with("Cijk_")) return {};
+    size_t at = 0;
+    for (int skip = 0; skip < 3; ++skip) { // "Cijk", the A layout, the B layout
+        at = name.find('_', at);
+        if (at == std::string_view::npos) return {};
+        ++at;
+    }
+    const size_t end = name.find('_', at);
+    return name.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+}
+
+Precision tensilePrecision(std::string_view types) {
+    if (types.starts_with("F8") || types.starts_with("B8")) return Precision::Fp8;
+    switch (types.empty() ? ' ' : types.front()) {
+    case 'S':
+        return Precision::Fp32;
+    case 'D':
+        return Precision::Fp64;
+    case 'H':
+        return Precision::Fp16;
+    case 'B':
+        return Precision::Bf16;
+    case 'I':
+        return Precision::Int8;
+    case 'X':
+        return Precision::Tf32;
+    default:
+        return Precision::Unknown; // complex (C, Z) and what is not known yet
+    }
+}
+
 } // namespace
 
 KernelClass classifyKernel(std::string_view name) {
     if (hasNoCase(name, "nccl") || hasNoCase(name, "rccl") || has(name, "cross_device_reduce")
         || has(name, "all_reduce") || has(name, "allreduce"))
         return KernelClass::Communication;
+    if (!tensileTypes(name).empty()) return KernelClass::Gemm; // hipBLASLt/rocBLAS (Tensile)
+    // TensorRT-LLM's batched (MoE) GEMMs on Blackwell: bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256..._sm100f.
+    if (name.starts_with("bmm_")) return KernelClass::Gemm;
+    // Inductor's templates: triton_tem_fused_mm_0, triton_tem_fused_addmm_1, ...; reductions and persistent
+    // reductions: triton_red_*, triton_per_*.
+    if (name.starts_with("triton_tem_") && (has(name, "mm") || has(name, "bmm"))) return KernelClass::Gemm;
+    if (name.starts_with("triton_red_") || name.starts_with("triton_per_")) return KernelClass::Reduction;
+    if (isAttention(name)) return KernelClass::Attention;
+    // MIOpen: batch norm (MIOpenBatchNorm*) before the convolution words; implicit-GEMM convolutions
+    // (igemm_fwd_gtcx_*, igemm_bwd_*, igemm_wrw_*), assembly ones (miopenSp3AsmConv*), naive_conv_*.
+    if (has(name, "MIOpenBatchNorm")) return KernelClass::Reduction;
+    if (name.starts_with("igemm_") || has(name, "miopenSp3AsmConv") || has(name, "MIOpenConv")
+        || name.starts_with("naive_conv"))
+        return KernelClass::Convolution;
     if (has(name, "FillFunctor") || has(name, "fill_kernel") || has(name, "zero_kernel")) return KernelClass::Fill;
     if (has(name, "multi_tensor_apply") || has(name, "Adam") || has(name, "adam_") || has(name, "sgd_kernel"))
         return KernelClass::Optimizer;
@@ -55,7 +115,7 @@ KernelClass classifyKernel(std::string_view name) {
         || has(name, "wgrad") || has(name, "fprop"))
         return has(name, "nchwToNhwc") || has(name, "nhwcToNchw") ? KernelClass::Copy : KernelClass::Convolution;
     if (hasWord(name, "gemm", { "fbgemm" }) || has(name, "nvjet") || has(name, "gemv") || has(name, "xmma")
-        || has(name, "cublas") || has(name, "matmul") || has(name, "Kernel2<cutlass"))
+        || has(name, "wgmma") || has(name, "cublas") || has(name, "matmul") || has(name, "Kernel2<cutlass"))
         return KernelClass::Gemm;
     if (has(name, "reduce_kernel") || has(name, "softmax") || hasWord(name, "norm", { "normal_" })
         || has(name, "reduction"))
@@ -81,19 +141,25 @@ std::vector<KernelClass> classifyKernels(const TraceModel& model) {
 }
 
 Precision kernelPrecision(std::string_view name) {
+    if (const std::string_view types = tensileTypes(name); !types.empty()) return tensilePrecision(types);
     // Order matters: the most specific markers first.
-    if (has(name, "e4m3") || has(name, "E4m3") || has(name, "e5m2") || has(name, "fp8") || has(name, "Fp8"))
+    if (has(name, "e4m3") || has(name, "E4m3") || has(name, "e5m2") || has(name, "E5m2") || has(name, "fp8")
+        || has(name, "Fp8") || has(name, "Float8"))
         return Precision::Fp8;
     if (has(name, "e2m1") || has(name, "E2m1") || has(name, "fp4")) return Precision::Fp4;
     // cuBLASLt's nvjet kernels spell their types: nvjet_tst runs bf16 GEMMs (aten::addmm on BFloat16 launches it
     // on B200; the bf16 nvFuser benchmark on H200 too), nvjet_hsh fp16 ones.
-    if (has(name, "bf16") || has(name, "bfloat16") || has(name, "BFloat16") || has(name, "nvjet_tst"))
+    if (has(name, "bf16") || has(name, "bfloat16") || has(name, "BFloat16") || has(name, "Bfloat16")
+        || has(name, "nvjet_tst"))
         return Precision::Bf16;
     if (has(name, "fp16") || has(name, "h884") || has(name, "h1688") || has(name, "h16816") || has(name, "hgemm")
         || has(name, "half") || has(name, "nvjet_hsh") || has(name, "_f16"))
         return Precision::Fp16;
     if (has(name, "tf32") || has(name, "tfloat32") || has(name, "s1688") || has(name, "s16816") || has(name, "xf32"))
         return Precision::Tf32;
+    // cuBLAS's fp32 GEMMs on CUDA cores since Ampere: sm80/sm90_xmma_gemm_f32f32_f32f32_f32_..._ffma_... (the
+    // FFMA instruction: no tensor cores); without tf32 in the name, f32f32_f32f32 inputs compute in fp32.
+    if (has(name, "ffma") || has(name, "f32f32_f32f32_f32")) return Precision::Fp32;
     if (has(name, "i8") || has(name, "int8") || has(name, "imma")) return Precision::Int8;
     if (has(name, "dgemm") || has(name, "d884") || has(name, "double")) return Precision::Fp64;
     if (has(name, "sgemm") || has(name, "scudnn") || has(name, "nvjet_sss") || has(name, "<float")
@@ -120,6 +186,8 @@ std::string_view kernelClassName(KernelClass c) {
         return "copy";
     case KernelClass::Optimizer:
         return "optimizer";
+    case KernelClass::Attention:
+        return "attention";
     case KernelClass::Other:
         return "other";
     }

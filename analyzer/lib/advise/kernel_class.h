@@ -1,7 +1,8 @@
 #pragma once
 // What a GPU kernel is, from its name: the vocabulary the rules share (GEMM, convolution, NCCL
 // collective, fill, pointwise, ...) and the precision a GEMM/convolution kernel computes in.
-// Names are those of cuBLAS/cuBLASLt/CUTLASS/cuDNN/NCCL/PyTorch as CUPTI and Kineto report them.
+// Names are those of cuBLAS/cuBLASLt/CUTLASS/cuDNN/NCCL/PyTorch/Triton as CUPTI and Kineto report them, and
+// of their ROCm counterparts (hipBLASLt/Tensile Cijk_*, MIOpen, RCCL). The families known: docs/kernels.md.
 
 #include "model/trace_model.h"
 
@@ -19,7 +20,8 @@ enum class KernelClass {
     Reduction, // reduce_kernel, softmax, norms
     Copy, // device copies and layout transforms (direct_copy, nchwToNhwc)
     Optimizer, // fused/multi-tensor optimizer kernels
-    Other,
+    Attention, // fused attention: FlashAttention 2/3, cuDNN SDPA, FMHA, memory-efficient attention
+    Other, // last: code iterates the classes up to it
 };
 
 enum class Precision {
@@ -37,7 +39,8 @@ enum class Precision {
 KernelClass classifyKernel(std::string_view name);
 // The class of every kernel of a trace, parallel to model.kernels (each distinct name classified once).
 std::vector<KernelClass> classifyKernels(const TraceModel& model);
-// The precision a GEMM or convolution kernel computes in, when its name says so.
+// The precision a GEMM, convolution or attention kernel computes in, when its name says so (Unknown
+// otherwise: Triton's and Inductor's kernels, for one, do not spell their types).
 Precision kernelPrecision(std::string_view name);
 std::string_view kernelClassName(KernelClass c); // "gemm"
 std::string_view precisionName(Precision p); // "fp32"
