@@ -2,6 +2,7 @@
 #include "report/report.h"
 #include "report/report_helpers.h"
 #include "units.h"
+#include "utf8.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -82,9 +83,7 @@ void writeDataLoss(std::ostream& out, const AdviceReport& report, const Style& s
     }
 }
 
-} // namespace
-
-void writeTextReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
+void writeTextReportRaw(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     const Style style { context.color };
     const std::vector<size_t> described = ranksDescribed(report);
     if (described.size() < report.ranks.size()) {
@@ -171,6 +170,16 @@ void writeTextReport(std::ostream& out, const AdviceReport& report, const Report
     out << "\n"
         << style.dim("More: tuneup advise " + first + " --format html -o report.html (evidence, charts, C++ fixes)")
         << "\n";
+}
+
+} // namespace
+
+// Names from traces may hold invalid UTF-8 (a damaged file, Latin-1): the report, a screen's worth, is
+// made whole and then written with U+FFFD in their place, as every other format is.
+void writeTextReport(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
+    std::ostringstream text;
+    writeTextReportRaw(text, report, context);
+    out << validUtf8(text.str());
 }
 
 } // namespace tuneup::analysis
