@@ -99,6 +99,17 @@ void writeJunitReport(std::ostream& out, const AdviceReport& report, const Repor
             out << "      <system-out>" << xmlText("clean: " + c.reason) << "</system-out>\n";
         out << "    </testcase>\n";
     }
+    // What recording or reading lost is said in every report; here beside the cases, as the suite's output.
+    if (const std::vector<DataLoss> losses = dataLoss(report); !losses.empty()) {
+        std::string text
+            = "Data loss (events lost or repaired while recording or reading; the advice rests on the rest):\n";
+        for (const DataLoss& d : losses) {
+            text += "  " + groupedInteger(d.count) + "  " + d.name;
+            if (report.ranks.size() > 1) text += " [" + rankList(d.ranks, report.ranks.size()) + "]";
+            text += ": " + d.description + "\n";
+        }
+        out << "    <system-out>" << xmlText(text) << "</system-out>\n";
+    }
     out << "  </testsuite>\n</testsuites>\n";
 }
 
