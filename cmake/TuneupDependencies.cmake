@@ -7,6 +7,26 @@ find_package(ZLIB REQUIRED)
 find_package(RapidJSON REQUIRED)
 find_package(CLI11 REQUIRED)
 
+# ISA-L's igzip inflates gzipped traces about three times as fast as zlib, streaming
+# (analyzer/lib/import/igzip_source.h); without it zlib does. -DTUNEUP_WITH_ISAL=OFF builds without it on
+# purpose. (libdeflate was measured too: whole-buffer only, it was no faster end to end: docs/performance.md.)
+option(TUNEUP_WITH_ISAL "Inflate gzipped traces with ISA-L (libisal) when it is found (zlib otherwise)" ON)
+set(TUNEUP_HAVE_ISAL OFF)
+if(TUNEUP_WITH_ISAL)
+  find_path(TUNEUP_ISAL_INCLUDE_DIR isa-l/igzip_lib.h)
+  find_library(TUNEUP_ISAL_LIBRARY NAMES isal)
+  if(TUNEUP_ISAL_INCLUDE_DIR AND TUNEUP_ISAL_LIBRARY)
+    set(TUNEUP_HAVE_ISAL ON)
+    add_library(tuneup_isal INTERFACE IMPORTED)
+    target_include_directories(tuneup_isal INTERFACE ${TUNEUP_ISAL_INCLUDE_DIR})
+    # Its symbols are weak references (tuneup-static links without it): --no-as-needed keeps the library.
+    target_link_libraries(tuneup_isal INTERFACE "-Wl,--push-state,--no-as-needed" ${TUNEUP_ISAL_LIBRARY}
+      "-Wl,--pop-state")
+  else()
+    list(APPEND TUNEUP_LEFT_OUT "ISA-L (gzipped traces inflate with zlib, about a third as fast: install libisal-dev)")
+  endif()
+endif()
+
 # The agent links a private copy of SQLite (static archive, symbols hidden) so it can never clash
 # with a SQLite the host process loads.
 find_library(TUNEUP_SQLITE_STATIC NAMES libsqlite3.a)
@@ -90,7 +110,8 @@ find_program(TUNEUP_SYSTEM_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 
 function(tuneup_print_summary)
   message(STATUS "tuneup ${PROJECT_VERSION}: CUPTI capture=${TUNEUP_HAVE_CUPTI} cuDNN=${TUNEUP_HAVE_CUDNN} "
-                 "LibTorch samples=${TUNEUP_HAVE_TORCH} GUI=${TUNEUP_HAVE_QT} benchmarks=${TUNEUP_HAVE_BENCHMARK}")
+                 "LibTorch samples=${TUNEUP_HAVE_TORCH} GUI=${TUNEUP_HAVE_QT} benchmarks=${TUNEUP_HAVE_BENCHMARK} "
+                 "ISA-L=${TUNEUP_HAVE_ISAL}")
   foreach(item IN LISTS TUNEUP_LEFT_OUT)
     message(WARNING "tuneup: left out: ${item}")
   endforeach()

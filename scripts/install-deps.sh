@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libsqlite3-dev sqlite3 zlib1g-dev
+  libsqlite3-dev sqlite3 zlib1g-dev libisal-dev
   rapidjson-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev python3-torch

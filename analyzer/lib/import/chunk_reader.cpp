@@ -1,5 +1,6 @@
 #include "import/chunk_reader.h"
 
+#include "import/igzip_source.h"
 #include "import/import_error.h"
 #include "import/stream_input.h"
 
@@ -205,8 +206,13 @@ std::unique_ptr<ByteSource> memorySource(std::string_view bytes) {
     return std::make_unique<MemorySource>(bytes);
 }
 
-std::unique_ptr<ByteSource> gzipSource(std::unique_ptr<ByteSource> compressed, std::string path) {
+std::unique_ptr<ByteSource> streamingGzipSource(std::unique_ptr<ByteSource> compressed, std::string path) {
     return std::make_unique<GzipSource>(std::move(compressed), std::move(path));
+}
+
+std::unique_ptr<ByteSource> gzipSource(std::unique_ptr<ByteSource> compressed, std::string path) {
+    if (haveIsal()) return isalGzipSource(std::move(compressed), std::move(path));
+    return streamingGzipSource(std::move(compressed), std::move(path));
 }
 
 ChunkReader::ChunkReader(std::unique_ptr<ByteSource> source, bool background, size_t chunkBytes, int chunks)

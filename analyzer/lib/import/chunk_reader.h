@@ -30,8 +30,10 @@ std::unique_ptr<ByteSource> prefixedSource(std::string prefix, std::unique_ptr<B
 // The bytes are not copied: they must outlive the source.
 std::unique_ptr<ByteSource> memorySource(std::string_view bytes);
 // Inflates gzip data (several members are read one after the other). Errors name `path` and the
-// offset in the uncompressed stream.
+// offset in the uncompressed stream. Through ISA-L's igzip where the build has it (import/igzip_source.h),
+// else zlib (streamingGzipSource, also what tests compare ISA-L with).
 std::unique_ptr<ByteSource> gzipSource(std::unique_ptr<ByteSource> compressed, std::string path);
+std::unique_ptr<ByteSource> streamingGzipSource(std::unique_ptr<ByteSource> compressed, std::string path);
 
 /** Hands out the bytes of a source as a series of chunks. */
 class ChunkReader {
