@@ -4,6 +4,7 @@
 
 #include "all_rules.h"
 #include "compare/calibration.h"
+#include "compare/compare_jobs.h"
 #include "compare/compare_report.h"
 #include "compare/history.h"
 #include "job/job.h"
@@ -85,14 +86,9 @@ std::unique_ptr<Job> openSide(const char* side, const std::string& path, const s
 
 // A side whose traces hold no training steps cannot be compared per step: said, with what to do.
 bool hasSteps(const char* side, const std::string& path, const RunProfile& p) {
-    if (!p.stepMs.empty()) return true;
-    const std::string found = p.lastStepDropped
-        ? "only one step was found (" + p.stepSource + "), and it runs to the end of the recording"
-        : "no training steps found";
-    fprintf(stderr,
-        "tuneup compare: %s %s: %s, so step times cannot be compared. Record more steps, or name the range that "
-        "marks a step with --step-range NAME (tuneup advise %s shows how steps were looked for)\n",
-        side, path.c_str(), found.c_str(), path.c_str());
+    const std::string why = missingStepsReason(side, path, p);
+    if (why.empty()) return true;
+    fprintf(stderr, "tuneup compare: %s\n", why.c_str());
     return false;
 }
 
@@ -190,13 +186,17 @@ int runCompare(const CompareArgs& args) {
     if (!args.againstHistory.empty()) return runAgainstHistory(args, *format, options);
     const std::unique_ptr<Job> baseJob = openSide("BASE", args.runs[0], args.stepRange);
     if (!baseJob) return kInputError;
-    const RunProfile base = profileJob(*baseJob, { args.runs[0] });
     const std::unique_ptr<Job> newJob = openSide("NEW", args.runs[1], args.stepRange);
     if (!newJob) return kInputError;
-    const RunProfile now = profileJob(*newJob, { args.runs[1] });
-    if (!hasSteps("BASE", args.runs[0], base) || !hasSteps("NEW", args.runs[1], now)) return kInputError;
-
-    return report(args, *format, compareProfiles(base, now, options));
+    // The comparison the GUI's compare dialog shows too (compare_jobs.h).
+    std::unique_ptr<JobComparison> comparison;
+    try {
+        comparison = compareJobs(*baseJob, { args.runs[0] }, *newJob, { args.runs[1] }, options);
+    } catch (const CompareInputError& e) {
+        fprintf(stderr, "tuneup compare: %s\n", e.what());
+        return kInputError;
+    }
+    return report(args, *format, comparison->result());
 }
 
 int report(const CompareArgs& args, const CompareFormat& format, const CompareResult& result) {

@@ -185,7 +185,7 @@ void MainWindow::jobFinished(std::shared_ptr<const Session> session, bool compar
     }
     if (!m_session) return;
     if (!m_compare) m_compare = new CompareDialog(this);
-    m_compare->setComparison(compareSessions(*m_session, *session));
+    m_compare->setComparison(compareSessions(*m_session, *session)); // BASE: the open run
     m_compare->show();
     m_compare->raise();
     emit comparisonShown();

@@ -98,6 +98,7 @@ std::shared_ptr<Session> loadSession(const LoadRequest& request, const LoadProgr
     } catch (const JobCancelled&) {
         throw LoadCancelled();
     }
+    session->inputs = request.files;
     for (const JobFile& f : session->job->ranks)
         session->files.push_back(f.path);
     for (const JobFile& f : session->job->helpers)

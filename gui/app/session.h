@@ -52,6 +52,7 @@ struct KernelRow {
 
 struct Session {
     std::unique_ptr<analysis::Job> job; // the files, their traces and analyses, and the advice
+    std::vector<std::string> inputs; // as the user gave them (LoadRequest::files): what a comparison names
     std::vector<std::string> files; // the ranks' files
     std::vector<std::string> otherFiles; // the other processes' files shown beside them (helpers)
     std::vector<std::string> labels; // per model, ranks first: "run.db", "run.pid77.db (DataLoader worker)"

@@ -1,38 +1,31 @@
 #pragma once
-// Two runs side by side: their step times (median, mean, spread), the median step's breakdown, and
-// the kernels whose time per step changed. Kernel time is compared per step so that runs of different
-// lengths compare fairly (over the whole trace when either run has no steps). No Qt.
+// Two opened runs as the compare dialog shows them: analyzer/lib/compare's comparison (compareJobs), the
+// very one `tuneup compare BASE NEW` reports — the verdict with its ratio, interval and threshold, the
+// breakdown per step side by side, the kernels per call and per step, the findings that appeared or were
+// resolved, the settings and environment that changed. The GUI computes none of these numbers itself
+// (tests/gui/same_comparison_test.cpp holds them to the CLI's JSON). No Qt.
 
 #include "app/session.h"
+#include "compare/compare_jobs.h"
 
+#include <memory>
 #include <string>
-#include <vector>
 
 namespace tuneup::gui {
 
-struct StepStats {
-    size_t count = 0;
-    int64_t medianNs = 0, meanNs = 0, p10Ns = 0, p90Ns = 0, minNs = 0, maxNs = 0;
-    analysis::StepBreakdown median; // the median step's breakdown
-};
-StepStats stepStats(const analysis::StepAnalysis* steps);
-
-struct KernelDelta {
-    std::string name, shortName;
-    analysis::KernelClass kernelClass = analysis::KernelClass::Other;
-    int64_t aNs = 0, bNs = 0; // per step (or in all when not per step)
-    int64_t aCount = 0, bCount = 0; // per step likewise (rounded)
-    int64_t deltaNs() const { return bNs - aNs; }
-    double ratio() const { return aNs > 0 ? double(bNs) / double(aNs) : 0.0; } // 0 when new in b
-};
-
 struct Comparison {
-    std::string aLabel, bLabel;
-    StepStats a, b;
-    bool perStep = false; // kernel times per step (both runs have steps), else over the whole trace
-    std::vector<KernelDelta> kernels; // largest |delta| first
+    std::string baseLabel, newLabel; // the sessions' titles: "run.db", "run.rank0.db +7"
+    // Null when the runs cannot be compared (`error` says why). Shared with the dialog's models, which
+    // read its result; recompare() judges it again.
+    std::shared_ptr<analysis::JobComparison> runs;
+    std::string error; // a side without training steps: which, and what to do
+    const analysis::CompareResult* result() const { return runs ? &runs->result() : nullptr; }
+    // The environment changed: the verdict is incomparable unless compared anyway (--allow-env-change).
+    bool environmentChanged() const { return runs && !runs->result().environment.changed.empty(); }
 };
 
-Comparison compareSessions(const Session& a, const Session& b);
+// BASE is the run open in the window, NEW the one opened to compare with it; `allowEnvChange` is
+// `tuneup compare --allow-env-change`.
+Comparison compareSessions(const Session& base, const Session& now, bool allowEnvChange = false);
 
 } // namespace tuneup::gui

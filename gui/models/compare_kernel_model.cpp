@@ -1,37 +1,52 @@
 #include "models/compare_kernel_model.h"
 
-#include "timeline/time_mapping.h"
+#include "compare/compare_report.h"
+#include "units.h"
 
 #include <QColor>
+#include <cmath>
 
 namespace tuneup::gui {
 
-QString changeText(int64_t a, int64_t b) {
-    if (a == 0 && b == 0) return QStringLiteral("—");
-    if (a == 0) return QStringLiteral("new");
-    if (b == 0) return QStringLiteral("gone");
-    const double pct = (double(b) / double(a) - 1.0) * 100.0;
-    return QStringLiteral("%1%2%").arg(pct >= 0 ? "+" : "").arg(pct, 0, 'f', std::abs(pct) < 10 ? 1 : 0);
+using namespace analysis;
+
+QString microseconds(double us) {
+    return QString::fromStdString(formatDuration(int64_t(std::llround(us * 1e3))));
 }
 
 namespace {
-QString signedDuration(int64_t ns) {
-    return QString::fromStdString((ns > 0 ? "+" : ns < 0 ? "−" : "") + formatDuration(ns < 0 ? -ns : ns));
+
+QString text(std::string_view s) {
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
 }
+
+QString signedMicroseconds(double us) {
+    return (us > 0 ? QStringLiteral("+") : us < 0 ? QStringLiteral("−") : QString()) + microseconds(std::abs(us));
+}
+
+QString callsText(double calls) {
+    return QString::number(calls, 'f', calls == std::floor(calls) ? 0 : 1);
+}
+
 } // namespace
 
 CompareKernelModel::CompareKernelModel(QObject* parent)
     : QAbstractTableModel(parent) {
 }
 
-void CompareKernelModel::setComparison(Comparison comparison) {
+void CompareKernelModel::setResult(const CompareResult* result) {
     beginResetModel();
-    m_comparison = std::move(comparison);
+    m_result = result;
     endResetModel();
 }
 
+const KernelDelta* CompareKernelModel::kernel(int row) const {
+    if (!m_result || row < 0 || size_t(row) >= m_result->kernels.size()) return nullptr;
+    return &m_result->kernels[size_t(row)];
+}
+
 int CompareKernelModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : int(m_comparison.kernels.size());
+    return parent.isValid() || !m_result ? 0 : int(m_result->kernels.size());
 }
 
 int CompareKernelModel::columnCount(const QModelIndex& parent) const {
@@ -39,61 +54,75 @@ int CompareKernelModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant CompareKernelModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || index.row() < 0 || size_t(index.row()) >= m_comparison.kernels.size()) return {};
-    const KernelDelta& k = m_comparison.kernels[size_t(index.row())];
+    const KernelDelta* k = kernel(index.row());
+    if (!index.isValid() || !k) return {};
+    const bool both = k->baseCalls && k->newCalls;
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {
         case Name:
-            return QString::fromStdString(k.shortName);
+            return QString::fromStdString(k->name);
         case Class:
-            return QString::fromStdString(std::string(analysis::kernelClassName(k.kernelClass)));
-        case A:
-            return QString::fromStdString(formatDuration(k.aNs));
-        case B:
-            return QString::fromStdString(formatDuration(k.bNs));
-        case Delta:
-            return signedDuration(k.deltaNs());
-        case Change:
-            return changeText(k.aNs, k.bNs);
-        case CountA:
-            return QString::number(k.aCount);
-        case CountB:
-            return QString::number(k.bCount);
+            return text(kernelClassName(k->kernelClass));
+        case Verdict:
+            return text(kernelChangeName(k->change));
+        case PerCallBase:
+            return k->baseCalls ? microseconds(k->basePerCallUs) : QStringLiteral("—");
+        case PerCallNew:
+            return k->newCalls ? microseconds(k->newPerCallUs) : QStringLiteral("—");
+        case PerCallRatio:
+            return k->perCallRatio ? QString::fromStdString(ratioText(*k->perCallRatio)) : QStringLiteral("—");
+        case PerStepBase:
+            return microseconds(k->basePerStepUs);
+        case PerStepNew:
+            return microseconds(k->newPerStepUs);
+        case PerStepDelta:
+            return signedMicroseconds(k->newPerStepUs - k->basePerStepUs);
+        case CallsBase:
+            return callsText(k->baseCallsPerStep);
+        case CallsNew:
+            return callsText(k->newCallsPerStep);
         }
         break;
     case SortRole:
         switch (index.column()) {
         case Name:
-            return QString::fromStdString(k.shortName);
         case Class:
-            return QString::fromStdString(std::string(analysis::kernelClassName(k.kernelClass)));
-        case A:
-            return qlonglong(k.aNs);
-        case B:
-            return qlonglong(k.bNs);
-        case Delta:
-            return qlonglong(k.deltaNs());
-        case Change:
-            return k.aNs > 0 ? k.ratio() : 1e9;
-        case CountA:
-            return qlonglong(k.aCount);
-        case CountB:
-            return qlonglong(k.bCount);
+        case Verdict:
+            return data(index, Qt::DisplayRole);
+        case PerCallBase:
+            return k->basePerCallUs;
+        case PerCallNew:
+            return k->newPerCallUs;
+        case PerCallRatio:
+            return k->perCallRatio.value_or(both ? 1.0 : 1e9);
+        case PerStepBase:
+            return k->basePerStepUs;
+        case PerStepNew:
+            return k->newPerStepUs;
+        case PerStepDelta:
+            return k->newPerStepUs - k->basePerStepUs;
+        case CallsBase:
+            return k->baseCallsPerStep;
+        case CallsNew:
+            return k->newCallsPerStep;
         }
         break;
     case Qt::ForegroundRole:
-        if (index.column() == Delta || index.column() == Change) {
-            // Slower in B is red, faster green; changes under 1% stay neutral.
-            if (k.aNs > 0 && std::abs(k.ratio() - 1.0) < 0.01) return {};
-            return k.deltaNs() > 0 ? QColor(0xc0, 0x30, 0x30) : QColor(0x2a, 0x8a, 0x3a);
+        // The kernel's own verdict colours it: slower red, faster green; a move within the noise stays neutral.
+        if (index.column() == Verdict || index.column() == PerCallRatio) {
+            if (k->change == KernelChange::Slower) return QColor(0xc0, 0x30, 0x30);
+            if (k->change == KernelChange::Faster) return QColor(0x2a, 0x8a, 0x3a);
         }
         break;
     case Qt::ToolTipRole:
-        if (index.column() == Name) return QString::fromStdString(k.name);
+        if (index.column() == Name) return QString::fromStdString(k->name);
+        if (index.column() == Verdict && k->pValue)
+            return tr("per call, against the step verdict's threshold; rank test over the calls p = %1")
+                .arg(*k->pValue, 0, 'g', 3);
         break;
     case Qt::TextAlignmentRole:
-        if (index.column() >= A) return int(Qt::AlignRight | Qt::AlignVCenter);
+        if (index.column() >= PerCallBase) return int(Qt::AlignRight | Qt::AlignVCenter);
         break;
     default:
         break;
@@ -103,24 +132,29 @@ QVariant CompareKernelModel::data(const QModelIndex& index, int role) const {
 
 QVariant CompareKernelModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    const QString unit = m_comparison.perStep ? tr(" / step") : QString();
     switch (section) {
     case Name:
         return tr("Kernel");
     case Class:
         return tr("Class");
-    case A:
-        return tr("A") + unit;
-    case B:
-        return tr("B") + unit;
-    case Delta:
-        return tr("Δ");
-    case Change:
-        return tr("Change");
-    case CountA:
-        return tr("Count A") + unit;
-    case CountB:
-        return tr("Count B") + unit;
+    case Verdict:
+        return tr("Per call");
+    case PerCallBase:
+        return tr("BASE / call");
+    case PerCallNew:
+        return tr("NEW / call");
+    case PerCallRatio:
+        return tr("Ratio / call");
+    case PerStepBase:
+        return tr("BASE / step");
+    case PerStepNew:
+        return tr("NEW / step");
+    case PerStepDelta:
+        return tr("Δ / step");
+    case CallsBase:
+        return tr("Calls BASE / step");
+    case CallsNew:
+        return tr("Calls NEW / step");
     }
     return {};
 }

@@ -1,8 +1,9 @@
 #pragma once
-// The kernel deltas of a comparison, one row per kernel name: time per step in run A and in run B,
-// the change and its ratio. Sortable through a proxy on SortRole.
+// The kernels of a comparison (CompareResult::kernels, the top movers per step), one row per normalised
+// name: time per call on each side, its ratio and verdict (slower, faster, same, added, removed — judged
+// per call, as `tuneup compare` judges it), time and calls per step. Sortable through a proxy on SortRole.
 
-#include "models/compare_data.h"
+#include "compare/comparison.h"
 
 #include <QAbstractTableModel>
 
@@ -11,12 +12,26 @@ namespace tuneup::gui {
 class CompareKernelModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Name, Class, A, B, Delta, Change, CountA, CountB, ColumnCount };
+    enum Column {
+        Name,
+        Class,
+        Verdict,
+        PerCallBase,
+        PerCallNew,
+        PerCallRatio,
+        PerStepBase,
+        PerStepNew,
+        PerStepDelta,
+        CallsBase,
+        CallsNew,
+        ColumnCount
+    };
     enum Role { SortRole = Qt::UserRole + 1 };
 
     explicit CompareKernelModel(QObject* parent = nullptr);
-    void setComparison(Comparison comparison);
-    const Comparison& comparison() const { return m_comparison; }
+    // `result` must outlive the model's use of it, or be replaced first; null empties the model.
+    void setResult(const analysis::CompareResult* result);
+    const analysis::KernelDelta* kernel(int row) const;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -24,10 +39,10 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-    Comparison m_comparison;
+    const analysis::CompareResult* m_result = nullptr;
 };
 
-// "+12.5%", "new", "gone"
-QString changeText(int64_t a, int64_t b);
+// Microseconds for people, as the CLI's reports write them: "52.1 us", "1.30 ms".
+QString microseconds(double us);
 
 } // namespace tuneup::gui

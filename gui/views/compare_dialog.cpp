@@ -1,42 +1,103 @@
 #include "views/compare_dialog.h"
 
+#include "compare/compare_report.h"
 #include "models/compare_kernel_model.h"
-#include "report/report_helpers.h"
-#include "timeline/time_mapping.h"
+#include "views/compare_tables.h"
 
-#include <QBarCategoryAxis>
-#include <QBarSet>
-#include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QHeaderView>
-#include <QHorizontalStackedBarSeries>
 #include <QLabel>
-#include <QLegend>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QVBoxLayout>
-#include <QValueAxis>
-#include <memory>
 
 namespace tuneup::gui {
 
 using namespace analysis;
 
+namespace {
+
+QTableWidget* readOnlyTable(QWidget* parent) {
+    auto* t = new QTableWidget(parent);
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->setSelectionBehavior(QAbstractItemView::SelectRows);
+    t->setWordWrap(false);
+    t->verticalHeader()->hide();
+    t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 6);
+    return t;
+}
+
+// The verdict for people: a word, the colour a user reads it by.
+QString verdictWord(Verdict v) {
+    switch (v) {
+    case Verdict::Regressed:
+        return QObject::tr("Regressed");
+    case Verdict::Improved:
+        return QObject::tr("Improved");
+    case Verdict::Same:
+        return QObject::tr("Same");
+    case Verdict::Inconclusive:
+        return QObject::tr("Inconclusive");
+    case Verdict::Incomparable:
+        return QObject::tr("Not comparable");
+    }
+    return {};
+}
+
+QString verdictColour(Verdict v) {
+    switch (v) {
+    case Verdict::Regressed:
+    case Verdict::Incomparable:
+        return QStringLiteral("#c03030");
+    case Verdict::Improved:
+        return QStringLiteral("#2a8a3a");
+    default:
+        return QStringLiteral("#a06a00");
+    }
+}
+
+QString bullets(const std::vector<std::string>& lines) {
+    QString out;
+    for (const std::string& l : lines)
+        out += QStringLiteral("<li>%1</li>").arg(QString::fromStdString(l).toHtmlEscaped());
+    return out;
+}
+
+} // namespace
+
 CompareDialog::CompareDialog(QWidget* parent)
     : QDialog(parent)
     , m_model(new CompareKernelModel(this))
     , m_proxy(new QSortFilterProxyModel(this))
-    , m_summary(new QTableWidget(this))
+    , m_verdict(new QLabel(this))
+    , m_why(new QLabel(this))
+    , m_anyway(new QCheckBox(this))
+    , m_tabs(new QTabWidget(this))
+    , m_summary(readOnlyTable(this))
     , m_chart(new QChartView(this))
     , m_filter(new QLineEdit(this))
-    , m_kernels(new QTableView(this)) {
+    , m_kernels(new QTableView(this))
+    , m_findings(readOnlyTable(this))
+    , m_environment(readOnlyTable(this)) {
     setObjectName(QStringLiteral("compareDialog"));
     setWindowTitle(tr("Compare runs"));
     resize(1200, 820);
+    m_verdict->setObjectName(QStringLiteral("compareVerdict"));
+    m_verdict->setWordWrap(true);
+    m_verdict->setTextFormat(Qt::RichText);
+    m_verdict->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_why->setWordWrap(true);
+    m_why->setTextFormat(Qt::RichText);
+    m_why->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_anyway->setText(tr("Compare anyway: judge the step time although the environment changed "
+                         "(tuneup compare --allow-env-change)"));
+    m_anyway->hide();
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(CompareKernelModel::SortRole);
     m_proxy->setFilterKeyColumn(CompareKernelModel::Name);
@@ -52,146 +113,105 @@ CompareDialog::CompareDialog(QWidget* parent)
     m_kernels->verticalHeader()->hide();
     m_kernels->verticalHeader()->setDefaultSectionSize(m_kernels->fontMetrics().height() + 6);
     m_kernels->horizontalHeader()->setSectionResizeMode(CompareKernelModel::Name, QHeaderView::Stretch);
-    m_summary->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_summary->setSelectionMode(QAbstractItemView::NoSelection);
-    m_summary->setFocusPolicy(Qt::NoFocus);
-    m_summary->verticalHeader()->hide();
-    m_summary->verticalHeader()->setDefaultSectionSize(m_summary->fontMetrics().height() + 6);
-    m_summary->horizontalHeader()->setStretchLastSection(false);
     m_chart->setRenderHint(QPainter::Antialiasing);
     m_chart->setMinimumHeight(170);
 
-    auto* top = new QSplitter(Qt::Horizontal, this);
-    top->addWidget(m_summary);
-    top->addWidget(m_chart);
-    top->setStretchFactor(0, 1);
-    top->setStretchFactor(1, 1);
-    top->setSizes({ 520, 660 });
-    auto* bottom = new QWidget(this);
-    auto* bottomLayout = new QVBoxLayout(bottom);
-    bottomLayout->setContentsMargins(0, 0, 0, 0);
-    bottomLayout->addWidget(new QLabel(tr("<b>Kernels</b>, largest change first"), bottom));
-    bottomLayout->addWidget(m_filter);
-    bottomLayout->addWidget(m_kernels);
-    auto* split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(top);
-    split->addWidget(bottom);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
-    split->setSizes({ 360, 400 });
+    auto* steps = new QSplitter(Qt::Vertical, this);
+    steps->addWidget(m_summary);
+    steps->addWidget(m_chart);
+    steps->setSizes({ 330, 260 });
+    auto* kernels = new QWidget(this);
+    auto* kernelLayout = new QVBoxLayout(kernels);
+    kernelLayout->setContentsMargins(0, 0, 0, 0);
+    kernelLayout->addWidget(new QLabel(tr("The kernels whose time per step moved most, each judged per call "
+                                          "(a window holding fewer layers is not a faster kernel)"),
+        kernels));
+    kernelLayout->addWidget(m_filter);
+    kernelLayout->addWidget(m_kernels);
+    m_tabs->addTab(steps, tr("Step time"));
+    m_tabs->addTab(kernels, tr("Kernels"));
+    m_tabs->addTab(m_findings, tr("Findings"));
+    m_tabs->addTab(m_environment, tr("Environment"));
+
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(split);
+    layout->addWidget(m_verdict);
+    layout->addWidget(m_why);
+    layout->addWidget(m_anyway);
+    layout->addWidget(m_tabs, 1);
     layout->addWidget(buttons);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
-}
-
-const Comparison& CompareDialog::comparison() const {
-    return m_model->comparison();
+    connect(m_anyway, &QCheckBox::toggled, this, &CompareDialog::setAllowEnvChange);
 }
 
 void CompareDialog::setComparison(Comparison comparison) {
-    setWindowTitle(tr("Compare: A = %1, B = %2")
-                       .arg(QString::fromStdString(comparison.aLabel), QString::fromStdString(comparison.bLabel)));
-    m_model->setComparison(std::move(comparison));
-    m_kernels->sortByColumn(-1, Qt::AscendingOrder); // the model's order: largest change first
-    for (int c = CompareKernelModel::Class; c < CompareKernelModel::ColumnCount; ++c)
-        m_kernels->resizeColumnToContents(c);
-    fillSummary();
-    fillChart();
+    m_model->setResult(nullptr); // it points into the comparison being replaced
+    m_comparison = std::move(comparison);
+    setWindowTitle(
+        tr("Compare: BASE = %1, NEW = %2")
+            .arg(QString::fromStdString(m_comparison.baseLabel), QString::fromStdString(m_comparison.newLabel)));
+    const QSignalBlocker quiet(m_anyway);
+    m_anyway->setChecked(m_comparison.runs && m_comparison.runs->options().allowEnvChange);
+    refresh();
 }
 
-void CompareDialog::fillSummary() {
-    const Comparison& c = comparison();
-    struct Line {
-        QString label;
-        int64_t a, b;
-    };
-    std::vector<Line> lines = {
-        { tr("median step"), c.a.medianNs, c.b.medianNs },
-        { tr("mean step"), c.a.meanNs, c.b.meanNs },
-        { tr("10th percentile"), c.a.p10Ns, c.b.p10Ns },
-        { tr("90th percentile"), c.a.p90Ns, c.b.p90Ns },
-    };
-    for (const BreakdownPart& part : kBreakdownParts)
-        lines.push_back({ tr("  %1").arg(QString::fromUtf8(part.label.data(), qsizetype(part.label.size()))),
-            c.a.median.*part.field, c.b.median.*part.field });
-    m_summary->clear();
-    m_summary->setColumnCount(5);
-    m_summary->setHorizontalHeaderLabels({ tr("step time"), tr("A"), tr("B"), tr("Δ"), tr("change") });
-    m_summary->setRowCount(int(lines.size()) + 1);
-    auto cell = [this](int row, int column, const QString& text, bool right = true) {
-        auto* item = new QTableWidgetItem(text);
-        if (right) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-        m_summary->setItem(row, column, item);
-    };
-    cell(0, 0, tr("steps"), false);
-    cell(0, 1, QString::number(c.a.count));
-    cell(0, 2, QString::number(c.b.count));
-    for (size_t i = 0; i < lines.size(); ++i) {
-        const int row = int(i) + 1;
-        const Line& l = lines[i];
-        cell(row, 0, l.label, false);
-        cell(row, 1, c.a.count ? QString::fromStdString(formatDuration(l.a)) : QStringLiteral("—"));
-        cell(row, 2, c.b.count ? QString::fromStdString(formatDuration(l.b)) : QStringLiteral("—"));
-        if (c.a.count && c.b.count) {
-            const int64_t d = l.b - l.a;
-            cell(row, 3, QString::fromStdString((d > 0 ? "+" : d < 0 ? "−" : "") + formatDuration(d < 0 ? -d : d)));
-            cell(row, 4, changeText(l.a, l.b));
-            if (i == 0 && l.a > 0) { // the headline: the median step, coloured by direction
-                const QColor colour = l.b > l.a * 101 / 100 ? QColor(0xc0, 0x30, 0x30)
-                    : l.b < l.a * 99 / 100                  ? QColor(0x2a, 0x8a, 0x3a)
-                                                            : QColor(0x30, 0x30, 0x30);
-                for (int col = 3; col < 5; ++col) {
-                    m_summary->item(row, col)->setForeground(colour);
-                    QFont f = m_summary->font();
-                    f.setBold(true);
-                    m_summary->item(row, col)->setFont(f);
-                }
-            }
-        }
-    }
-    m_summary->resizeColumnsToContents();
-    m_summary->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+void CompareDialog::setAllowEnvChange(bool allow) {
+    if (!m_comparison.runs || m_comparison.runs->options().allowEnvChange == allow) return;
+    m_model->setResult(nullptr);
+    CompareOptions options = m_comparison.runs->options();
+    options.allowEnvChange = allow;
+    m_comparison.runs->recompare(options);
+    const QSignalBlocker quiet(m_anyway);
+    m_anyway->setChecked(allow);
+    refresh();
 }
 
-void CompareDialog::fillChart() {
-    const Comparison& c = comparison();
-    auto* chart = new QChart();
-    chart->setAnimationOptions(QChart::NoAnimation);
-    chart->setMargins(QMargins(4, 4, 4, 4));
-    chart->legend()->setAlignment(Qt::AlignRight);
-    // The view owns the new chart but hands the previous one back (QChartView::setChart): delete it.
-    std::unique_ptr<QChart> previous(m_chart->chart());
-    m_chart->setChart(chart);
-    if (!c.a.count && !c.b.count) {
-        chart->setTitle(tr("Neither run has steps: kernels are compared over the whole trace"));
+void CompareDialog::refresh() {
+    fillVerdict();
+    const CompareResult* r = m_comparison.result();
+    m_model->setResult(r);
+    if (!r) {
+        clearCompareTables(m_summary, m_chart, m_findings, m_environment);
         return;
     }
-    auto* series = new QHorizontalStackedBarSeries();
-    for (const BreakdownPart& part : kBreakdownParts) {
-        auto* set = new QBarSet(QString::fromUtf8(part.label.data(), qsizetype(part.label.size())));
-        set->setColor(QColor(QString::fromUtf8(part.color.data(), qsizetype(part.color.size()))));
-        set->setBorderColor(set->color());
-        // Bottom to top: B then A, so that A reads first.
-        *set << double(c.b.median.*part.field) / 1e6 << double(c.a.median.*part.field) / 1e6;
-        series->append(set);
+    m_kernels->sortByColumn(-1, Qt::AscendingOrder); // the comparison's order: largest move per step first
+    for (int c = CompareKernelModel::Class; c < CompareKernelModel::ColumnCount; ++c)
+        m_kernels->resizeColumnToContents(c);
+    fillStepTable(m_summary, *r);
+    fillBreakdownChart(m_chart, *r);
+    fillFindingsTable(m_findings, *r);
+    fillEnvironmentTable(m_environment, *r);
+    m_tabs->setTabText(2, tr("Findings (%1 appeared, %2 resolved)").arg(r->appeared.size()).arg(r->resolved.size()));
+    m_tabs->setTabText(3, r->environment.changed.empty() ? tr("Environment") : tr("Environment (changed)"));
+}
+
+void CompareDialog::fillVerdict() {
+    const CompareResult* r = m_comparison.result();
+    m_anyway->setVisible(m_comparison.environmentChanged());
+    if (!r) {
+        m_verdict->setText(tr("<span style='font-size:large'><b style='color:#c03030'>Cannot compare</b></span>"));
+        m_why->setText(QString::fromStdString(m_comparison.error).toHtmlEscaped());
+        return;
     }
-    chart->addSeries(series);
-    auto* y = new QBarCategoryAxis();
-    y->append({ tr("B"), tr("A") });
-    auto* x = new QValueAxis();
-    x->setTitleText(tr("median step (ms)"));
-    x->setRange(0, double(std::max({ c.a.median.stepNs, c.b.median.stepNs, int64_t(1) })) / 1e6 * 1.05);
-    x->applyNiceNumbers();
-    chart->addAxis(y, Qt::AlignLeft);
-    chart->addAxis(x, Qt::AlignBottom);
-    series->attachAxis(y);
-    series->attachAxis(x);
-    chart->setTitle(tr("Median step: A %1, B %2")
-                        .arg(QString::fromStdString(formatDuration(c.a.medianNs)),
-                            QString::fromStdString(formatDuration(c.b.medianNs))));
+    // The same words as `tuneup compare`: the headline, then the sentence that says why this verdict.
+    m_verdict->setText(QStringLiteral("<span style='font-size:large'><b style='color:%1'>%2</b>: %3</span><br>%4")
+                           .arg(verdictColour(r->verdict), verdictWord(r->verdict),
+                               QString::fromStdString(stepTimeHeadline(*r)).toHtmlEscaped(),
+                               QString::fromStdString(verdictSentence(*r)).toHtmlEscaped()));
+    QString why;
+    if (r->verdict == Verdict::Incomparable) {
+        std::vector<std::string> changes;
+        for (const EnvironmentChange& c : r->environment.changed)
+            changes.push_back(std::string(environmentLabel(c.key)) + ": " + c.base + " -> " + c.now);
+        why += tr("<b>What changed</b> (a different machine, not a change of the program):<ul>%1</ul>")
+                   .arg(bullets(changes));
+    } else if (!r->causes.empty())
+        why += tr("<b>Why</b><ul>%1</ul>").arg(bullets(r->causes));
+    if (r->verdict != Verdict::Incomparable && !r->environment.changed.empty())
+        why += tr("<b>Compared anyway</b>: the environment changed (the Environment tab says what).<br>");
+    if (!r->notes.empty()) why += tr("<span style='color:#606060'>Notes<ul>%1</ul></span>").arg(bullets(r->notes));
+    m_why->setText(why);
 }
 
 } // namespace tuneup::gui

@@ -1,5 +1,5 @@
 // The item models under QAbstractItemModelTester (which checks every call a view may make): the
-// findings, the kernel table through its sort/filter proxy, and a comparison's kernel deltas.
+// findings, the kernel table through its sort/filter proxy, and a comparison's kernels (analyzer/lib/compare's).
 
 #include "app/session.h"
 #include "gui_test_support.h"
@@ -102,43 +102,57 @@ private slots:
         QCOMPARE(proxy.rowCount(), 0);
     }
 
-    void comparisonPerStep() {
+    // The dialog's kernels are the comparison's (analyzer/lib/compare): per step and per call, each with
+    // its verdict. B holds 4 fills a step where A holds 40, of the same 3 us: it moved most per step, yet
+    // per call it is the same kernel, not a faster one.
+    void comparisonKernelsPerCallAndPerStep() {
         const Comparison c = compareSessions(*m_a, *m_b);
-        QVERIFY(c.perStep);
-        QCOMPARE(c.a.count, size_t(12));
-        QCOMPARE(c.b.count, size_t(8));
-        QCOMPARE(c.a.medianNs, int64_t(20'000'000));
-        // Largest change first: the fills, 40 -> 4 per step of 3 us each.
-        QVERIFY(QString::fromStdString(c.kernels.front().name).contains(QStringLiteral("FillFunctor")));
-        QCOMPARE(c.kernels.front().aNs, int64_t(40 * 3'000));
-        QCOMPARE(c.kernels.front().bNs, int64_t(4 * 3'000));
-        QCOMPARE(c.kernels.front().aCount, int64_t(40));
-        QCOMPARE(c.kernels.front().bCount, int64_t(4));
-        for (const KernelDelta& k : c.kernels)
-            if (k.name == "ampere_sgemm_128x64_tn") QCOMPARE(k.deltaNs(), int64_t(0));
+        QVERIFY2(c.runs, c.error.c_str());
+        const analysis::CompareResult& r = *c.result();
+        QCOMPARE(c.baseLabel, std::string("models_a.db"));
+        QCOMPARE(r.base->inputs, m_a->inputs);
+        const analysis::KernelDelta& fill = r.kernels.front();
+        QVERIFY(QString::fromStdString(fill.name).contains(QStringLiteral("FillFunctor")));
+        QCOMPARE(fill.baseCallsPerStep, 40.0);
+        QCOMPARE(fill.newCallsPerStep, 4.0);
+        QCOMPARE(fill.basePerStepUs, 120.0);
+        QCOMPARE(fill.newPerStepUs, 12.0);
+        QCOMPARE(fill.basePerCallUs, 3.0);
+        QCOMPARE(fill.perCallRatio.value_or(0), 1.0);
+        QCOMPARE(fill.change, analysis::KernelChange::Same);
 
         CompareKernelModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.setComparison(c);
-        QCOMPARE(model.rowCount(), int(c.kernels.size()));
-        QCOMPARE(model.data(model.index(0, CompareKernelModel::Change)).toString(), QStringLiteral("-90%"));
-        QCOMPARE(model.data(model.index(0, CompareKernelModel::Delta)).toString(), QStringLiteral("−108 us"));
-        QCOMPARE(model.headerData(CompareKernelModel::A, Qt::Horizontal).toString(), QStringLiteral("A / step"));
+        model.setResult(&r);
+        QCOMPARE(model.rowCount(), int(r.kernels.size()));
+        QCOMPARE(model.data(model.index(0, CompareKernelModel::Verdict)).toString(), QStringLiteral("same"));
+        QCOMPARE(model.data(model.index(0, CompareKernelModel::PerCallRatio)).toString(), QStringLiteral("1.000x"));
+        QCOMPARE(model.data(model.index(0, CompareKernelModel::PerStepDelta)).toString(), QStringLiteral("−108 us"));
+        QCOMPARE(model.data(model.index(0, CompareKernelModel::CallsNew)).toString(), QStringLiteral("4"));
+        QCOMPARE(model.headerData(CompareKernelModel::PerStepBase, Qt::Horizontal).toString(),
+            QStringLiteral("BASE / step"));
         QSortFilterProxyModel proxy;
         QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
         proxy.setSourceModel(&model);
         proxy.setSortRole(CompareKernelModel::SortRole);
-        proxy.sort(CompareKernelModel::Delta, Qt::AscendingOrder);
+        proxy.sort(CompareKernelModel::PerStepDelta, Qt::AscendingOrder);
         QVERIFY(
             proxy.data(proxy.index(0, CompareKernelModel::Name)).toString().contains(QStringLiteral("FillFunctor")));
+        model.setResult(nullptr);
+        QCOMPARE(proxy.rowCount(), 0);
     }
 
-    void changeText() {
-        QCOMPARE(tuneup::gui::changeText(100, 150), QStringLiteral("+50%"));
-        QCOMPARE(tuneup::gui::changeText(100, 95), QStringLiteral("-5.0%"));
-        QCOMPARE(tuneup::gui::changeText(0, 10), QStringLiteral("new"));
-        QCOMPARE(tuneup::gui::changeText(10, 0), QStringLiteral("gone"));
-        QCOMPARE(tuneup::gui::changeText(0, 0), QStringLiteral("—"));
+    // A side without training steps cannot be compared per step: the dialog's comparison says so, as
+    // `tuneup compare` does (exit 2), instead of comparing anything else.
+    void aSideWithoutStepsIsNotCompared() {
+        gui::LoadRequest noSteps = request(guitest::dataPath("models_b.db"));
+        noSteps.stepRange = "no-such-range";
+        const auto b = loadSession(noSteps);
+        const Comparison c = compareSessions(*m_a, *b);
+        QVERIFY(!c.runs);
+        QVERIFY(!c.result());
+        QVERIFY2(c.error.find("NEW " + guitest::dataPath("models_b.db") + ": no training steps found") == 0,
+            c.error.c_str());
     }
 
 private:
