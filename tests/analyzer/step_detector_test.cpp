@@ -110,7 +110,7 @@ TEST(StepDetector, NestedAndOverlappingRangesKeepTheFirstOuterOne) {
 TEST(StepDetector, ZeroLengthRangesAreNoSteps) {
     TraceModel m = Trace().range("ProfilerStep#1", 5, 5).range("ProfilerStep#2", 6, 16).model();
     EXPECT_EQ(spans(detectSteps(m)), (std::vector<Span> { { 2, 6 * kMs, 16 * kMs } }));
-    // Only zero-length ranges: no ProfilerStep steps at all, and nothing else to find.
+    // Only zero-length ranges: no ProfilerStep steps at all, nothing else to find, and a window of no length.
     TraceModel none = Trace().range("ProfilerStep#1", 5, 5).model();
     const StepDetection d = detectSteps(none);
     EXPECT_EQ(d.source, StepSource::None);
@@ -207,7 +207,7 @@ TEST(StepDetector, OptimizerStepRangesWhenZeroGradOccursOnce) {
 
 TEST(StepDetector, OneOptimizerCallIsNoStepPattern) {
     TraceModel m = Trace().range("Optimizer.step#SGD.step", 8, 10).model();
-    EXPECT_EQ(detectSteps(m).source, StepSource::None);
+    EXPECT_EQ(detectSteps(m).source, StepSource::WholeWindow);
 }
 
 TEST(StepDetector, TheRepeatingKernelPatternMarksEachStep) {
@@ -232,7 +232,7 @@ TEST(StepDetector, TheRepeatingKernelPatternMarksEachStep) {
 TEST(StepDetector, NoKernelPatternInTooFewOrIrregularKernels) {
     // Seven kernels: too few to tell a pattern.
     TraceModel few = Trace().kernels({ "a", "b", "c", "d", "e", "f", "g" }, 1).model();
-    EXPECT_EQ(detectSteps(few).source, StepSource::None);
+    EXPECT_EQ(detectSteps(few).source, StepSource::WholeWindow);
 
     // A name at irregular distances (1, 5, 2, 7, ... kernels apart) is no step marker.
     Trace irregular;
@@ -245,11 +245,11 @@ TEST(StepDetector, NoKernelPatternInTooFewOrIrregularKernels) {
         ++group;
     }
     TraceModel m = irregular.model();
-    EXPECT_EQ(detectSteps(m).source, StepSource::None);
+    EXPECT_EQ(detectSteps(m).source, StepSource::WholeWindow);
 
     // A period shorter than four kernels is a loop inside a step, not a step.
     TraceModel shortPeriod = Trace().kernels({ "x", "y", "z" }, 6).model();
-    EXPECT_EQ(detectSteps(shortPeriod).source, StepSource::None);
+    EXPECT_EQ(detectSteps(shortPeriod).source, StepSource::WholeWindow);
 }
 
 TEST(StepDetector, RangesWinOverTheKernelPattern) {

@@ -190,3 +190,37 @@ TEST(GpuIdle, SyntheticDataWaitIsNotCountedTwice) {
     EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << run.outcome.reason;
     EXPECT_NE(run.outcome.reason.find("500 us in the median step (5%"), std::string::npos) << run.outcome.reason;
 }
+
+// No steps is not no analysis (issue 16): a GPU busy 2% of a one-second window, with nothing that marks
+// steps, is a finding, and the report says the window was analysed as one span.
+TEST(GpuIdle, GpuBusyTwoPercentOfAWindowWithoutSteps) {
+    TraceBuilder b(SourceFormat::KinetoJson, "window.json");
+    const StringId op = b.intern("aten::mm"), kernel = b.intern("ampere_sgemm_128x64_nn");
+    for (int i = 0; i < 10; ++i) {
+        const int64_t at = i * 100'000'000; // one 2 ms kernel every 100 ms, from an op on the training thread
+        CpuOp o;
+        o.startNs = at;
+        o.endNs = at + 50'000;
+        o.name = op;
+        o.thread = b.thread(1, 1);
+        b.addCpuOp(o);
+        Kernel k;
+        k.startNs = at + 60'000;
+        k.endNs = k.startNs + 2'000'000;
+        k.device = 0;
+        k.stream = 7;
+        k.name = kernel;
+        b.addKernel(k);
+    }
+    std::vector<TraceModel> models;
+    models.push_back(b.finish());
+    const auto run = ruletest::runRuleOnModels("gpu-idle", std::move(models));
+    const StepDetection& steps = run.report.ranks[0].steps.detection;
+    ASSERT_EQ(steps.source, StepSource::WholeWindow);
+    ASSERT_EQ(steps.steps.size(), 1u);
+    EXPECT_EQ(steps.steps[0].durationNs(), 902'060'000);
+    EXPECT_NE(steps.detail.find("the whole window, 902 ms, is analysed as one span"), std::string::npos)
+        << steps.detail;
+    ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
+    EXPECT_GT(run.outcome.findings[0].gain->stepShare, 0.9);
+}

@@ -1,5 +1,7 @@
 #include "steps/step_detector.h"
 
+#include "units.h"
+
 #include <algorithm>
 #include <charconv>
 #include <map>
@@ -23,6 +25,8 @@ std::string_view stepSourceName(StepSource s) {
         return "the repeating kernel pattern";
     case StepSource::None:
         return "none";
+    case StepSource::WholeWindow:
+        return "none found: the whole window as one span";
     }
     return "none";
 }
@@ -166,6 +170,13 @@ StepDetection detectSteps(const TraceModel& model, std::string_view userRange) {
     }
     result.detail = "no step ranges (ProfilerStep#N, tuneup.step, step), no optimizer ranges and no repeating "
                     "kernel pattern; name the step range with --step-range";
+    // No steps is not no analysis: a GPU busy 2% of a one-second capture is a finding whatever the steps.
+    if (const auto window = model.span(); window && window->endNs > window->startNs) {
+        result.source = StepSource::WholeWindow;
+        result.steps.push_back({ 0, window->startNs, window->endNs, kNoRow });
+        result.detail
+            += "; the whole window, " + formatDuration(window->endNs - window->startNs) + ", is analysed as one span";
+    }
     return result;
 }
 

@@ -12,7 +12,19 @@
 
 namespace tuneup::analysis {
 
-enum class StepSource { UserRange, ProfilerStep, BootstrapRange, StepRange, OptimizerRanges, KernelPattern, None };
+// WholeWindow: nothing marks steps, so the trace's whole window is one span (a short Nsight Systems
+// capture, a profile of one layer): the breakdown and the rules still run, on that span. After None so that
+// job summaries written before it keep their numbers.
+enum class StepSource {
+    UserRange,
+    ProfilerStep,
+    BootstrapRange,
+    StepRange,
+    OptimizerRanges,
+    KernelPattern,
+    None,
+    WholeWindow,
+};
 std::string_view stepSourceName(StepSource s); // "ProfilerStep#N ranges"
 
 struct Step {
