@@ -4,8 +4,8 @@
 // per step, each kernel per call and per step with its verdict, the findings that appeared, were resolved
 // or persist, the environment and settings that changed — and the dialog shows them. Pairs: the HTA
 // trace_diff control/test pair (an A100 job against a V100 one: incomparable, then compared anyway as
-// --allow-env-change does), and two tuneup files the tests' fixtures write (the stall fixed: improved;
-// swapped: regressed).
+// --allow-env-change does), two tuneup files the tests' fixtures write (the stall fixed: improved;
+// swapped: regressed), and two recordings made here (the DataLoader sample and its --fixed twin).
 
 #include "app/session.h"
 #include "compare/compare_report.h"
@@ -21,6 +21,7 @@
 #include <QTextDocumentFragment>
 #include <QtTest>
 #include <cmath>
+#include <filesystem>
 #include <rapidjson/document.h>
 
 using namespace tuneup;
@@ -262,6 +263,42 @@ private slots:
         QVERIFY(plain(d.why()).contains(
             swapped ? QStringLiteral("dataloader-stall appeared") : QStringLiteral("dataloader-stall resolved")));
         QVERIFY(!d.compareAnyway()->isVisible());
+    }
+
+    // Two recordings made here: the DataLoader sample and its --fixed twin (four worker processes, whose
+    // files the GUI reads beside the run and the CLI sets aside). Whatever this machine's load makes of
+    // the verdict, the dialog's numbers are the CLI's, and the program's change is named.
+    void recordedPair() {
+#ifndef TUNEUP_PYTHON
+        QSKIP("no python3 with torch to record a run");
+#else
+        const std::string dir = guitest::dataPath("same_comparison");
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        for (const char* name : { "slow", "fixed" }) {
+            std::vector<std::string> args = { "record", "-o", dir + "/" + name + ".db", "--", TUNEUP_PYTHON,
+                TUNEUP_SAMPLES_DIR "/python/dataloader_workers.py", "--steps", "16", "--load-ms", "4" };
+            if (std::string(name) == "fixed") args.push_back("--fixed");
+            const auto recorded = test::runProgram(TUNEUP_BINARY, args);
+            QVERIFY2(recorded.code == 0, recorded.err.c_str());
+        }
+        const std::string base = dir + "/slow.db", now = dir + "/fixed.db";
+        const auto fixedSession = loadSession(guitest::request(now));
+        QVERIFY(!fixedSession->otherFiles.empty()); // the workers' files, shown beside the run
+        CompareDialog d;
+        d.setComparison(compareSessions(*loadSession(guitest::request(base)), *fixedSession));
+        QVERIFY2(d.comparison().result(), d.comparison().error.c_str());
+        int code = 0;
+        const rapidjson::Document cli = cliCompare(base, now, {}, code);
+        QVERIFY(cli.IsObject());
+        QCOMPARE(code, str(cli["verdict"]) == "regressed" ? 1 : 0);
+        sameComparison(*d.comparison().result(), cli);
+        if (QTest::currentTestFailed()) return;
+        dialogShows(d, cli);
+        if (QTest::currentTestFailed()) return;
+        QVERIFY(
+            d.environment()->findItems(QStringLiteral("setting dataloader.num_workers"), Qt::MatchExactly).size() == 1);
+#endif
     }
 
 private:
