@@ -277,7 +277,7 @@ private slots:
         std::filesystem::create_directories(dir);
         for (const char* name : { "slow", "fixed" }) {
             std::vector<std::string> args = { "record", "-o", dir + "/" + name + ".db", "--", TUNEUP_PYTHON,
-                TUNEUP_SAMPLES_DIR "/python/dataloader_workers.py", "--steps", "16", "--load-ms", "4" };
+                std::string(TUNEUP_SAMPLES_DIR) + "/python/dataloader_workers.py", "--steps", "16", "--load-ms", "4" };
             if (std::string(name) == "fixed") args.push_back("--fixed");
             const auto recorded = test::runProgram(TUNEUP_BINARY, args);
             QVERIFY2(recorded.code == 0, recorded.err.c_str());
