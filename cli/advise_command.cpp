@@ -173,15 +173,15 @@ std::function<int()> addAdviseCommand(CLI::App& app, const std::vector<std::stri
     advise
         ->add_option_function<double>(
             "--min-gain", [options](double percent) { options->floor.minStepShare = percent / 100; },
-            "materiality floor: a finding about time is raised only when its gain is more than this percent of the "
-            "median step (default 0.5) and more than --min-gain-ms; findings of a debug API left on, and those "
+            "materiality floor: a finding about time is raised only when its gain is at least this percent of the "
+            "median step (default 0.5) or at least --min-gain-ms; findings of a debug API left on, and those "
             "without a time estimate, are raised whatever their size")
         ->check(CLI::Range(0.0, 100.0));
     advise
         ->add_option_function<double>(
             "--min-gain-ms", [options](double ms) { options->floor.minPerStepNs = int64_t(ms * 1e6); },
-            "materiality floor: ... and more than this many milliseconds per step (default 1; per window when no "
-            "steps are found); 0 for micro-benchmarks whose steps are shorter than a millisecond")
+            "materiality floor: ... or at least this many milliseconds per step (default 1; per window when no "
+            "steps are found); findings under both limits are not raised")
         ->check(CLI::Range(0.0, 1e6));
     advise->add_flag("--all", options->floor.showAll, "show every finding, however small (no materiality floor)");
     advise->add_option("--bench", options->bench,

@@ -277,7 +277,7 @@ public:
                        "optimizer.step();";
         } else {
             f.fixPython = "# Volta/Turing: fp16 autocast with a GradScaler (no bf16 tensor cores before Ampere)\n"
-                          "scaler = torch.cuda.amp.GradScaler()\n"
+                          "scaler = torch.amp.GradScaler(\"cuda\")  # PyTorch < 2.3: torch.cuda.amp.GradScaler()\n"
                           "with torch.autocast(device_type=\"cuda\", dtype=torch.float16):\n"
                           "    loss = loss_fn(model(x), y)\n"
                           "scaler.scale(loss).backward()\n"

@@ -91,6 +91,13 @@ void BreakdownChart::setSession(std::shared_ptr<const Session> session) {
     chart->addAxis(y, Qt::AlignLeft);
     series->attachAxis(x);
     series->attachAxis(y);
+    // Nothing marked steps: the one bar is the whole window, not a step (no median, no "1 steps").
+    if (steps->detection.source == StepSource::WholeWindow) {
+        x->setTitleText(tr("the whole window"));
+        chart->setTitle(tr("No training steps found: the whole window (%1 s) as one span, its breakdown")
+                            .arg(double(steps->medianStepNs()) / 1e9, 0, 'f', 2));
+        return;
+    }
     chart->setTitle(tr("Step time breakdown: median %1 ms over %2 steps (click a bar to show the step)")
                         .arg(double(steps->medianStepNs()) / 1e6, 0, 'f', 2)
                         .arg(steps->perStep.size()));

@@ -14,7 +14,9 @@ model = torch.nn.Sequential(torch.nn.Linear(1024, args.hidden), torch.nn.ReLU(),
                             torch.nn.Linear(args.hidden, args.hidden), torch.nn.ReLU(),
                             torch.nn.Linear(args.hidden, 16)).to(device)
 optimizer = sample.sgd(model)
-scaler = torch.cuda.amp.GradScaler(enabled=args.fixed and cuda)
+# torch.amp.GradScaler("cuda") from PyTorch 2.3 (torch.cuda.amp's is deprecated there); before, torch.cuda.amp's.
+scaler = (torch.amp.GradScaler("cuda", enabled=args.fixed and cuda) if hasattr(torch.amp, "GradScaler")
+          else torch.cuda.amp.GradScaler(enabled=args.fixed and cuda))
 inputs = torch.randn(256, 1024, device=device)
 targets = torch.randint(0, 16, (256,), device=device)
 

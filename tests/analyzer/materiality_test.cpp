@@ -40,11 +40,12 @@ RuleOutcome raised(std::vector<Finding> findings) {
     return o;
 }
 
-TEST(MaterialityFloor, BothLimitsMustBeExceeded) {
+TEST(MaterialityFloor, EitherLimitClearsIt) {
     const MaterialityFloor floor;
     EXPECT_TRUE(isMaterial(timeFinding(5'000'000, 0.05), floor));
-    EXPECT_FALSE(isMaterial(timeFinding(900'000, 0.05), floor)) << "5% of a short step, but under 1 ms";
-    EXPECT_FALSE(isMaterial(timeFinding(2'000'000, 0.004), floor)) << "2 ms, but 0.4% of a long step";
+    EXPECT_TRUE(isMaterial(timeFinding(900'000, 0.05), floor)) << "5% of a short step, under 1 ms";
+    EXPECT_TRUE(isMaterial(timeFinding(2'000'000, 0.004), floor)) << "2 ms, 0.4% of a long step";
+    EXPECT_FALSE(isMaterial(timeFinding(900'000, 0.004), floor)) << "under both";
     EXPECT_FALSE(isMaterial(timeFinding(3'000, 0.00002), floor)) << "three microseconds of pageable copies";
     EXPECT_FALSE(isMaterial(timeFinding(0, 0), floor)) << "a performance finding that claims nothing";
 }
@@ -65,11 +66,10 @@ TEST(MaterialityFloor, CorrectnessInformationAndUnestimatedFindingsStay) {
 }
 
 TEST(MaterialityFloor, ConfigurableAndAll) {
-    MaterialityFloor micro;
-    micro.minPerStepNs = 0; // --min-gain-ms 0: a micro-benchmark's 17 us steps
-    EXPECT_TRUE(isMaterial(timeFinding(5'000, 0.3), micro));
+    EXPECT_TRUE(isMaterial(timeFinding(5'000, 0.3), MaterialityFloor {})) << "30% of a micro-benchmark's 17 us step";
     MaterialityFloor strict;
-    strict.minStepShare = 0.10; // --min-gain 10
+    strict.minStepShare = 0.10; // --min-gain 10 --min-gain-ms 10
+    strict.minPerStepNs = 10'000'000;
     EXPECT_FALSE(isMaterial(timeFinding(5'000'000, 0.05), strict));
     MaterialityFloor all;
     all.showAll = true;
@@ -78,7 +78,7 @@ TEST(MaterialityFloor, ConfigurableAndAll) {
 }
 
 TEST(MaterialityFloor, OutcomeLeftWithoutFindingsIsCleanAndSaysWhy) {
-    std::vector<RuleOutcome> outcomes { raised({ timeFinding(81'000, 0.026), timeFinding(40'000, 0.013) }),
+    std::vector<RuleOutcome> outcomes { raised({ timeFinding(81'000, 0.0026), timeFinding(40'000, 0.0013) }),
         raised({ timeFinding(5'000'000, 0.05), timeFinding(10'000, 0.0001) }) };
     EXPECT_EQ(applyMaterialityFloor(outcomes, MaterialityFloor {}), 3u);
     EXPECT_EQ(outcomes[0].status, RuleStatus::Clean);
@@ -86,7 +86,7 @@ TEST(MaterialityFloor, OutcomeLeftWithoutFindingsIsCleanAndSaysWhy) {
     EXPECT_EQ(outcomes[0].belowFloor.size(), 2u);
     EXPECT_EQ(outcomes[0].reason,
         "2 findings under the materiality floor (0.5% of the step and 1 ms per step), the largest 81 us per step, "
-        "3% of the step; --all shows them");
+        "0.3% of the step; --all shows them");
     EXPECT_EQ(outcomes[1].status, RuleStatus::Raised);
     ASSERT_EQ(outcomes[1].findings.size(), 1u);
     EXPECT_EQ(outcomes[1].findings[0].gain->perStepNs, 5'000'000);
@@ -101,7 +101,14 @@ TEST(MaterialityFloor, OutcomeLeftWithoutFindingsIsCleanAndSaysWhy) {
     EXPECT_EQ(outcomes[1].findings.size(), 2u);
 }
 
-// ---- on a real trace: HTA's cuda_event_sync (3.15 ms steps; sync-in-loop finds 81 us per step) ----
+// ---- on a real trace: HTA's cuda_event_sync (3.15 ms steps; sync-in-loop finds 81 us per step, 2.6%) ----
+
+// --min-gain 5: the sync's 2.6% and 81 us are under both limits.
+MaterialityFloor fivePercent() {
+    MaterialityFloor floor;
+    floor.minStepShare = 0.05;
+    return floor;
+}
 
 const fs::path kTraces = TUNEUP_SHARED_TRACES;
 const std::string kEventSync = "hta/tests/data/critical_path/cuda_event_sync/event_sync_trace.json.gz";
@@ -120,9 +127,11 @@ const RuleOutcome& outcomeOf(const Job& job, const std::string& rule) {
     return *it;
 }
 
-TEST(MaterialityOnRealTrace, SmallSyncIsNotRaisedByDefaultAndAllShowsIt) {
+TEST(MaterialityOnRealTrace, SyncUnderBothLimitsIsNotRaisedAndAllShowsIt) {
     TUNEUP_REQUIRE_SHARED_TRACES(kTraces);
-    const auto job = adviseEventSync(MaterialityFloor {});
+    // By default its 2.6% of the step clears the floor.
+    EXPECT_EQ(outcomeOf(*adviseEventSync(MaterialityFloor {}), "sync-in-loop").status, RuleStatus::Raised);
+    const auto job = adviseEventSync(fivePercent());
     const RuleOutcome& sync = outcomeOf(*job, "sync-in-loop");
     EXPECT_EQ(sync.status, RuleStatus::Clean);
     EXPECT_NE(sync.reason.find("under the materiality floor"), std::string::npos) << sync.reason;
@@ -130,20 +139,20 @@ TEST(MaterialityOnRealTrace, SmallSyncIsNotRaisedByDefaultAndAllShowsIt) {
     // The GPU idling 96% of the step is well above it.
     EXPECT_EQ(outcomeOf(*job, "gpu-idle").status, RuleStatus::Raised);
 
-    MaterialityFloor all;
+    MaterialityFloor all = fivePercent();
     all.showAll = true;
     const auto everything = adviseEventSync(all);
     EXPECT_EQ(outcomeOf(*everything, "sync-in-loop").status, RuleStatus::Raised);
     EXPECT_EQ(everything->report.findingsBelowFloor, 0u);
 
-    MaterialityFloor micro; // --min-gain-ms 0: the 2.6% share alone decides
-    micro.minPerStepNs = 0;
+    MaterialityFloor micro = fivePercent(); // --min-gain-ms 0.05: its 81 us clear the time limit
+    micro.minPerStepNs = 50'000;
     EXPECT_EQ(outcomeOf(*adviseEventSync(micro), "sync-in-loop").status, RuleStatus::Raised);
 }
 
 TEST(MaterialityOnRealTrace, EveryFormatStatesTheShareAndWhatTheFloorLeftOut) {
     TUNEUP_REQUIRE_SHARED_TRACES(kTraces);
-    const auto job = adviseEventSync(MaterialityFloor {});
+    const auto job = adviseEventSync(fivePercent());
     ReportContext context;
     context.inputs = { kEventSync };
     for (const ReportFormat& format : reportFormats()) {
@@ -165,7 +174,7 @@ TEST(MaterialityOnRealTrace, EveryFormatStatesTheShareAndWhatTheFloorLeftOut) {
 
 TEST(MaterialityOnRealTrace, SummaryKeepsWhatTheFloorSetAside) {
     TUNEUP_REQUIRE_SHARED_TRACES(kTraces);
-    const auto job = adviseEventSync(MaterialityFloor {});
+    const auto job = adviseEventSync(fivePercent());
     const test::TempDir dir("materiality");
     const std::string summary = (fs::path(dir.path()) / "node0.json").string();
     {

@@ -226,8 +226,11 @@ TEST_F(SqlRuleTest, KindDecidesWhetherTheMaterialityFloorApplies) {
     ASSERT_EQ(report.outcomes.size(), 2u);
     EXPECT_EQ(report.outcomes[0].findings.at(0).kind, FindingKind::Correctness);
     EXPECT_EQ(report.outcomes[1].findings.at(0).kind, FindingKind::Performance);
-    // Nanoseconds of a kernel: under the default floor for a performance finding, not for a correctness one.
-    EXPECT_EQ(applyMaterialityFloor(report.outcomes, MaterialityFloor {}), 1u);
+    // Nanoseconds of a kernel, however large a share of this small trace's step (--min-gain 100): under the
+    // floor for a performance finding, not for a correctness one.
+    MaterialityFloor timeOnly;
+    timeOnly.minStepShare = 1.0;
+    EXPECT_EQ(applyMaterialityFloor(report.outcomes, timeOnly), 1u);
     EXPECT_EQ(report.outcomes[0].status, RuleStatus::Raised);
     EXPECT_EQ(report.outcomes[1].status, RuleStatus::Clean);
     EXPECT_NE(rejection("-- id: bad-kind\n-- title: Bad\n-- severity: info\n-- kind: cosmetic\n" + query)

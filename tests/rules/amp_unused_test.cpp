@@ -38,6 +38,8 @@ TEST(AmpUnused, FiresOnFp32ResnetOnV100) {
     // Volta: fp16 with a GradScaler, not bf16.
     EXPECT_NE(f.fixPython.find("torch.float16"), std::string::npos);
     EXPECT_NE(f.fixPython.find("GradScaler"), std::string::npos);
+    EXPECT_NE(f.fixPython.find("scaler = torch.amp.GradScaler(\"cuda\")"), std::string::npos)
+        << "torch.cuda.amp.GradScaler is deprecated from PyTorch 2.3";
     EXPECT_NE(f.fixCpp.find("at::kHalf"), std::string::npos);
     EXPECT_GT(f.evidence.eventsTotal, 0u);
     EXPECT_LE(f.evidence.events.size(), 50u);

@@ -8,10 +8,11 @@ namespace tuneup::analysis {
 
 bool isMaterial(const Finding& f, const MaterialityFloor& floor) {
     if (floor.showAll || f.kind != FindingKind::Performance || !f.gain) return true;
-    // stepShare is 0 where the rank's step time is unknown: the share cannot be judged, the time can.
-    const bool shareKnown = f.gain->stepShare > 0 || f.gain->perStepNs <= 0;
-    if (shareKnown && f.gain->stepShare <= floor.minStepShare) return false;
-    return f.gain->perStepNs > floor.minPerStepNs;
+    // Either limit clears it: a large share of a short step (a 5% sync in a 17 ms step is 0.9 ms) and a large
+    // time in a long one are both worth a change; under both is not. stepShare is 0 where the rank's step
+    // time is unknown: then the time alone decides.
+    if (f.gain->perStepNs <= 0) return false;
+    return f.gain->stepShare >= floor.minStepShare || f.gain->perStepNs >= floor.minPerStepNs;
 }
 
 std::string floorText(const MaterialityFloor& floor) {

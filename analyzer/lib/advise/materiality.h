@@ -1,7 +1,8 @@
 #pragma once
 // The materiality floor: a finding about time is raised only when the time it would save is worth a
-// change — by default more than 0.5% of the median step AND more than 1 ms per step. Three microseconds
-// of pageable copies is not advice. Findings of other kinds (FindingKind: a debug API left on, an
+// change — by default at least 0.5% of the median step OR at least 1 ms per step; under both is not
+// advice (three microseconds of pageable copies). Requiring both would hide a 5% finding of every step
+// shorter than 20 ms. Findings of other kinds (FindingKind: a debug API left on, an
 // information) are raised whatever their size, and so are findings that carry no estimate to judge.
 
 #include "advise/finding.h"
@@ -18,7 +19,7 @@ struct MaterialityFloor {
     bool showAll = false; // --all: no floor
 };
 
-// Whether `f` clears the floor: not a performance finding, no gain estimate, or a gain above both limits.
+// Whether `f` clears the floor: not a performance finding, no gain estimate, or a gain at either limit.
 bool isMaterial(const Finding& f, const MaterialityFloor& floor);
 
 // "0.5% of the step and 1 ms per step"

@@ -24,6 +24,8 @@ int64_t saturatingAdd(int64_t a, int64_t b) {
 
 // The steps of one rank that compare may measure: all found, less the last when it is no step boundary.
 size_t usableSteps(const StepDetection& detection, bool* lastDropped) {
+    // Nothing marked steps (the whole window as one span): there is no step time to compare.
+    if (detection.source == StepSource::WholeWindow) return 0;
     size_t n = detection.steps.size();
     // Steps found from the optimizer's ranges run from one call to the next: the last runs to the end
     // of the recording (bench drops it too: bench_measure.h runSteps).
