@@ -107,7 +107,7 @@ TEST(CompareReports, JunitHasOneCaseACheckAndEscapesWhatTracesHold) {
     const std::string xml = render(writeCompareJunit, r);
     // environment, step time, 7 breakdown parts, 1 finding; failing: step time, copies, the finding.
     EXPECT_NE(xml.find("tests=\"10\" failures=\"3\""), std::string::npos) << xml;
-    EXPECT_NE(xml.find("a &lt;b&gt; &amp; &quot;c&quot; ? title"), std::string::npos) << xml;
+    EXPECT_NE(xml.find("a &lt;b&gt; &amp; &quot;c&quot; \uFFFD title"), std::string::npos) << xml;
     EXPECT_EQ(xml.find('\x01'), std::string::npos);
     EXPECT_NE(xml.find("<testcase classname=\"tuneup.compare.breakdown\" name=\"Copies\">\n      <failure"),
         std::string::npos);
@@ -122,13 +122,6 @@ TEST(CompareReports, CsvQuotesNamesWithCommasAndQuotes) {
     EXPECT_NE(
         csv.find("kernel_per_call,\"void f<1, 2>(\"\"x\"\")\",other,us/call,0.1,0.1,0,1,same\n"), std::string::npos)
         << csv;
-}
-
-TEST(CompareReports, CleanUtf8KeepsValidTextAndMarksBadBytes) {
-    EXPECT_EQ(cleanUtf8("H100 …"), "H100 …");
-    EXPECT_EQ(cleanUtf8("a\xff"
-                        "b\xe2\x82"),
-        "a?b??");
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "run_files.h"
 #include "temp_dir.h"
 #include "units.h"
+#include "utf8.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -52,6 +53,18 @@ TEST(Units, BytesCountsSharesAndGroups) {
     EXPECT_EQ(groupedInteger(1'420'113), "1,420,113");
     EXPECT_EQ(groupedInteger(-1'000), "-1,000");
     EXPECT_EQ(groupedInteger(INT64_MIN), "-9,223,372,036,854,775,808");
+}
+
+TEST(Utf8, ValidTextIsKeptAndEachInvalidSequenceIsOneReplacementCharacter) {
+    EXPECT_EQ(tuneup::validUtf8("H100 \u2026"), "H100 \u2026");
+    EXPECT_TRUE(tuneup::isValidUtf8("H100 \u2026"));
+    // A lone byte, and a three-byte sequence cut after two (one maximal subpart: one U+FFFD).
+    EXPECT_EQ(tuneup::validUtf8("a\xff"
+                                "b\xe2\x82"),
+        "a\uFFFDb\uFFFD");
+    EXPECT_FALSE(tuneup::isValidUtf8("caf\xe9"));
+    EXPECT_FALSE(tuneup::isValidUtf8("\xc0\xaf")) << "an overlong '/'";
+    EXPECT_FALSE(tuneup::isValidUtf8("\xed\xa0\x80")) << "a surrogate";
 }
 
 TEST(ProcessRoles, NamesRoundTrip) {

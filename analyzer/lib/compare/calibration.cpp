@@ -2,6 +2,7 @@
 
 #include "compare/compare_report.h"
 #include "units.h"
+#include "utf8.h"
 
 #include <algorithm>
 #include <cmath>
@@ -72,7 +73,7 @@ void writeCalibrationJson(std::ostream& os, const Calibration& c, const std::str
     rapidjson::PrettyWriter<rapidjson::OStreamWrapper> w(stream);
     w.SetIndent(' ', 2);
     const auto str = [&w](const std::string& s) {
-        const std::string clean = cleanUtf8(s);
+        const std::string clean = validUtf8(s);
         w.String(clean.c_str(), rapidjson::SizeType(clean.size()));
     };
     w.StartObject();

@@ -2,6 +2,7 @@
 // Columns: section, name, class, unit, base, new, delta, ratio, verdict. Empty cells: not measured.
 
 #include "compare/compare_report.h"
+#include "utf8.h"
 
 #include <cmath>
 #include <cstdio>
@@ -12,7 +13,7 @@ namespace {
 
 // RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled.
 std::string field(std::string_view raw) {
-    std::string s = cleanUtf8(raw);
+    std::string s = validUtf8(raw);
     if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
     std::string out = "\"";
     for (char c : s)

@@ -3,9 +3,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <rapidjson/encodings.h>
-#include <rapidjson/memorystream.h>
-#include <rapidjson/stringbuffer.h>
 
 namespace tuneup::analysis {
 
@@ -32,25 +29,6 @@ std::string compareFormatNames() {
     for (const CompareFormat& f : compareFormats())
         names += (names.empty() ? "" : ", ") + std::string(f.name);
     return names;
-}
-
-std::string cleanUtf8(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    size_t at = 0;
-    while (at < text.size()) {
-        // One code point at a time; a bad sequence costs its first byte.
-        rapidjson::MemoryStream bytes(text.data() + at, text.size() - at);
-        rapidjson::StringBuffer ignored;
-        if (rapidjson::UTF8<>::Validate(bytes, ignored) && bytes.Tell() > 0) {
-            out.append(text.substr(at, bytes.Tell()));
-            at += bytes.Tell();
-        } else {
-            out += '?';
-            ++at;
-        }
-    }
-    return out;
 }
 
 std::string ratioText(double ratio) {

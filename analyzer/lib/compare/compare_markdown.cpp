@@ -4,6 +4,7 @@
 #include "compare/compare_report.h"
 #include "report/report_helpers.h"
 #include "units.h"
+#include "utf8.h"
 
 #include <cmath>
 #include <cstdio>
@@ -19,46 +20,14 @@ constexpr size_t kCellChars = 300;
 // One line of inline text: Markdown punctuation escaped, HTML-significant characters as entities
 // (GitHub renders raw HTML, so a kernel's "<float>" would vanish), cut to kCellChars.
 std::string md(std::string_view raw) {
-    std::string s = cleanUtf8(raw);
+    std::string s = validUtf8(raw);
     if (s.size() > kCellChars) {
         size_t cut = kCellChars;
         while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80)
             --cut;
         s = s.substr(0, cut) + "…";
     }
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '&':
-            out += "&amp;";
-            break;
-        case '\n':
-        case '\r':
-            out += ' ';
-            break;
-        case '\\':
-        case '`':
-        case '*':
-        case '_':
-        case '[':
-        case ']':
-        case '|':
-        case '~':
-        case '$':
-            out += '\\';
-            out += c;
-            break;
-        default:
-            out += c;
-        }
-    }
-    return out;
+    return markdownText(s);
 }
 
 std::string signedDuration(int64_t ns) {

@@ -36,9 +36,6 @@ const CompareFormat* findCompareFormat(std::string_view name); // nullptr when u
 std::string compareFormatNames(); // "text, json, markdown, junit, csv"
 
 // What the formats write alike.
-// Text from traces may hold bytes that are not UTF-8 (a damaged file): each such byte becomes '?', so
-// that Markdown, XML and CSV stay valid UTF-8.
-std::string cleanUtf8(std::string_view text);
 std::string ratioText(double ratio); // "0.452x"
 std::string ratioIntervalText(const StepTimeComparison& s); // "0.43x-0.47x"
 std::string stepTimeHeadline(const CompareResult& r); // "53.0 ms -> 23.6 ms per step (0.45x, 95% CI ...)"

@@ -4,6 +4,7 @@
 #include "compare/history.h"
 #include "stats/descriptive.h"
 #include "units.h"
+#include "utf8.h"
 
 #include <cmath>
 #include <cstdio>
@@ -64,7 +65,7 @@ void writeHistoryJson(std::ostream& os, const std::vector<HistoryEntry>& history
     rapidjson::PrettyWriter<rapidjson::OStreamWrapper> w(stream);
     w.SetIndent(' ', 2);
     const auto str = [&w](const std::string& s) {
-        const std::string clean = cleanUtf8(s);
+        const std::string clean = validUtf8(s);
         w.String(clean.c_str(), rapidjson::SizeType(clean.size()));
     };
     w.StartObject();

@@ -1,6 +1,7 @@
 #include "compare/run_profile_json.h"
 
 #include "compare/compare_report.h"
+#include "utf8.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -14,7 +15,7 @@ namespace {
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 void str(Writer& w, std::string_view s) {
-    const std::string clean = cleanUtf8(s);
+    const std::string clean = validUtf8(s);
     w.String(clean.data(), rapidjson::SizeType(clean.size()));
 }
 

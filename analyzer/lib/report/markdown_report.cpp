@@ -10,54 +10,13 @@ namespace tuneup::analysis {
 
 namespace {
 
-// Inline text: Markdown punctuation escaped, HTML-significant characters as entities (GitHub
-// renders raw HTML in Markdown, so a kernel name's "<float>" would vanish), one line.
-std::string text(std::string_view raw) {
-    const std::string s = validUtf8(raw); // text from traces may hold invalid UTF-8
-    std::string out;
-    out.reserve(s.size());
-    for (char c : s) {
-        switch (c) {
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '&':
-            out += "&amp;";
-            break;
-        case '\n':
-            out += ' ';
-            break;
-        case '\r':
-            break;
-        case '\\':
-        case '`':
-        case '*':
-        case '_':
-        case '[':
-        case ']':
-        case '|':
-        case '~':
-        case '$':
-            out += '\\';
-            out += c;
-            break;
-        default:
-            out += c;
-        }
-    }
-    return out;
-}
-
-// A paragraph: like text() but keeps line breaks (as Markdown hard breaks).
+// A paragraph: like markdownText() but keeps line breaks (as Markdown hard breaks).
 std::string paragraph(std::string_view s) {
     std::string out;
     size_t start = 0;
     while (start <= s.size()) {
         const size_t end = std::min(s.find('\n', start), s.size());
-        out += text(s.substr(start, end - start));
+        out += markdownText(s.substr(start, end - start));
         if (end == s.size()) break;
         out += "  \n";
         start = end + 1;
@@ -124,9 +83,9 @@ void writeInputs(std::ostream& out, const AdviceReport& report, const ReportCont
         if (report.ranks.size() > 1) out << " (rank " << r.rank << ")";
         out << ": " << sourceFormatName(r.format) << ", " << r.eventCount << " events; ";
         if (d.steps.empty())
-            out << "no steps found (" << text(d.detail) << ")";
+            out << "no steps found (" << markdownText(d.detail) << ")";
         else
-            out << d.steps.size() << " steps from " << text(stepSourceName(d.source)) << ", median **"
+            out << d.steps.size() << " steps from " << markdownText(stepSourceName(d.source)) << ", median **"
                 << formatDuration(r.steps.median.stepNs) << "**";
         if (r.steps.device >= 0) out << ", GPU " << r.steps.device;
         out << "\n";
@@ -171,26 +130,26 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
     const ReportContext& context) {
     const Finding& f = *group.finding;
     out << "### " << index << ". " << code(f.ruleId)
-        << (group.ranks.empty() ? "" : " (" + rankList(group.ranks, report.ranks.size()) + ")") << ": " << text(f.title)
-        << "\n\n";
+        << (group.ranks.empty() ? "" : " (" + rankList(group.ranks, report.ranks.size()) + ")") << ": "
+        << markdownText(f.title) << "\n\n";
     if (group.ranks.size() > 1) out << "Shown for rank " << f.rank << ", where it costs most.\n\n";
     out << "**" << severityLabel(f.severity) << "**";
     if (f.gain && f.gain->perStepNs > 0) {
         out << " · estimated gain **" << formatDuration(f.gain->perStepNs) << " per step** (" << stepShareText(f)
             << ")";
-        if (!f.gain->confidence.empty()) out << ", confidence " << text(f.gain->confidence);
+        if (!f.gain->confidence.empty()) out << ", confidence " << markdownText(f.gain->confidence);
     } else {
         out << " · " << stepShareText(f);
     }
     out << "\n\n";
     if (const std::string measured = measuredGainText(context, f); !measured.empty())
-        out << "Measured: " << text(measured) << "\n\n";
+        out << "Measured: " << markdownText(measured) << "\n\n";
     if (!f.detail.empty()) out << paragraph(f.detail) << "\n\n";
     const Evidence& e = f.evidence;
     if (!e.facts.empty() || e.eventsTotal || !e.spans.empty() || (f.gain && !f.gain->model.empty())) {
         out << "**Evidence**\n\n";
         for (const auto& [label, value] : e.facts)
-            out << "- " << text(label) << ": " << text(value) << "\n";
+            out << "- " << markdownText(label) << ": " << markdownText(value) << "\n";
         const size_t events = std::max(e.eventsTotal, e.events.size());
         if (events) {
             out << "- events: " << events;
@@ -205,13 +164,13 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
             if (e.spans.size() > 5) out << ", … (" << e.spans.size() << " in all)";
             out << "\n";
         }
-        if (f.gain && !f.gain->model.empty()) out << "- gain model: " << text(f.gain->model) << "\n";
+        if (f.gain && !f.gain->model.empty()) out << "- gain model: " << markdownText(f.gain->model) << "\n";
         out << "\n";
     }
     if (!f.fixPython.empty()) out << "**Fix (Python)**\n\n" << codeBlock(f.fixPython, "python") << "\n";
     if (!f.fixCpp.empty()) out << "**Fix (C++)**\n\n" << codeBlock(f.fixCpp, "cpp") << "\n";
     const std::string doc = docLink(f, context);
-    out << "Documentation: [" << text(doc) << "](<" << doc << ">)\n\n";
+    out << "Documentation: [" << markdownText(doc) << "](<" << doc << ">)\n\n";
 }
 
 void writeRules(std::ostream& out, const AdviceReport& report) {
@@ -221,19 +180,19 @@ void writeRules(std::ostream& out, const AdviceReport& report) {
     if (!notEvaluated.empty()) {
         out << "## Not evaluated\n\nThe trace lacks what these rules need:\n\n";
         for (const RuleOutcome* o : notEvaluated)
-            out << "- " << code(o->ruleId) << ": " << text(o->reason) << "\n";
+            out << "- " << code(o->ruleId) << ": " << markdownText(o->reason) << "\n";
         out << "\n";
     }
     if (!notApplicable.empty()) {
         out << "## Not applicable\n\n";
         for (const RuleOutcome* o : notApplicable)
-            out << "- " << code(o->ruleId) << ": " << text(o->reason) << "\n";
+            out << "- " << code(o->ruleId) << ": " << markdownText(o->reason) << "\n";
         out << "\n";
     }
     if (!clean.empty()) {
         out << "## Checked, nothing found\n\n";
         for (const RuleOutcome* o : clean)
-            out << "- " << code(o->ruleId) << (o->reason.empty() ? "" : ": " + text(o->reason)) << "\n";
+            out << "- " << code(o->ruleId) << (o->reason.empty() ? "" : ": " + markdownText(o->reason)) << "\n";
         out << "\n";
     }
 }
@@ -247,7 +206,7 @@ void writeDataLoss(std::ostream& out, const AdviceReport& report) {
     for (const DataLoss& d : losses) {
         out << "| " << groupedInteger(d.count) << " | " << code(d.name) << " | ";
         if (report.ranks.size() > 1) out << rankList(d.ranks, report.ranks.size()) << " | ";
-        out << text(d.description) << " |\n";
+        out << markdownText(d.description) << " |\n";
     }
     out << "\n";
 }
@@ -267,7 +226,7 @@ void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const Re
     out << "## Findings\n\n";
     if (findings.empty()) {
         out << "No findings.\n\n";
-        if (const std::string note = floorNote(report); !note.empty()) out << text(note) << ".\n\n";
+        if (const std::string note = floorNote(report); !note.empty()) out << markdownText(note) << ".\n\n";
     } else {
         out << "Ranked by estimated gain per step.\n\n| # | Severity | Rule | Gain/step | Share | Finding |\n"
                "|---:|---|---|---:|---:|---|\n";
@@ -275,10 +234,10 @@ void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const Re
             const Finding& f = *findings[i].finding;
             out << "| " << i + 1 << " | " << severityLabel(f.severity) << " | " << code(f.ruleId)
                 << (findings[i].ranks.empty() ? "" : " " + rankList(findings[i].ranks, report.ranks.size())) << " | "
-                << gainText(f) << " | " << text(stepShareText(f)) << " | " << text(f.title) << " |\n";
+                << gainText(f) << " | " << markdownText(stepShareText(f)) << " | " << markdownText(f.title) << " |\n";
         }
         out << "\n";
-        if (const std::string note = floorNote(report); !note.empty()) out << text(note) << ".\n\n";
+        if (const std::string note = floorNote(report); !note.empty()) out << markdownText(note) << ".\n\n";
         // Details for the first ones; a rule file can return hundreds of rows.
         constexpr size_t kDetailed = 50;
         for (size_t i = 0; i < findings.size() && i < kDetailed; ++i)
@@ -288,7 +247,7 @@ void writeMarkdownReport(std::ostream& out, const AdviceReport& report, const Re
                 << "`--format json` has them all.\n\n";
     }
     writeRules(out, report);
-    out << "---\n*tuneup " << text(context.toolVersion)
+    out << "---\n*tuneup " << markdownText(context.toolVersion)
         << "* · `tuneup advise … --format html -o report.html` gives charts of the steps and the busiest kernels.\n";
 }
 

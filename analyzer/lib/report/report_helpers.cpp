@@ -1,6 +1,7 @@
 #include "report/report_helpers.h"
 
 #include "saturating.h"
+#include "utf8.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -225,6 +226,47 @@ std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleSta
     std::set<std::string> listed;
     for (const RuleOutcome& o : report.outcomes)
         if (o.status == status && listed.insert(o.ruleId).second) out.push_back(&o);
+    return out;
+}
+
+// Inline text: Markdown punctuation escaped, HTML-significant characters as entities (GitHub
+// renders raw HTML in Markdown, so a kernel name's "<float>" would vanish), one line.
+std::string markdownText(std::string_view raw) {
+    const std::string s = validUtf8(raw); // text from traces may hold invalid UTF-8
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '&':
+            out += "&amp;";
+            break;
+        case '\n':
+            out += ' ';
+            break;
+        case '\r':
+            break;
+        case '\\':
+        case '`':
+        case '*':
+        case '_':
+        case '[':
+        case ']':
+        case '|':
+        case '~':
+        case '$':
+            out += '\\';
+            out += c;
+            break;
+        default:
+            out += c;
+        }
+    }
     return out;
 }
 

@@ -78,4 +78,8 @@ std::string floorNote(const AdviceReport& report);
 // Rules without findings, each (rule, status) once: per-rank rules repeat their outcome per rank.
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status);
 
+// One line of Markdown inline text: its punctuation escaped, HTML-significant characters as entities
+// (GitHub renders raw HTML, so a kernel's "<float>" would vanish), bytes that are not UTF-8 as U+FFFD.
+std::string markdownText(std::string_view raw);
+
 } // namespace tuneup::analysis

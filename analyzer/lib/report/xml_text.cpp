@@ -1,49 +1,33 @@
 #include "report/xml_text.h"
 
-#include <rapidjson/encodings.h>
-#include <rapidjson/memorystream.h>
-#include <rapidjson/stringbuffer.h>
+#include "utf8.h"
 
 namespace tuneup::analysis {
 
 std::string xmlText(std::string_view text) {
+    const std::string valid = validUtf8(text);
     std::string out;
-    out.reserve(text.size());
-    size_t at = 0;
-    while (at < text.size()) {
-        const unsigned char c = static_cast<unsigned char>(text[at]);
-        if (c < 0x80) {
-            switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&apos;";
-                break;
-            default:
-                if (c >= 0x20 || c == '\n' || c == '\t') out += char(c);
-            }
-            ++at;
-            continue;
-        }
-        // One multi-byte code point; a bad sequence costs its first byte.
-        rapidjson::MemoryStream bytes(text.data() + at, text.size() - at);
-        rapidjson::StringBuffer ignored;
-        if (rapidjson::UTF8<>::Validate(bytes, ignored) && bytes.Tell() > 0) {
-            out.append(text.substr(at, bytes.Tell()));
-            at += bytes.Tell();
-        } else {
-            out += '?';
-            ++at;
+    out.reserve(valid.size());
+    for (const char ch : valid) {
+        switch (ch) {
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&apos;";
+            break;
+        default:
+            // XML 1.0 cannot hold control characters but tab and line breaks.
+            if (static_cast<unsigned char>(ch) >= 0x20 || ch == '\n' || ch == '\t') out += ch;
         }
     }
     return out;

@@ -1,6 +1,6 @@
 #pragma once
 // Text for XML 1.0 (the JUnit reports of `tuneup advise` and `tuneup compare`): the five special
-// characters as entities, control characters XML cannot hold dropped, bytes that are not UTF-8 as '?'
+// characters as entities, control characters XML cannot hold dropped, bytes that are not UTF-8 as U+FFFD
 // (text from a trace may hold anything).
 
 #include <string>
