@@ -454,6 +454,10 @@ TuneupFile::TuneupFile(sqlite3* db, std::string path, bool immutable)
 }
 
 TuneupFile::~TuneupFile() {
+    // A read that stopped on a damaged page may leave a statement SQLite still counts as open; then
+    // sqlite3_close fails (SQLITE_BUSY) and the connection would leak (found by fuzz_tuneup_file).
+    while (sqlite3_stmt* open = sqlite3_next_stmt(m_db, nullptr))
+        sqlite3_finalize(open);
     sqlite3_close(m_db);
     removeCopy(m_copyDir);
 }
