@@ -163,8 +163,9 @@ std::function<int()> addAdviseCommand(CLI::App& app, const std::vector<std::stri
     advise->add_option(
         "--fail-on", options->failOn, "exit 3 when a finding is this severe or worse: info, warning or error (for CI)");
     advise->add_option("--step-range", options->stepRange,
-        "name of the range that marks one training step (default: ProfilerStep#N, tuneup.step, step, the "
-        "optimizer's ranges, else the repeating kernel pattern, else the whole window as one span)");
+        "name of the range that marks one training step (default: ProfilerStep#N, tuneup.step, step or "
+        "iteration N, the optimizer's or a framework's ranges, else the repeating kernel pattern, else the whole "
+        "window as one span: docs/steps.md)");
     advise->add_option("--rules", options->userRules,
         "also run your own SQL rules: a .sql file or a folder of them (see docs/user-rules.md)");
     advise->add_option("--summary-out", options->summaryOut,

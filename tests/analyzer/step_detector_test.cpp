@@ -144,7 +144,7 @@ TEST(StepDetector, SourcesInTheirOrderOfPreference) {
     auto trace = [](Trace&& t) -> Trace&& { return std::move(t.range("step#0", 0, 10).range("step#1", 10, 20)); };
     TraceModel plain = trace(Trace()).model();
     EXPECT_EQ(detectSteps(plain).source, StepSource::StepRange);
-    EXPECT_EQ(detectSteps(plain).detail, "step");
+    EXPECT_EQ(detectSteps(plain).detail, "step#0");
 
     TraceModel bootstrap = trace(Trace()).range("tuneup.step#4", 0, 9).range("tuneup.step#5", 10, 19).model();
     const StepDetection b = detectSteps(bootstrap);
@@ -174,6 +174,80 @@ TEST(StepDetector, TheUserRangeWinsAndSaysWhenItIsAbsent) {
     EXPECT_EQ(absent.source, StepSource::UserRange);
     EXPECT_TRUE(absent.steps.empty());
     EXPECT_EQ(absent.detail, "no range named \"iteration\" in the trace");
+}
+
+TEST(StepDetector, IterationRangesAsPeopleNameThem) {
+    // Whatever the case, the word alone, with '#', or with separators and a number (which numbers the step).
+    for (const auto& [name, number] : std::vector<std::pair<std::string, int64_t>> { { "Step", 0 }, { "step 12", 12 },
+             { "Step_12", 12 }, { "iteration 7", 7 }, { "Iteration_7", 7 }, { "iteration[7,39)", 7 },
+             { "iter 7 - overlap", 7 }, { "train_step", 0 }, { "Training Step 3", 3 }, { "step#warmup", 0 } }) {
+        const StepDetection d = detectSteps(Trace().range(name, 1, 2).model());
+        EXPECT_EQ(d.source, StepSource::StepRange) << name;
+        EXPECT_EQ(d.detail, name);
+        EXPECT_EQ(spans(d), (std::vector<Span> { { number, 1 * kMs, 2 * kMs } })) << name;
+    }
+    // Words that begin like one are not iterations.
+    for (const std::string name :
+        { "step_size", "stepper", "iterator", "iteration_count", "Optimizer.step", "my_step 3", "steps", "step -" }) {
+        EXPECT_EQ(detectSteps(Trace().range(name, 1, 2).model()).source, StepSource::WholeWindow) << name;
+    }
+    // A micro-batch range inside its iteration: the iteration is the step.
+    const StepDetection nested = detectSteps(Trace()
+                                                 .range("iteration_0", 0, 10)
+                                                 .range("iteration_0_ga_step_0", 1, 4)
+                                                 .range("iteration_0_ga_step_1", 5, 9)
+                                                 .range("iteration_1", 10, 20)
+                                                 .model());
+    EXPECT_EQ(spans(nested), (std::vector<Span> { { 0, 0, 10 * kMs }, { 1, 10 * kMs, 20 * kMs } }));
+}
+
+TEST(StepDetector, FrameworkRangesMarkIterations) {
+    // PyTorch Lightning's profiler wraps each training batch.
+    const StepDetection lightning = detectSteps(Trace()
+                                                    .range("[pl][profile]run_training_batch", 1, 9)
+                                                    .range("[pl][profile]run_training_batch", 10, 19)
+                                                    .range("Optimizer.step#SGD.step", 5, 6)
+                                                    .model());
+    EXPECT_EQ(lightning.source, StepSource::FrameworkRanges);
+    EXPECT_EQ(spans(lightning), (std::vector<Span> { { 0, 1 * kMs, 9 * kMs }, { 1, 10 * kMs, 19 * kMs } }));
+
+    // FSDP2's root pre-forward opens each iteration: steps run from one to the next, the last to the end.
+    const StepDetection fsdp = detectSteps(Trace()
+                                               .range("FSDP::root_pre_forward", 2, 3)
+                                               .range("FSDP::pre_forward", 3, 4)
+                                               .range("FSDP::root_pre_forward", 12, 13)
+                                               .range("FSDP::post_backward", 18, 30)
+                                               .model());
+    EXPECT_EQ(fsdp.source, StepSource::FrameworkMarks);
+    EXPECT_EQ(spans(fsdp), (std::vector<Span> { { 0, 2 * kMs, 12 * kMs }, { 1, 12 * kMs, 30 * kMs } }));
+    EXPECT_TRUE(lastStepRunsToTheEnd(fsdp.source));
+    EXPECT_FALSE(lastStepRunsToTheEnd(lightning.source));
+
+    // DeepSpeed: ZeRO-3's optimizer step over the engine's forward (a micro-batch with gradient accumulation).
+    auto deepspeed = [](bool zero3) {
+        Trace t;
+        for (int i = 0; i < 3; ++i)
+            t.range("DeepSpeedEngine.forward", 10 * i, 10 * i + 3)
+                .range("DeepSpeedEngine.backward", 10 * i + 3, 10 * i + 8);
+        if (zero3)
+            t.range("DeepSpeedZeroOptimizer_Stage3.step", 8, 9).range("DeepSpeedZeroOptimizer_Stage3.step", 28, 29);
+        return t.model();
+    };
+    const StepDetection forward = detectSteps(deepspeed(false));
+    EXPECT_EQ(forward.source, StepSource::FrameworkMarks);
+    EXPECT_NE(forward.detail.find("micro-batch"), std::string::npos);
+    EXPECT_EQ(forward.steps.size(), 3u);
+    const StepDetection zero3 = detectSteps(deepspeed(true));
+    EXPECT_EQ(spans(zero3), (std::vector<Span> { { 0, 8 * kMs, 28 * kMs }, { 1, 28 * kMs, 29 * kMs } }));
+
+    // The optimizer's own ranges come first: they bound whole iterations.
+    const StepDetection optimizer = detectSteps(Trace()
+                                                    .range("FSDP::root_pre_forward", 2, 3)
+                                                    .range("Optimizer.step#AdamW.step", 8, 9)
+                                                    .range("FSDP::root_pre_forward", 12, 13)
+                                                    .range("Optimizer.step#AdamW.step", 18, 19)
+                                                    .model());
+    EXPECT_EQ(optimizer.source, StepSource::OptimizerRanges);
 }
 
 TEST(StepDetector, OptimizerRangesBoundStepsUpToTheTracesEnd) {
@@ -265,7 +339,8 @@ TEST(StepDetector, SourceNames) {
     // Each source has a name of its own: the reports tell them apart by it.
     std::vector<std::string_view> names;
     for (StepSource s : { StepSource::UserRange, StepSource::ProfilerStep, StepSource::BootstrapRange,
-             StepSource::StepRange, StepSource::OptimizerRanges, StepSource::KernelPattern, StepSource::None }) {
+             StepSource::StepRange, StepSource::OptimizerRanges, StepSource::KernelPattern, StepSource::None,
+             StepSource::WholeWindow, StepSource::FrameworkRanges, StepSource::FrameworkMarks }) {
         for (std::string_view seen : names)
             EXPECT_NE(seen, stepSourceName(s));
         names.push_back(stepSourceName(s));

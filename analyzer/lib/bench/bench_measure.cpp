@@ -88,7 +88,7 @@ RunSteps runSteps(const RankAnalysis& rank, bool stoppedByBench) {
     const StepDetection& detection = rank.steps.detection;
     out.source = std::string(stepSourceName(detection.source));
     size_t count = detection.steps.size();
-    if (count > 0 && (stoppedByBench || detection.source == StepSource::OptimizerRanges)) {
+    if (count > 0 && (stoppedByBench || lastStepRunsToTheEnd(detection.source))) {
         --count;
         out.lastDropped = true;
     }

@@ -27,9 +27,9 @@ size_t usableSteps(const StepDetection& detection, bool* lastDropped) {
     // Nothing marked steps (the whole window as one span): there is no step time to compare.
     if (detection.source == StepSource::WholeWindow) return 0;
     size_t n = detection.steps.size();
-    // Steps found from the optimizer's ranges run from one call to the next: the last runs to the end
-    // of the recording (bench drops it too: bench_measure.h runSteps).
-    if (n > 0 && detection.source == StepSource::OptimizerRanges) {
+    // Steps found where each begins (the optimizer's ranges, ...) run from one to the next: the last runs to
+    // the end of the recording (bench drops it too: bench_measure.h runSteps).
+    if (n > 0 && lastStepRunsToTheEnd(detection.source)) {
         --n;
         *lastDropped = true;
     }

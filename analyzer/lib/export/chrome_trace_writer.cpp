@@ -349,9 +349,10 @@ private:
     }
 
     // Steps found from the trace's own ranges (ProfilerStep#N, step, ...) are exported with them; derived
-    // ones (optimizer ranges, the kernel pattern) get ranges named as the Python bootstrap names steps.
+    // ones (optimizer or framework ranges where steps begin, the kernel pattern) get ranges named as the Python
+    // bootstrap names steps.
     void steps(const StepDetection& detection) {
-        if (detection.source != StepSource::OptimizerRanges && detection.source != StepSource::KernelPattern) return;
+        if (!lastStepRunsToTheEnd(detection.source) && detection.source != StepSource::KernelPattern) return;
         for (const Step& s : detection.steps) {
             complete("tuneup.step", "user_annotation", kTuneupMarksPid, 1, s.startNs, s.endNs);
             m_json.Key("args");

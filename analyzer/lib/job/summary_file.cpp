@@ -309,7 +309,7 @@ public:
         }
         r.deviceName = string(at("device_name"), place("device_name"));
         r.steps.detection.source
-            = StepSource(integer(at("step_source"), place("step_source"), 0, int64_t(StepSource::WholeWindow)));
+            = StepSource(integer(at("step_source"), place("step_source"), 0, int64_t(kLastStepSource)));
         r.steps.detection.detail = string(at("step_detail"), place("step_detail"));
         r.steps.device = int32_t(integer(at("device"), place("device"), -1, INT32_MAX));
         for (const auto& s : array(at("steps"), place("steps")).GetArray()) {
