@@ -2,6 +2,7 @@
 
 #include "models/findings_model.h"
 #include "views/finding_page.h"
+#include "views/markdown_page.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -88,7 +89,7 @@ void FindingsPanel::showPage() {
         return;
     }
     const analysis::Finding* f = chosenFinding();
-    m_page->setMarkdown(f ? findingMarkdown(*f, *m_session) : overviewMarkdown(*m_session));
+    showMarkdown(*m_page, f ? findingMarkdown(*f, *m_session) : overviewMarkdown(*m_session));
     m_page->verticalScrollBar()->setValue(0);
 }
 

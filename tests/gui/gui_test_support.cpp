@@ -3,9 +3,14 @@
 #include "export/tuneup_writer.h"
 #include "model/trace_builder.h"
 
+#include <QAbstractTextDocumentLayout>
 #include <QCoreApplication>
 #include <QDir>
+#include <QScrollBar>
 #include <QSettings>
+#include <QTextBlock>
+#include <QTextEdit>
+#include <QTextLayout>
 #include <filesystem>
 
 namespace tuneup::guitest {
@@ -154,6 +159,30 @@ int countColor(const QImage& image, const QRect& area, QRgb rgb, int tolerance) 
                 ++n;
     }
     return n;
+}
+
+QStringList linesCutOffOnTheRight(const QTextEdit& view) {
+    QStringList cut;
+    const QTextDocument* document = view.document();
+    QAbstractTextDocumentLayout* layout = document->documentLayout();
+    // Document x is viewport x when scrolled fully left; what lies beyond the viewport's width is hidden.
+    const double visibleWidth = view.viewport()->width() + double(view.horizontalScrollBar()->minimum());
+    for (QTextBlock block = document->begin(); block.isValid(); block = block.next()) {
+        const QTextLayout* lines = block.layout();
+        if (!lines) continue;
+        const QPointF origin = layout->blockBoundingRect(block).topLeft() - lines->boundingRect().topLeft();
+        for (int i = 0; i < lines->lineCount(); ++i) {
+            const QTextLine line = lines->lineAt(i);
+            if (origin.x() + line.x() + line.naturalTextWidth() > visibleWidth + 1) {
+                const QString text = block.text().mid(line.textStart(), line.textLength());
+                cut << QStringLiteral("\"%1\" (ends at x=%2 of %3)")
+                           .arg(text.left(60) + (text.size() > 60 ? QStringLiteral("…") : QString()))
+                           .arg(origin.x() + line.x() + line.naturalTextWidth(), 0, 'f', 0)
+                           .arg(visibleWidth, 0, 'f', 0);
+            }
+        }
+    }
+    return cut;
 }
 
 void isolateSettings() {

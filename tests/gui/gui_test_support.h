@@ -9,8 +9,11 @@
 
 #include <QImage>
 #include <QString>
+#include <QStringList>
 #include <QtTest>
 #include <string>
+
+class QTextEdit;
 
 namespace tuneup::guitest {
 
@@ -40,6 +43,10 @@ std::string sharedTrace(const std::string& relative);
 QString saveScreenshot(const QImage& image, const QString& name);
 // Pixels of `image` inside `area` whose colour is within `tolerance` (per channel) of `rgb`.
 int countColor(const QImage& image, const QRect& area, QRgb rgb, int tolerance = 6);
+
+// The lines of a text view (QTextBrowser, QTextEdit) whose right end lies beyond the view's visible
+// width when it is scrolled fully left: text the user sees cut off. Each as "<its text>" (elided).
+QStringList linesCutOffOnTheRight(const QTextEdit& view);
 
 // Points QSettings at the test's own directory, so tests never read or write the user's settings.
 void isolateSettings();

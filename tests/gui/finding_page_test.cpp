@@ -1,0 +1,131 @@
+// The finding page as the user sees it, offscreen: nothing is cut off on the right. A fix with a very
+// long line (a user rule's, as a user can write) wraps inside the page, and its end is drawn where the
+// page shows it; every page of a run (its findings with their rule docs, and the overview) fits a
+// narrow findings column.
+
+#include "app/session.h"
+#include "gui_test_support.h"
+#include "models/findings_model.h"
+#include "views/findings_panel.h"
+
+#include <QScrollBar>
+#include <QTextBrowser>
+#include <QtTest>
+#include <filesystem>
+#include <fstream>
+
+using namespace tuneup;
+using namespace tuneup::gui;
+
+namespace {
+
+// The long fix line, and its end: found on the page to check that it is drawn.
+const QString kLineEnd = QStringLiteral("END_OF_LONG_LINE");
+const QString kLongLine
+    = QStringLiteral(
+          "loader = torch.utils.data.DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8, pin_memory=True, "
+          "persistent_workers=True, prefetch_factor=4, drop_last=True)  # pinned batches, workers kept between epochs ")
+    + kLineEnd;
+
+// A user rule that fires on every pageable copy of the synthetic run, with a fix line of ~240 characters.
+std::string writeLongFixRule() {
+    const std::filesystem::path dir = guitest::dataPath("long_fix_rules");
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "long-fix.sql")
+        << "-- id: long-fix\n"
+           "-- title: Copies with a long fix\n"
+           "-- severity: warning\n"
+           "-- summary: A rule whose fix has one very long line.\n"
+           "-- fix-python: "
+        << kLongLine.toStdString()
+        << "\n"
+           "-- fix-cpp: auto x = batch.data.pin_memory().to(torch::kCUDA, /*non_blocking=*/true);\n"
+           "SELECT 'pageable copy' AS title, 'a copy' AS detail, start_ns, end_ns, (end_ns - start_ns) / 2 AS gain_ns\n"
+           "FROM memcpys WHERE src_kind = 1;\n";
+    return dir.string();
+}
+
+int rowOfRule(const FindingsPanel& panel, const std::string& rule) {
+    for (int row = 0; row < panel.model()->rowCount(); ++row)
+        if (panel.model()->finding(row)->ruleId == rule) return row;
+    return -1;
+}
+
+} // namespace
+
+class FindingPageTest : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        LoadRequest r = guitest::request(
+            guitest::writeTrace(guitest::syntheticRun(12, 40), guitest::dataPath("finding_page.db")));
+        r.userRules = writeLongFixRule();
+        m_session = loadSession(r);
+    }
+
+    void aLongFixLineWrapsAndItsEndIsDrawn() {
+        FindingsPanel panel;
+        panel.resize(420, 900); // the findings column of a 1400-pixel window
+        panel.show();
+        panel.setSession(m_session);
+        const int row = rowOfRule(panel, "long-fix");
+        QVERIFY(row >= 0);
+        panel.chooseRow(row);
+        QCoreApplication::processEvents();
+        QTextBrowser* page = panel.page();
+        // Wrapping is layout only: the text (what a copy gives) keeps the line whole.
+        QVERIFY(page->toPlainText().contains(kLongLine + QLatin1Char('\n')));
+
+        const QStringList cut = guitest::linesCutOffOnTheRight(*page);
+        QVERIFY2(cut.isEmpty(), qPrintable(QStringLiteral("cut off: ") + cut.join(QStringLiteral("; "))));
+        QCOMPARE(page->horizontalScrollBar()->maximum(), 0); // nothing beside the page to scroll to
+
+        // The screenshot: the end of the long line lies inside the viewport and its glyphs are drawn.
+        const QTextCursor found = page->document()->find(kLineEnd);
+        QVERIFY(!found.isNull());
+        QTextCursor start(page->document()), end(page->document());
+        start.setPosition(found.selectionStart());
+        end.setPosition(found.selectionEnd());
+        page->setTextCursor(end); // no selection: its colour would hide the glyphs
+        page->ensureCursorVisible();
+        QCoreApplication::processEvents();
+        const QRect first = page->cursorRect(start), last = page->cursorRect(end);
+        QCOMPARE(first.top(), last.top()); // one word: not broken
+        const QRect word(first.topLeft(), QPoint(last.left(), last.bottom()));
+        QVERIFY2(page->viewport()->rect().contains(word),
+            qPrintable(QStringLiteral("the line's end drawn at x %1-%2, the page %3 wide")
+                           .arg(word.left())
+                           .arg(word.right())
+                           .arg(page->viewport()->width())));
+        const QImage shot = page->viewport()->grab().toImage();
+        guitest::saveScreenshot(panel.grab().toImage(), QStringLiteral("finding-page-long-fix"));
+        // Its 16 characters in dark glyph pixels (a character of 12-pixel monospace has about 15 of them).
+        const int glyphs = guitest::countColor(shot, word, qRgb(0, 0, 0), 110);
+        QVERIFY2(glyphs > 16 * 8, qPrintable(QStringLiteral("%1 dark pixels where the line ends").arg(glyphs)));
+    }
+
+    // The generic check over every page: each finding of the run with its rule's documentation, and the
+    // overview, in a findings column narrower than any fix or doc line.
+    void everyPageFitsANarrowColumn() {
+        FindingsPanel panel;
+        panel.resize(300, 700);
+        panel.show();
+        panel.setSession(m_session);
+        QVERIFY(panel.model()->rowCount() >= 3);
+        for (int row = -1; row < panel.model()->rowCount(); ++row) {
+            panel.chooseRow(row);
+            QCoreApplication::processEvents();
+            const QString name
+                = row < 0 ? QStringLiteral("overview") : QString::fromStdString(panel.model()->finding(row)->ruleId);
+            const QStringList cut = guitest::linesCutOffOnTheRight(*panel.page());
+            QVERIFY2(cut.isEmpty(), qPrintable(name + QStringLiteral(": cut off: ") + cut.join(QStringLiteral("; "))));
+            QCOMPARE(panel.page()->horizontalScrollBar()->maximum(), 0);
+        }
+    }
+
+private:
+    std::shared_ptr<Session> m_session;
+};
+
+QTEST_MAIN(FindingPageTest)
+#include "finding_page_test.moc"
