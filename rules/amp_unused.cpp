@@ -1,6 +1,7 @@
 // amp-unused: GEMMs and convolutions computing in fp32 (or TF32) on a GPU with tensor cores, where
 // mixed precision (autocast to bf16/fp16) would run them several times faster. See amp-unused.md.
 
+#include "advise/kernel_precision.h"
 #include "advise/rule_context.h"
 #include "all_rules.h"
 
@@ -91,14 +92,18 @@ public:
         std::vector<std::pair<int64_t, RowIndex>> fp32Kernels; // fp32 and TF32: what autocast would speed up
         size_t count = 0;
         RowIndex unknownExample = kNoRow; // the longest kernel of unknown precision, to name in the finding
-        std::unordered_map<StringId, Precision> precisionOf;
+        // By name and the launching op's input types (what a Triton kernel's precision is read from).
+        std::unordered_map<uint64_t, Precision> precisionOf;
         for (size_t i = 0; i < m.kernels.size(); ++i) {
             const KernelClass c = context.kernelClass(i);
             if (!isMatmul(c)) continue;
             ++count;
             const int64_t ns = m.kernels.endNs[i] - m.kernels.startNs[i];
-            auto [cached, added] = precisionOf.try_emplace(m.kernels.name[i], Precision::Unknown);
-            if (added) cached->second = kernelPrecision(m.str(m.kernels.name[i]));
+            const RowIndex op = m.kernels.cpuOp[i];
+            const StringId types = op == kNoRow ? kEmptyString : m.cpuOps.inputTypes[size_t(op)];
+            auto [cached, added]
+                = precisionOf.try_emplace(uint64_t(m.kernels.name[i]) << 32 | types, Precision::Unknown);
+            if (added) cached->second = kernelPrecision(m, i);
             switch (cached->second) {
             case Precision::Fp32:
                 fp32Ns += ns;

@@ -176,8 +176,14 @@ TEST(AmpUnused, SyntheticAmpereFp32GetsBf16AndTf32Advice) {
 
 namespace {
 
-// An H100 (compute 9.0) running `gemmNs` of each named GEMM kernel per 10 ms step, 3 steps.
-std::vector<TraceModel> h100Steps(const std::vector<std::pair<std::string, int64_t>>& kernels) {
+struct LaunchedKernel {
+    std::string name;
+    int64_t ns;
+    std::string opInputTypes; // of the CPU op that launched it ("" for none)
+};
+
+// An H100 (compute 9.0) running each kernel for its time per 10 ms step, 3 steps.
+std::vector<TraceModel> h100Launches(const std::vector<LaunchedKernel>& kernels) {
     auto builder = ruletest::syntheticTrace(3, 10'000'000);
     DeviceInfo d;
     d.id = 0;
@@ -185,14 +191,25 @@ std::vector<TraceModel> h100Steps(const std::vector<std::pair<std::string, int64
     d.computeMajor = 9;
     d.vendor = GpuVendor::Nvidia;
     builder.addDevice(d);
+    uint64_t externalId = 1000;
     for (int s = 0; s < 3; ++s) {
         int64_t at = 1'000'000 + s * 10'000'000 + 100'000;
-        for (const auto& [name, ns] : kernels) {
+        for (const LaunchedKernel& launched : kernels) {
             Kernel k;
             k.startNs = at;
-            k.endNs = at + ns;
+            k.endNs = at + launched.ns;
             k.device = 0;
-            k.name = builder.intern(name);
+            k.name = builder.intern(launched.name);
+            if (!launched.opInputTypes.empty()) {
+                CpuOp op;
+                op.startNs = at - 50'000;
+                op.endNs = at - 40'000;
+                op.thread = builder.thread(1, 1);
+                op.name = k.name; // Inductor names the launching op after its kernel
+                op.inputTypes = builder.intern(launched.opInputTypes);
+                op.externalId = k.externalId = ++externalId;
+                builder.addCpuOp(op);
+            }
             builder.addKernel(k);
             at = k.endNs + 1'000;
         }
@@ -200,6 +217,13 @@ std::vector<TraceModel> h100Steps(const std::vector<std::pair<std::string, int64
     std::vector<TraceModel> models;
     models.push_back(builder.finish());
     return models;
+}
+
+std::vector<TraceModel> h100Steps(const std::vector<std::pair<std::string, int64_t>>& kernels) {
+    std::vector<LaunchedKernel> launched;
+    for (const auto& [name, ns] : kernels)
+        launched.push_back({ name, ns, "" });
+    return h100Launches(launched);
 }
 
 const std::string kSm90Fp32
@@ -249,4 +273,22 @@ TEST(AmpUnused, TimeOfUnknownPrecisionIsCountedAndSaid) {
     EXPECT_EQ(unknown.outcome.status, RuleStatus::Clean);
     EXPECT_NE(unknown.outcome.reason.find("none with a known precision; 15 ms of unknown precision"), std::string::npos)
         << unknown.outcome.reason;
+}
+
+TEST(AmpUnused, TritonKernelsTakeTheirPrecisionFromTheirOpsInputs) {
+    // torch.compile's GEMM templates do not spell their types; their launching ops' "Input type" does.
+    const auto fp32 = ruletest::runRuleOnModels(
+        "amp-unused", h100Launches({ { "triton_tem_fused_mm_0", 6'000'000, "float,float" } }));
+    ASSERT_EQ(fp32.outcome.status, RuleStatus::Raised) << fp32.outcome.reason;
+    EXPECT_EQ(fp32.outcome.findings[0].gain->perStepNs, 3'000'000);
+
+    const auto bf16 = ruletest::runRuleOnModels("amp-unused",
+        h100Launches({ { "triton_tem_fused_addmm_0", 6'000'000, "c10::BFloat16,c10::BFloat16,float,Scalar" } }));
+    EXPECT_EQ(bf16.outcome.status, RuleStatus::Clean) << bf16.outcome.reason;
+    EXPECT_NE(bf16.outcome.reason.find("mixed precision is in use"), std::string::npos) << bf16.outcome.reason;
+
+    // Ops that record no types leave the kernel unknown.
+    const auto untyped = ruletest::runRuleOnModels(
+        "amp-unused", h100Launches({ { "triton_tem_fused_mm_0", 6'000'000, "Scalar,Scalar" } }));
+    EXPECT_NE(untyped.outcome.reason.find("none with a known precision"), std::string::npos) << untyped.outcome.reason;
 }

@@ -1,5 +1,7 @@
 #include "advise/gemm_shapes.h"
 
+#include "advise/kernel_precision.h"
+
 #include <algorithm>
 
 namespace tuneup::analysis {
@@ -158,7 +160,7 @@ void GemmKernels::add(const TraceModel& model, RowIndex kernel) {
     const std::string_view name = model.str(k.name[size_t(kernel)]);
     if (ns > longestKernelNs) {
         longestKernelNs = ns;
-        precision = kernelPrecision(name);
+        precision = kernelPrecision(model, size_t(kernel));
     }
     if (firstKernel == kNoRow) firstKernel = kernel;
     if (name.find("_align1") != std::string_view::npos || name.find("_align2") != std::string_view::npos)
