@@ -201,6 +201,40 @@ TEST_F(JobTest, SummariesOfSeveralMachinesMergeIntoTheJobsAdvice) {
     EXPECT_TRUE(straggler);
 }
 
+TEST_F(JobTest, FindingsNameTheLinesOfCodeBehindThemAndASummaryKeepsThem) {
+    TUNEUP_REQUIRE_SHARED_TRACES(fs::path(TUNEUP_SHARED_TRACES));
+    // TraceLens's BERT trace, recorded with_stack: its one data-dependent synchronisation (aten::is_nonzero)
+    // runs inside Hugging Face's attention-mask helper (found independently by walking its python_function
+    // events in Python: the innermost frame around the op outside torch and the standard library).
+    const std::string bert
+        = (fs::path(TUNEUP_SHARED_TRACES) / "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz")
+              .string();
+    JobOptions options = withRules();
+    options.materiality.showAll = true;
+    const auto job = openJob({ bert }, options);
+    const Finding* sync = nullptr;
+    for (const RuleOutcome& o : job->report.outcomes)
+        for (const Finding& f : o.findings)
+            if (f.ruleId == "sync-in-loop") sync = &f;
+    ASSERT_NE(sync, nullptr);
+    bool maskHelper = false;
+    for (const SourceSite& site : sync->sources)
+        maskHelper = maskHelper
+            || (site.file == "transformers/modeling_attn_mask_utils.py" && site.line == 429
+                && site.function == "_prepare_4d_attention_mask_for_sdpa" && site.events == 1);
+    EXPECT_TRUE(maskHelper) << sync->sources.size();
+
+    std::ofstream(path("bert.json")) << [&] {
+        std::ostringstream out;
+        writeJobSummary(out, job->report, "test");
+        return out.str();
+    }();
+    const auto merged = openJob({ path("bert.json") }, options);
+    EXPECT_EQ(findingsJson(merged->report), findingsJson(job->report));
+    EXPECT_NE(
+        findingsJson(job->report).find("\"function\": \"_prepare_4d_attention_mask_for_sdpa\""), std::string::npos);
+}
+
 TEST_F(JobTest, ABadSummarySaysWhereAndWhat) {
     auto write = [&](const std::string& name, const std::string& text) {
         std::ofstream(path(name)) << text;

@@ -1,5 +1,7 @@
 #include "advise/advisor.h"
 
+#include "advise/call_sites.h"
+
 #include <algorithm>
 
 namespace tuneup::analysis {
@@ -47,6 +49,12 @@ RankAdvice adviseRank(
         advice.outcomes.push_back(std::move(outcome));
     }
     return advice;
+    if (!model.pythonFunctions.empty()) {
+        const CallSites sites(model);
+        for (RuleOutcome& outcome : advice.outcomes)
+            for (Finding& f : outcome.findings)
+                f.sources = sites.of(f.evidence);
+    }
 }
 
 AdviceReport finishAdvice(

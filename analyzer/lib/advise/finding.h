@@ -31,6 +31,16 @@ struct Evidence {
     size_t eventsTotal = 0; // before capping `events`
 };
 
+// A line of the user's code behind a finding (advise/call_sites.h): how many of its evidence events come
+// from there, and their share of those traced to a line.
+struct SourceSite {
+    std::string file;
+    int64_t line = 0;
+    std::string function;
+    size_t events = 0;
+    double share = 0; // 0..1
+};
+
 struct Gain {
     int64_t perStepNs = 0; // estimated time saved per step
     double stepShare = 0; // perStepNs / median step time, 0..1 (0 when steps are unknown)
@@ -53,6 +63,7 @@ struct Finding {
     std::string detail; // a few sentences: how it was measured, what it means
     Evidence evidence;
     std::optional<Gain> gain;
+    std::vector<SourceSite> sources; // where in the user's code, the most events first; empty when unknown
     std::string fixPython; // code to paste
     std::string fixCpp;
     int rank = -1; // the rank the finding is about, -1 when the job has one process or it is job-wide

@@ -86,6 +86,18 @@ void finding(Writer& w, const Finding& f) {
     } else {
         w.Null();
     }
+    w.Key("sources");
+    w.StartArray();
+    for (const SourceSite& site : f.sources) {
+        w.StartObject();
+        w.Key("file"), str(w, site.file);
+        w.Key("line"), w.Int64(site.line);
+        w.Key("function"), str(w, site.function);
+        w.Key("events"), w.Uint64(site.events);
+        w.Key("share"), w.Double(site.share);
+        w.EndObject();
+    }
+    w.EndArray();
     w.Key("fix_python"), str(w, f.fixPython);
     w.Key("fix_cpp"), str(w, f.fixCpp);
     w.Key("doc_path"), str(w, f.docPath);
@@ -285,6 +297,19 @@ public:
             gain.model = string(member(g, "model", where + ".gain"), where + ".gain.model");
             gain.confidence = string(member(g, "confidence", where + ".gain"), where + ".gain.confidence");
             f.gain = std::move(gain);
+        }
+        if (const auto it = v.FindMember("sources"); it != v.MemberEnd()) { // summaries before call sites lack it
+            for (const auto& s : array(it->value, where + ".sources").GetArray()) {
+                const std::string at = where + ".sources";
+                SourceSite site;
+                site.file = string(member(s, "file", at), at + ".file");
+                site.line = integer(member(s, "line", at), at + ".line", 0, INT64_MAX);
+                site.function = string(member(s, "function", at), at + ".function");
+                site.events = size_t(integer(member(s, "events", at), at + ".events", 0, INT64_MAX));
+                site.share = number(member(s, "share", at), at + ".share");
+                if (!(site.share >= 0 && site.share <= 1)) fail(at + ".share", "not a share between 0 and 1");
+                f.sources.push_back(std::move(site));
+            }
         }
         f.fixPython = string(member(v, "fix_python", where), where + ".fix_python");
         f.fixCpp = string(member(v, "fix_cpp", where), where + ".fix_cpp");

@@ -8,11 +8,35 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <span>
 
 namespace tuneup::analysis {
 
 namespace {
+
+// Line `line` of the source file `file` where it can be read from here (a recording's own script; traces
+// from elsewhere name files of another machine): a regular file, the line within its first 8 MB.
+std::optional<std::string> sourceLine(const std::string& file, int64_t line) {
+    constexpr std::streamsize kMaxBytes = 8 << 20;
+    std::error_code error;
+    if (line <= 0 || !std::filesystem::is_regular_file(file, error)) return std::nullopt;
+    std::ifstream in(file, std::ios::binary);
+    std::string text;
+    std::streamsize read = 0;
+    for (int64_t n = 1; std::getline(in, text); ++n) {
+        read += std::streamsize(text.size()) + 1;
+        if (read > kMaxBytes) break;
+        if (n == line) {
+            while (!text.empty() && (text.back() == '\r' || text.back() == ' '))
+                text.pop_back();
+            return text;
+        }
+    }
+    return std::nullopt;
+}
 
 std::string esc(std::string_view raw) {
     const std::string s = validUtf8(raw); // text from traces may hold invalid UTF-8
@@ -345,6 +369,15 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
     const size_t events = std::max(e.eventsTotal, e.events.size());
     if (!e.facts.empty() || events || !e.spans.empty() || (f.gain && !f.gain->model.empty())) {
         out << "<details><summary>Evidence";
+    if (!f.sources.empty()) {
+        out << "<p>Where in the code:</p>\n<ul class=\"sources\">";
+        for (const SourceSite& site : f.sources) {
+            out << "<li><code>" << esc(sourceSiteText(site)) << "</code>";
+            if (const auto text = sourceLine(site.file, site.line)) out << "<pre>" << esc(*text) << "</pre>";
+            out << "</li>";
+        }
+        out << "</ul>\n";
+    }
         if (events) out << " (" << events << " events)";
         out << "</summary>\n";
         if (!e.facts.empty()) {

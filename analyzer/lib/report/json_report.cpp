@@ -122,6 +122,23 @@ void finding(Writer& w, const Finding& f, const ReportContext& context) {
         w.Null();
     }
     if (context.bench) measured(w, measuredFor(context, f)); // only with --bench: the layout is unchanged without
+    key(w, "sources"); // the user's code behind the evidence, the most events first
+    w.StartArray();
+    for (const SourceSite& site : f.sources) {
+        w.StartObject();
+        key(w, "file");
+        string(w, site.file);
+        key(w, "line");
+        w.Int64(site.line);
+        key(w, "function");
+        string(w, site.function);
+        key(w, "events");
+        w.Uint64(site.events);
+        key(w, "share");
+        w.Double(site.share);
+        w.EndObject();
+    }
+    w.EndArray();
     key(w, "evidence");
     w.StartObject();
     key(w, "facts");

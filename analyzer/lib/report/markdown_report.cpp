@@ -157,6 +157,12 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
             out << "\n";
         }
         if (!e.spans.empty()) {
+    if (!f.sources.empty()) {
+        out << "**Where in the code**\n\n";
+        for (const SourceSite& site : f.sources)
+            out << "- " << markdownText(sourceSiteText(site)) << "\n";
+        out << "\n";
+    }
             const int64_t origin = traceStartNs(report, f);
             out << "- time ranges (from the start of the trace):";
             for (size_t k = 0; k < e.spans.size() && k < 5; ++k)

@@ -224,6 +224,11 @@ std::string floorNote(const AdviceReport& report) {
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status) {
     std::vector<const RuleOutcome*> out;
     std::set<std::string> listed;
+std::string sourceSiteText(const SourceSite& site) {
+    return site.file + ":" + std::to_string(site.line) + " in " + site.function + " (" + std::to_string(site.events)
+        + (site.events == 1 ? " event, " : " events, ") + formatPercent(site.share) + ")";
+}
+
     for (const RuleOutcome& o : report.outcomes)
         if (o.status == status && listed.insert(o.ruleId).second) out.push_back(&o);
     return out;

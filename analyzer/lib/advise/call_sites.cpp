@@ -1,0 +1,147 @@
+#include "advise/call_sites.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <map>
+
+namespace tuneup::analysis {
+
+namespace {
+
+// A query walks back over at most this many frames that ended before it (siblings of its enclosing
+// frames): the cost stays bounded on traces with millions of short calls.
+constexpr size_t kMaxWalk = 4096;
+
+// Python's standard library as the profiler names its files (relative to sys.path): the first path
+// component, without ".py". Python 3.8-3.13's pure-Python modules that show up in training and inference.
+constexpr std::array kStdlib = { "abc", "argparse", "ast", "asyncio", "bisect", "collections", "concurrent",
+    "contextlib", "copy", "copyreg", "dataclasses", "datetime", "decimal", "dis", "enum", "fnmatch", "functools",
+    "genericpath", "glob", "gzip", "hashlib", "heapq", "importlib", "inspect", "io", "itertools", "json", "keyword",
+    "linecache", "locale", "logging", "multiprocessing", "numbers", "operator", "os", "pathlib", "pickle", "pkgutil",
+    "posixpath", "pprint", "queue", "random", "re", "reprlib", "selectors", "shutil", "signal", "socket", "sre_compile",
+    "sre_parse", "string", "struct", "subprocess", "tempfile", "textwrap", "threading", "time", "timeit", "token",
+    "tokenize", "traceback", "types", "typing", "unittest", "uuid", "warnings", "weakref", "zipfile" };
+constexpr std::array kPyTorch = { "torch", "torchvision", "torchaudio", "functorch", "triton" };
+
+} // namespace
+
+std::optional<PythonFrame> parsePythonFrame(std::string_view name) {
+    const size_t close = name.find("): ");
+    if (close == std::string_view::npos || name.starts_with("<built-in")) return std::nullopt;
+    const size_t open = name.rfind('(', close);
+    if (open == std::string_view::npos || open == 0) return std::nullopt;
+    PythonFrame frame;
+    const std::string_view digits = name.substr(open + 1, close - open - 1);
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), frame.line);
+    if (error != std::errc() || end != digits.data() + digits.size() || frame.line < 0) return std::nullopt;
+    frame.file = name.substr(0, open);
+    frame.function = name.substr(close + 3);
+    return frame;
+}
+
+bool isUserFrame(std::string_view file) {
+    if (file.empty() || file.front() == '<') return false; // <frozen os>, <string>, <built-in ...>
+    // Absolute paths: the interpreter's own library, and installed packages the profiler did not shorten.
+    if (file.find("/lib/python") != std::string_view::npos || file.find("/site-packages/") != std::string_view::npos
+        || file.find("/dist-packages/") != std::string_view::npos)
+        return false;
+    const std::string_view first = file.substr(0, file.find('/'));
+    const std::string_view module = first.ends_with(".py") ? first.substr(0, first.size() - 3) : first;
+    const auto in
+        = [module](const auto& names) { return std::find(names.begin(), names.end(), module) != names.end(); };
+    return !in(kStdlib) && !in(kPyTorch);
+}
+
+CallSites::CallSites(const TraceModel& model)
+    : m_model(model) {
+    const auto& p = model.pythonFunctions;
+    for (size_t i = 0; i < p.size(); ++i) {
+        const auto frame = parsePythonFrame(model.str(p.name[i]));
+        if (!frame || !isUserFrame(frame->file) || p.endNs[i] < p.startNs[i]) continue;
+        if (p.thread[i] >= m_framesByThread.size()) m_framesByThread.resize(size_t(p.thread[i]) + 1);
+        m_framesByThread[p.thread[i]].push_back({ p.startNs[i], p.endNs[i], RowIndex(i) });
+    }
+    for (auto& frames : m_framesByThread)
+        std::stable_sort(
+            frames.begin(), frames.end(), [](const Frame& a, const Frame& b) { return a.startNs < b.startNs; });
+}
+
+std::optional<std::pair<ThreadIndex, int64_t>> CallSites::issuedAt(const EventRef& event) const {
+    const TraceModel& m = m_model;
+    const size_t row = size_t(event.row);
+    if (event.row == kNoRow) return std::nullopt;
+    auto viaLaunch = [&](RowIndex cpuOp, RowIndex apiCall) -> std::optional<std::pair<ThreadIndex, int64_t>> {
+        if (apiCall != kNoRow)
+            return std::pair { m.apiCalls.thread[size_t(apiCall)], m.apiCalls.startNs[size_t(apiCall)] };
+        if (cpuOp != kNoRow) return std::pair { m.cpuOps.thread[size_t(cpuOp)], m.cpuOps.startNs[size_t(cpuOp)] };
+        return std::nullopt;
+    };
+    switch (event.table) {
+    case EventTable::Kernel:
+        return row < m.kernels.size() ? viaLaunch(m.kernels.cpuOp[row], m.kernels.apiCall[row]) : std::nullopt;
+    case EventTable::Memcpy:
+        return row < m.memcpys.size() ? viaLaunch(m.memcpys.cpuOp[row], m.memcpys.apiCall[row]) : std::nullopt;
+    case EventTable::Memset:
+        return row < m.memsets.size() ? viaLaunch(m.memsets.cpuOp[row], m.memsets.apiCall[row]) : std::nullopt;
+    case EventTable::Sync:
+        return row < m.syncs.size() ? viaLaunch(m.syncs.cpuOp[row], m.syncs.apiCall[row]) : std::nullopt;
+    case EventTable::ApiCall:
+        return row < m.apiCalls.size() ? viaLaunch(kNoRow, event.row) : std::nullopt;
+    case EventTable::CpuOp:
+        return row < m.cpuOps.size() ? viaLaunch(event.row, kNoRow) : std::nullopt;
+    case EventTable::Annotation:
+        if (row < m.annotations.size()) return std::pair { m.annotations.thread[row], m.annotations.startNs[row] };
+        return std::nullopt;
+    case EventTable::GemmCall:
+        if (row < m.gemmCalls.size()) return std::pair { m.gemmCalls.thread[row], m.gemmCalls.startNs[row] };
+        return std::nullopt;
+    case EventTable::ConvCall:
+        if (row < m.convCalls.size()) return std::pair { m.convCalls.thread[row], m.convCalls.startNs[row] };
+        return std::nullopt;
+    case EventTable::Collective:
+        break;
+    }
+    return std::nullopt;
+}
+
+RowIndex CallSites::innermostUserFrame(ThreadIndex thread, int64_t timeNs) const {
+    if (thread >= m_framesByThread.size()) return kNoRow;
+    const auto& frames = m_framesByThread[thread];
+    // Frames on a thread nest: of those that started by `timeNs`, the latest still open is the innermost.
+    auto it = std::upper_bound(
+        frames.begin(), frames.end(), timeNs, [](int64_t t, const Frame& f) { return t < f.startNs; });
+    for (size_t walked = 0; it != frames.begin() && walked < kMaxWalk; ++walked) {
+        --it;
+        if (it->endNs >= timeNs) return it->row;
+    }
+    return kNoRow;
+}
+
+std::vector<SourceSite> CallSites::of(const Evidence& evidence, size_t limit) const {
+    if (m_framesByThread.empty()) return {};
+    std::map<StringId, size_t> eventsAt; // by the frame's name: file, line and function
+    size_t traced = 0;
+    for (const EventRef& event : evidence.events) {
+        const auto at = issuedAt(event);
+        if (!at) continue;
+        const RowIndex frame = innermostUserFrame(at->first, at->second);
+        if (frame == kNoRow) continue;
+        ++eventsAt[m_model.pythonFunctions.name[size_t(frame)]];
+        ++traced;
+    }
+    std::vector<std::pair<size_t, StringId>> ranked;
+    for (const auto& [name, count] : eventsAt)
+        ranked.emplace_back(count, name);
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<SourceSite> sites;
+    for (const auto& [count, name] : ranked) {
+        if (sites.size() == limit) break;
+        const auto frame = parsePythonFrame(m_model.str(name));
+        sites.push_back({ std::string(frame->file), frame->line, std::string(frame->function), count,
+            double(count) / double(traced) });
+    }
+    return sites;
+}
+
+} // namespace tuneup::analysis
