@@ -48,13 +48,13 @@ RankAdvice adviseRank(
             if (f.rank < 0 && jobRanks > 1) f.rank = advice.analysis.rank;
         advice.outcomes.push_back(std::move(outcome));
     }
-    return advice;
     if (!model.pythonFunctions.empty()) {
         const CallSites sites(model);
         for (RuleOutcome& outcome : advice.outcomes)
             for (Finding& f : outcome.findings)
                 f.sources = sites.of(f.evidence);
     }
+    return advice;
 }
 
 AdviceReport finishAdvice(

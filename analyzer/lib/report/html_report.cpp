@@ -365,10 +365,6 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
     out << "</div>\n<h3>" << index << ". " << esc(f.title) << "</h3>\n";
     if (!f.detail.empty()) out << "<p>" << esc(f.detail) << "</p>\n";
 
-    const Evidence& e = f.evidence;
-    const size_t events = std::max(e.eventsTotal, e.events.size());
-    if (!e.facts.empty() || events || !e.spans.empty() || (f.gain && !f.gain->model.empty())) {
-        out << "<details><summary>Evidence";
     if (!f.sources.empty()) {
         out << "<p>Where in the code:</p>\n<ul class=\"sources\">";
         for (const SourceSite& site : f.sources) {
@@ -378,6 +374,10 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
         }
         out << "</ul>\n";
     }
+    const Evidence& e = f.evidence;
+    const size_t events = std::max(e.eventsTotal, e.events.size());
+    if (!e.facts.empty() || events || !e.spans.empty() || (f.gain && !f.gain->model.empty())) {
+        out << "<details><summary>Evidence";
         if (events) out << " (" << events << " events)";
         out << "</summary>\n";
         if (!e.facts.empty()) {

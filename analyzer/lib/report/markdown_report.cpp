@@ -145,6 +145,11 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
     if (const std::string measured = measuredGainText(context, f); !measured.empty())
         out << "Measured: " << markdownText(measured) << "\n\n";
     if (!f.detail.empty()) out << paragraph(f.detail) << "\n\n";
+    if (!f.sources.empty()) {
+        out << "**Where in the code**\n\n";
+        for (const SourceSite& site : f.sources)
+            out << "- " << markdownText(sourceSiteText(site)) << "\n";
+        out << "\n";
     const Evidence& e = f.evidence;
     if (!e.facts.empty() || e.eventsTotal || !e.spans.empty() || (f.gain && !f.gain->model.empty())) {
         out << "**Evidence**\n\n";
@@ -157,12 +162,6 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
             out << "\n";
         }
         if (!e.spans.empty()) {
-    if (!f.sources.empty()) {
-        out << "**Where in the code**\n\n";
-        for (const SourceSite& site : f.sources)
-            out << "- " << markdownText(sourceSiteText(site)) << "\n";
-        out << "\n";
-    }
             const int64_t origin = traceStartNs(report, f);
             out << "- time ranges (from the start of the trace):";
             for (size_t k = 0; k < e.spans.size() && k < 5; ++k)

@@ -214,6 +214,11 @@ std::string stepShareText(const Finding& f) {
     return formatPercent(f.gain->stepShare) + " of the step";
 }
 
+std::string sourceSiteText(const SourceSite& site) {
+    return site.file + ":" + std::to_string(site.line) + " in " + site.function + " (" + std::to_string(site.events)
+        + (site.events == 1 ? " event, " : " events, ") + formatPercent(site.share) + ")";
+}
+
 std::string floorNote(const AdviceReport& report) {
     if (!report.floor || report.findingsBelowFloor == 0) return "";
     const size_t n = report.findingsBelowFloor;
@@ -224,11 +229,6 @@ std::string floorNote(const AdviceReport& report) {
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status) {
     std::vector<const RuleOutcome*> out;
     std::set<std::string> listed;
-std::string sourceSiteText(const SourceSite& site) {
-    return site.file + ":" + std::to_string(site.line) + " in " + site.function + " (" + std::to_string(site.events)
-        + (site.events == 1 ? " event, " : " events, ") + formatPercent(site.share) + ")";
-}
-
     for (const RuleOutcome& o : report.outcomes)
         if (o.status == status && listed.insert(o.ruleId).second) out.push_back(&o);
     return out;

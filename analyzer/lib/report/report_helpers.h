@@ -71,16 +71,16 @@ std::vector<DataLoss> dataLoss(const AdviceReport& report);
 // instead ("a correctness finding: no time estimate").
 std::string stepShareText(const Finding& f);
 
+// Where a finding comes from in the user's code, as every report states it:
+// "modeling_bert.py:412 in forward (24 events, 62%)".
+std::string sourceSiteText(const SourceSite& site);
+
 // What the materiality floor left out, one sentence; empty when it left out nothing.
 // "3 findings under the materiality floor (0.5% of the step and 1 ms per step) are not shown; --all shows them"
 std::string floorNote(const AdviceReport& report);
 
 // Rules without findings, each (rule, status) once: per-rank rules repeat their outcome per rank.
 std::vector<const RuleOutcome*> rulesWithout(const AdviceReport& report, RuleStatus status);
-// Where a finding comes from in the user's code, as every report states it:
-// "modeling_bert.py:412 in forward (24 events, 62%)".
-std::string sourceSiteText(const SourceSite& site);
-
 
 // One line of Markdown inline text: its punctuation escaped, HTML-significant characters as entities
 // (GitHub renders raw HTML, so a kernel's "<float>" would vanish), bytes that are not UTF-8 as U+FFFD.

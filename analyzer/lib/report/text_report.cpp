@@ -127,14 +127,14 @@ void writeTextReportRaw(std::ostream& out, const AdviceReport& report, const Rep
                 out << (k ? "; " : " ") << f.evidence.facts[k].first << " " << f.evidence.facts[k].second;
             out << "\n";
         }
-        if (f.gain && !f.gain->model.empty())
-            out << "    " << style.dim("gain:") << " " << f.gain->model << " (confidence " << f.gain->confidence
         if (!f.sources.empty()) {
             out << "    " << style.dim("where:");
             for (size_t k = 0; k < f.sources.size() && k < 2; ++k)
                 out << (k ? "; " : " ") << sourceSiteText(f.sources[k]);
             out << "\n";
         }
+        if (f.gain && !f.gain->model.empty())
+            out << "    " << style.dim("gain:") << " " << f.gain->model << " (confidence " << f.gain->confidence
                 << ")\n";
         if (const std::string measured = measuredGainText(context, f); !measured.empty())
             out << "    " << style.dim("measured:") << " " << measured << "\n";
