@@ -150,6 +150,7 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
         for (const SourceSite& site : f.sources)
             out << "- " << markdownText(sourceSiteText(site)) << "\n";
         out << "\n";
+    }
     const Evidence& e = f.evidence;
     if (!e.facts.empty() || e.eventsTotal || !e.spans.empty() || (f.gain && !f.gain->model.empty())) {
         out << "**Evidence**\n\n";
