@@ -222,7 +222,12 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id) {
             ? std::string(m.str(m.annotations.name[size_t(step.annotation)]))
             : "step " + std::to_string(step.number);
         f.emplace_back("found from", std::string(stepSourceName(s.detection.source)));
-        if (r < s.perStep.size()) {
+        if (r < s.perStep.size() && !s.gpuActivity()) {
+            const StepBreakdown& b = s.perStep[r];
+            f.emplace_back("CPU only", "no GPU activity recorded");
+            f.emplace_back("waiting for data", formatDuration(b.idleDataNs));
+            f.emplace_back("other work", formatDuration(b.idleHostNs));
+        } else if (r < s.perStep.size()) {
             const StepBreakdown& b = s.perStep[r];
             f.emplace_back("GPU compute", formatDuration(b.computeNs));
             if (b.communicationNs) f.emplace_back("communication", formatDuration(b.communicationNs));

@@ -141,8 +141,9 @@ void addStepsTrack(Builder& b, uint32_t m, const TimelineInput& in, size_t input
     track.group = in.label;
     track.title = inputs > 1 ? "steps · " + in.label : "steps";
     // Lane 0 the steps, lane 1 the idle gaps in them, coloured by what the host did meanwhile. A step
-    // is clipped to start where the previous one ended so that the lane never overlaps.
-    track.lanes.resize(2);
+    // is clipped to start where the previous one ended so that the lane never overlaps. Without GPU
+    // activity nothing idled on a GPU: no gap lane.
+    track.lanes.resize(steps.gpuActivity() ? 2 : 1);
     int64_t previousEnd = std::numeric_limits<int64_t>::min();
     for (size_t i = 0; i < steps.detection.steps.size(); ++i) {
         const Step& s = steps.detection.steps[i];
@@ -152,6 +153,10 @@ void addStepsTrack(Builder& b, uint32_t m, const TimelineInput& in, size_t input
         const int64_t start = std::max(s.startNs, previousEnd);
         track.lanes[0].add(start, std::max(s.endNs, start), EventKind::Step, Source::Step, RowIndex(i), name);
         previousEnd = std::max(s.endNs, start);
+    }
+    if (!steps.gpuActivity()) {
+        b.addFixedTrack(std::move(track));
+        return;
     }
     const uint32_t idle = b.syntheticName("GPU idle");
     previousEnd = std::numeric_limits<int64_t>::min();

@@ -14,6 +14,14 @@ namespace tuneup::gui {
 
 using namespace analysis;
 
+namespace {
+
+QString q(std::string_view s) {
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
+
+} // namespace
+
 std::vector<size_t> sampleEvenly(size_t total, size_t n) {
     std::vector<size_t> out;
     if (total == 0 || n == 0) return out;
@@ -64,9 +72,10 @@ void BreakdownChart::setSession(std::shared_ptr<const Session> session) {
     double highest = double(steps->median.stepNs);
     for (size_t i : m_steps)
         highest = std::max(highest, double(steps->perStep[i].stepNs));
-    for (const BreakdownPart& part : kBreakdownParts) {
-        auto* set = new QBarSet(QString::fromUtf8(part.label.data(), qsizetype(part.label.size())));
-        set->setColor(QColor(QString::fromUtf8(part.color.data(), qsizetype(part.color.size()))));
+    // Without GPU activity nothing idled on a GPU: the host's time, in its own parts (no "GPU idle").
+    for (const BreakdownPart& part : breakdownParts(*steps)) {
+        auto* set = new QBarSet(q(part.label));
+        set->setColor(QColor(q(part.color)));
         set->setBorderColor(set->color());
         *set << double(steps->median.*part.field) / 1e6;
         for (size_t i : m_steps)
@@ -91,16 +100,19 @@ void BreakdownChart::setSession(std::shared_ptr<const Session> session) {
     chart->addAxis(y, Qt::AlignLeft);
     series->attachAxis(x);
     series->attachAxis(y);
+    const QString cpuOnly = steps->gpuActivity() ? QString() : QStringLiteral(" — %1").arg(q(kCpuOnly));
     // Nothing marked steps: the one bar is the whole window, not a step (no median, no "1 steps").
     if (steps->detection.source == StepSource::WholeWindow) {
         x->setTitleText(tr("the whole window"));
-        chart->setTitle(tr("No training steps found: the whole window (%1 s) as one span, its breakdown")
-                            .arg(double(steps->medianStepNs()) / 1e9, 0, 'f', 2));
+        chart->setTitle(tr("No training steps found: the whole window (%1 s) as one span, its breakdown%2")
+                            .arg(double(steps->medianStepNs()) / 1e9, 0, 'f', 2)
+                            .arg(cpuOnly));
         return;
     }
-    chart->setTitle(tr("Step time breakdown: median %1 ms over %2 steps (click a bar to show the step)")
+    chart->setTitle(tr("Step time breakdown: median %1 ms over %2 steps (click a bar to show the step)%3")
                         .arg(double(steps->medianStepNs()) / 1e6, 0, 'f', 2)
-                        .arg(steps->perStep.size()));
+                        .arg(steps->perStep.size())
+                        .arg(cpuOnly));
 }
 
 } // namespace tuneup::gui

@@ -1,7 +1,8 @@
 #pragma once
 // Where each step's time goes, as stacked bars: GPU compute, communication, copies, memset, and idle
-// time by cause, in the colours of the reports (report_helpers.h kBreakdownParts). The median step
-// first, then the steps (evenly sampled when there are more than fit). Clicking a bar shows that step.
+// time by cause, in the colours of the reports (report_helpers.h kBreakdownParts); for a trace without
+// GPU activity, the host's time (waiting for data or not) under "CPU only". The median step first, then
+// the steps (evenly sampled when there are more than fit). Clicking a bar shows that step.
 
 #include "app/session.h"
 

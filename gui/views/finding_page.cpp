@@ -94,8 +94,9 @@ QString overviewMarkdown(const Session& session) {
                   .arg(escaped(q(stepSourceName(steps.detection.source))))
                   .arg(duration(steps.medianStepNs()));
         if (r == 0) {
+            if (!steps.gpuActivity()) md += q(kCpuOnly) + QStringLiteral(": the step's time on the host.\n\n");
             md += QStringLiteral("| where the median step goes | time | share |\n|---|---:|---:|\n");
-            for (const BreakdownPart& part : kBreakdownParts) {
+            for (const BreakdownPart& part : breakdownParts(steps)) {
                 const int64_t ns = steps.median.*part.field;
                 if (ns <= 0) continue;
                 md += QStringLiteral("| %1 | %2 | %3% |\n")

@@ -128,16 +128,16 @@ summary { cursor: pointer; color: var(--muted); }
 td.kernel { max-width: 640px; overflow-wrap: anywhere; }
 )";
 
-void writeLegend(std::ostream& out) {
+void writeLegend(std::ostream& out, const std::vector<BreakdownPart>& parts) {
     out << "<div class=\"legend\">";
-    for (const BreakdownPart& p : kBreakdownParts)
+    for (const BreakdownPart& p : parts)
         out << "<span><span class=\"sw\" style=\"background:" << p.color << "\"></span>" << esc(p.label) << "</span>";
     out << "</div>\n";
 }
 
-std::string breakdownTooltip(std::string_view head, const StepBreakdown& b) {
+std::string breakdownTooltip(std::string_view head, const StepBreakdown& b, const std::vector<BreakdownPart>& parts) {
     std::string t = std::string(head) + ": " + formatDuration(b.stepNs);
-    for (const BreakdownPart& p : kBreakdownParts)
+    for (const BreakdownPart& p : parts)
         if (b.*p.field > 0)
             t += "\n" + std::string(p.label) + " " + formatDuration(b.*p.field) + " (" + share(b.*p.field, b.stepNs)
                 + ")";
@@ -148,6 +148,7 @@ std::string breakdownTooltip(std::string_view head, const StepBreakdown& b) {
 void writeStepChart(std::ostream& out, const RankSummary& rank) {
     const auto& steps = rank.steps.detection.steps;
     const auto& perStep = rank.steps.perStep;
+    const std::vector<BreakdownPart>& parts = breakdownParts(rank.steps);
     constexpr size_t kMaxSteps = 2000; // beyond that a bar is less than a pixel even in a wide chart
     const size_t n = std::min(perStep.size(), kMaxSteps);
     int64_t maxNs = 1;
@@ -174,10 +175,10 @@ void writeStepChart(std::ostream& out, const RankSummary& rank) {
     for (size_t i = 0; i < n; ++i) {
         const StepBreakdown& b = perStep[i];
         const double x = left + slot * double(i) + (slot - barWidth) / 2;
-        out << "<g class=\"step\"><title>" << esc(breakdownTooltip("step " + std::to_string(steps[i].number), b))
+        out << "<g class=\"step\"><title>" << esc(breakdownTooltip("step " + std::to_string(steps[i].number), b, parts))
             << "</title>";
         int64_t below = 0;
-        for (const BreakdownPart& p : kBreakdownParts) {
+        for (const BreakdownPart& p : parts) {
             const int64_t v = b.*p.field;
             if (v <= 0) continue;
             out << "<rect class=\"" << p.key << "\" x=\"" << num(x) << "\" y=\"" << num(y(below + v)) << "\" width=\""
@@ -221,12 +222,14 @@ void writeRankChart(std::ostream& out, const AdviceReport& report) {
     for (size_t row = 0; row < charted.size(); ++row) {
         const RankSummary& r = report.ranks[charted[row]];
         const StepBreakdown& b = r.steps.median;
+        const std::vector<BreakdownPart>& parts = breakdownParts(r.steps);
         const double y = 4 + rowHeight * double(row);
         out << "<g class=\"rank\"><title>"
-            << esc(breakdownTooltip("rank " + std::to_string(r.rank) + " median step", b)) << "</title><text x=\""
-            << num(left - 8) << "\" y=\"" << num(y + 14) << "\" text-anchor=\"end\">rank " << r.rank << "</text>";
+            << esc(breakdownTooltip("rank " + std::to_string(r.rank) + " median step", b, parts))
+            << "</title><text x=\"" << num(left - 8) << "\" y=\"" << num(y + 14) << "\" text-anchor=\"end\">rank "
+            << r.rank << "</text>";
         double x = left;
-        for (const BreakdownPart& p : kBreakdownParts) {
+        for (const BreakdownPart& p : parts) {
             const double w = plotWidth * double(std::max<int64_t>(b.*p.field, 0)) / double(maxNs);
             if (w <= 0) continue;
             out << "<rect class=\"" << p.key << "\" x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(w)
@@ -242,12 +245,12 @@ void writeRankChart(std::ostream& out, const AdviceReport& report) {
             << " ranks: the fastest, the median and the slowest are shown.</p>\n";
 }
 
-void writeMedianTable(std::ostream& out, const StepBreakdown& b) {
+void writeMedianTable(std::ostream& out, const StepBreakdown& b, const std::vector<BreakdownPart>& parts) {
     out << "<table class=\"breakdown\"><tr><th>Median step</th><th class=\"n\">time</th><th "
            "class=\"n\">share</th></tr>\n"
         << "<tr><td><b>Step</b></td><td class=\"n\"><b>" << esc(formatDuration(b.stepNs))
         << "</b></td><td class=\"n\">100%</td></tr>\n";
-    for (const BreakdownPart& p : kBreakdownParts)
+    for (const BreakdownPart& p : parts)
         out << "<tr><td><span class=\"legend\"><span><span class=\"sw\" style=\"background:" << p.color << "\"></span>"
             << esc(p.label) << "</span></span></td><td class=\"n\">" << esc(formatDuration(b.*p.field))
             << "</td><td class=\"n\">" << share(b.*p.field, b.stepNs) << "</td></tr>\n";
@@ -273,12 +276,14 @@ void writeDataLoss(std::ostream& out, const AdviceReport& report) {
 
 void writeSteps(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     out << "<section id=\"steps\"><h2>Where the step time goes</h2>\n";
-    writeLegend(out);
+    const std::vector<size_t> described = ranksDescribed(report);
+    if (std::any_of(described.begin(), described.end(), [&](size_t i) { return report.ranks[i].steps.gpuActivity(); }))
+        writeLegend(out, kBreakdownParts);
     if (report.ranks.size() > 1) {
         out << "<h3>Ranks compared (median step)</h3>\n";
         writeRankChart(out, report);
     }
-    for (size_t i : ranksDescribed(report)) {
+    for (size_t i : described) {
         const RankSummary& r = report.ranks[i];
         const StepDetection& d = r.steps.detection;
         out << "<h3>" << esc(inputLabel(report, context, i));
@@ -287,18 +292,17 @@ void writeSteps(std::ostream& out, const AdviceReport& report, const ReportConte
         if (!d.steps.empty())
             out << "; " << d.steps.size() << " steps from " << esc(stepSourceName(d.source)) << "; median step <b>"
                 << esc(formatDuration(r.steps.median.stepNs)) << "</b>";
-        if (r.steps.device >= 0) out << "; GPU " << r.steps.device;
-        out << "</p>\n";
+        out << "; " << (r.steps.gpuActivity() ? "GPU " + std::to_string(r.steps.device) : esc(kCpuOnly)) << "</p>\n";
         if (d.steps.empty()) {
             out << "<p>No steps found: " << esc(d.detail) << ".</p>\n";
             continue;
         }
-        if (r.steps.device < 0) {
-            out << "<p>No GPU activity in the trace: the breakdown needs kernels.</p>\n";
-            continue;
+        if (!r.steps.gpuActivity()) {
+            out << "<p>" << esc(kCpuOnly) << ": each step's time on the host, waiting for data or not.</p>\n";
+            writeLegend(out, kHostBreakdownParts);
         }
         writeStepChart(out, r);
-        writeMedianTable(out, r.steps.median);
+        writeMedianTable(out, r.steps.median, breakdownParts(r.steps));
     }
     out << "</section>\n";
 }

@@ -70,6 +70,35 @@ std::string gainText(const Finding& f) {
     return formatDuration(f.gain->perStepNs);
 }
 
+void writeBreakdownTable(std::ostream& out, const AdviceReport& report, const std::vector<size_t>& shown,
+    const std::vector<BreakdownPart>& parts) {
+    if (shown.empty()) return;
+    out << "| Median step |";
+    for (size_t i : shown)
+        out << " " << (report.ranks.size() > 1 ? "rank " + std::to_string(report.ranks[i].rank) : "time") << " |";
+    out << "\n|---|";
+    for (size_t k = 0; k < shown.size(); ++k)
+        out << "---:|";
+    out << "\n| **Step** |";
+    for (size_t i : shown)
+        out << " **" << formatDuration(report.ranks[i].steps.median.stepNs) << "** |";
+    out << "\n";
+    for (const BreakdownPart& part : parts) {
+        bool any = false;
+        for (size_t i : shown)
+            any = any || report.ranks[i].steps.median.*part.field > 0;
+        if (!any && (part.key == "communication" || part.key == "memset"))
+            continue; // absent in most single-GPU runs: no row of zeros
+        out << "| " << part.label << " |";
+        for (size_t i : shown) {
+            const StepBreakdown& b = report.ranks[i].steps.median;
+            out << " " << formatDuration(b.*part.field) << " (" << share(b.*part.field, b.stepNs) << ") |";
+        }
+        out << "\n";
+    }
+    out << "\n";
+}
+
 void writeInputs(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
     out << "## Steps\n\n";
     const std::vector<size_t> described = ranksDescribed(report);
@@ -87,43 +116,26 @@ void writeInputs(std::ostream& out, const AdviceReport& report, const ReportCont
         else
             out << d.steps.size() << " steps from " << markdownText(stepSourceName(d.source)) << ", median **"
                 << formatDuration(r.steps.median.stepNs) << "**";
-        if (r.steps.device >= 0) out << ", GPU " << r.steps.device;
-        out << "\n";
+        out << (r.steps.gpuActivity() ? ", GPU " + std::to_string(r.steps.device) : "; " + markdownText(kCpuOnly))
+            << "\n";
     }
     out << "\n";
 
-    // One column per rank that has a breakdown: the table stays readable for 8 ranks.
-    std::vector<size_t> shown;
+    // One column per rank that has a breakdown: the table stays readable for 8 ranks. Ranks without GPU
+    // activity get a table of their own, of host time.
+    std::vector<size_t> gpu, cpuOnly;
     for (size_t i : described)
-        if (!report.ranks[i].steps.detection.steps.empty() && report.ranks[i].steps.device >= 0) shown.push_back(i);
-    if (shown.empty()) {
-        out << "No step breakdown: it needs steps and GPU activity in the trace.\n\n";
+        if (!report.ranks[i].steps.detection.steps.empty())
+            (report.ranks[i].steps.gpuActivity() ? gpu : cpuOnly).push_back(i);
+    if (gpu.empty() && cpuOnly.empty()) {
+        out << "No step breakdown: it needs steps.\n\n";
         return;
     }
-    out << "| Median step |";
-    for (size_t i : shown)
-        out << " " << (report.ranks.size() > 1 ? "rank " + std::to_string(report.ranks[i].rank) : "time") << " |";
-    out << "\n|---|";
-    for (size_t k = 0; k < shown.size(); ++k)
-        out << "---:|";
-    out << "\n| **Step** |";
-    for (size_t i : shown)
-        out << " **" << formatDuration(report.ranks[i].steps.median.stepNs) << "** |";
-    out << "\n";
-    for (const BreakdownPart& part : kBreakdownParts) {
-        bool any = false;
-        for (size_t i : shown)
-            any = any || report.ranks[i].steps.median.*part.field > 0;
-        if (!any && (part.key == "communication" || part.key == "memset"))
-            continue; // absent in most single-GPU runs: no row of zeros
-        out << "| " << part.label << " |";
-        for (size_t i : shown) {
-            const StepBreakdown& b = report.ranks[i].steps.median;
-            out << " " << formatDuration(b.*part.field) << " (" << share(b.*part.field, b.stepNs) << ") |";
-        }
-        out << "\n";
+    writeBreakdownTable(out, report, gpu, kBreakdownParts);
+    if (!cpuOnly.empty()) {
+        out << markdownText(kCpuOnly) << ": where the median step goes on the host.\n\n";
+        writeBreakdownTable(out, report, cpuOnly, kHostBreakdownParts);
     }
-    out << "\n";
 }
 
 void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, const AdviceReport& report,

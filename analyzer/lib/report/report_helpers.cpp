@@ -23,6 +23,16 @@ const std::vector<BreakdownPart> kBreakdownParts = {
     { "idle-host", "Idle: launch/Python overhead", "#bab0ac", &StepBreakdown::idleHostNs },
 };
 
+// Without GPU work analyzeSteps leaves idleSyncNs at 0: the step is data waits and the rest.
+const std::vector<BreakdownPart> kHostBreakdownParts = {
+    { "host-data", "CPU: waiting for data", "#e15759", &StepBreakdown::idleDataNs },
+    { "host-other", "CPU: other work", "#76b7b2", &StepBreakdown::idleHostNs },
+};
+
+const std::vector<BreakdownPart>& breakdownParts(const StepAnalysis& steps) {
+    return steps.gpuActivity() ? kBreakdownParts : kHostBreakdownParts;
+}
+
 namespace {
 
 std::string demangle(std::string_view name) {

@@ -18,6 +18,12 @@ struct BreakdownPart {
     int64_t StepBreakdown::*field;
 };
 extern const std::vector<BreakdownPart> kBreakdownParts;
+// A trace without GPU activity (StepAnalysis::gpuActivity() false): nothing idled on a GPU, so its step
+// is the host's time, waiting for data or the rest, under kCpuOnly.
+extern const std::vector<BreakdownPart> kHostBreakdownParts;
+inline constexpr std::string_view kCpuOnly = "CPU only (no GPU activity recorded)";
+// The parts a breakdown is shown in: kBreakdownParts, or kHostBreakdownParts without GPU activity.
+const std::vector<BreakdownPart>& breakdownParts(const StepAnalysis& steps);
 
 // A kernel name that fits a table cell: demangled, without "void " and the parameter list; when
 // longer than `maxChars`, template arguments folded from the innermost ("<…>"), then its front cut.

@@ -38,8 +38,10 @@ void writeBreakdown(std::ostream& out, const RankSummary& rank, const Style& sty
     }
     out << "  " << d.steps.size() << " steps (" << stepSourceName(d.source) << "), median step "
         << style.bold(formatDuration(b.stepNs)) << "\n";
-    if (rank.steps.device < 0) {
-        out << "  no GPU activity in the trace: the breakdown needs kernels\n";
+    if (!rank.steps.gpuActivity()) {
+        out << "  " << kCpuOnly << ": waiting for data " << formatDuration(b.idleDataNs) << " ("
+            << share(b.idleDataNs, b.stepNs) << "), other work " << formatDuration(b.idleHostNs) << " ("
+            << share(b.idleHostNs, b.stepNs) << ")\n";
         return;
     }
     out << "  GPU " << rank.steps.device << " per step: compute " << formatDuration(b.computeNs) << " ("

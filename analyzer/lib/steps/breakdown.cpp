@@ -87,11 +87,19 @@ std::vector<TimeSpan> hostSynchronisations(const TraceModel& model) {
 
 namespace {
 
+template <class Table> void addBusyTime(std::map<int32_t, int64_t>& busy, const Table& t) {
+    for (size_t i = 0; i < t.size(); ++i) {
+        int64_t& ns = busy[t.device[i]];
+        ns = saturatingAdd(ns, t.endNs[i] - t.startNs[i]); // a damaged trace's can wrap
+    }
+}
+
 int32_t busiestDevice(const TraceModel& model) {
     std::map<int32_t, int64_t> busy;
-    for (size_t i = 0; i < model.kernels.size(); ++i) {
-        int64_t& ns = busy[model.kernels.device[i]];
-        ns = saturatingAdd(ns, model.kernels.endNs[i] - model.kernels.startNs[i]); // a damaged trace's can wrap
+    addBusyTime(busy, model.kernels);
+    if (busy.empty()) { // copies and sets alone are GPU activity too
+        addBusyTime(busy, model.memcpys);
+        addBusyTime(busy, model.memsets);
     }
     if (busy.empty()) return -1;
     return std::max_element(busy.begin(), busy.end(), [](const auto& a, const auto& b) {
@@ -199,7 +207,8 @@ StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange) {
             // syncing after CPU work) did not cause it.
             auto sync = std::upper_bound(
                 syncs.begin(), syncs.end(), gap.startNs, [](int64_t t, const TimeSpan& x) { return t < x.startNs; });
-            g.afterSync = sync != syncs.begin() && std::prev(sync)->endNs + kSyncSlackNs >= gap.startNs;
+            // Without GPU work there is nothing to synchronise with: the host's own time.
+            g.afterSync = device >= 0 && sync != syncs.begin() && std::prev(sync)->endNs + kSyncSlackNs >= gap.startNs;
             b.idleDataNs += g.dataNs;
             b.idleSyncNs += g.syncNs();
             b.idleHostNs += g.hostNs();

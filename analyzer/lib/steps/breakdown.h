@@ -38,7 +38,9 @@ struct IdleGap {
 
 struct StepAnalysis {
     StepDetection detection;
-    int32_t device = -1; // the GPU the breakdown is for (most kernel time), -1 when none
+    // The GPU the breakdown is for: most kernel time, else (no kernels) most copy and set time; -1 when
+    // the trace has no GPU activity at all.
+    int32_t device = -1;
     std::vector<StepBreakdown> perStep; // parallel to detection.steps
     StepBreakdown median; // the breakdown of the median step (its parts add up)
     std::vector<IdleGap> gaps; // every idle gap of every step, in time order
@@ -49,6 +51,10 @@ struct StepAnalysis {
         return gap < gaps.size() ? hostStates.dominant(gaps[gap].span) : HostState {};
     }
     int64_t medianStepNs() const { return median.stepNs; }
+    // Whether the trace recorded any GPU work (kernels, copies, sets). Without it (a CPU-only run, or a
+    // recording without GPU capture) nothing idled on a GPU: the breakdown's idle parts are the host's
+    // time, waiting for data (idleDataNs) or not (idleHostNs), and front ends say "CPU only".
+    bool gpuActivity() const { return device >= 0; }
 };
 
 StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange = {});
