@@ -78,21 +78,29 @@ public:
         int64_t cutNs = 0;
         for (size_t s = 0; s < p.steps; ++s)
             unclaimed[s] = p.unclaimedHostNs(s);
-        for (const IdleGap& g : steps.gaps)
-            if (g.hostNs() > 0 && cutOff(g) && !(p.launchBound && g.span.durationNs() < kLaunchGapNs)) {
+        for (size_t i = 0; i < steps.gaps.size(); ++i) {
+            const IdleGap& g = steps.gaps[i];
+            if (g.hostNs() > 0 && cutOff(g) && !p.gapInGraph[i]
+                && !(p.launchBound && g.span.durationNs() < kLaunchGapNs)) {
                 unclaimed[size_t(g.step)] -= g.hostNs();
                 cutNs += g.hostNs();
             }
+        }
         const std::string cutText = cutNs > 0 ? "; " + formatDuration(cutNs)
                 + " after the last recorded CUDA call left out (the trace stops recording GPU work there)"
                                               : std::string();
+        // Gaps between the nodes of a CUDA graph replay: the host had queued the whole graph.
+        const int64_t graphGapNs = medianOf(p.graphGapNs);
+        const std::string graphText = graphGapNs > 0
+            ? "; " + formatDuration(graphGapNs) + " per step inside CUDA graph replays left out (queued already)"
+            : std::string();
         const int64_t perStepNs = medianOf(unclaimed);
         const double share = p.medianStepNs > 0 ? double(perStepNs) / double(p.medianStepNs) : 0.0;
         const std::string claimed = p.launchBound ? " (short gaps between kernels left to low-gpu-utilization)" : "";
         if (share < kMinShare) {
             outcome.reason = "GPU idle not explained by data loading or synchronisation: " + formatDuration(perStepNs)
                 + " in the median step (" + formatPercent(share) + ", below the " + formatPercent(kMinShare)
-                + " threshold)" + claimed + cutText;
+                + " threshold)" + claimed + cutText + graphText;
             return;
         }
 
@@ -100,8 +108,9 @@ public:
         std::vector<const IdleGap*> gaps;
         int64_t longNs = 0, shortNs = 0;
         size_t longCount = 0, shortCount = 0;
-        for (const IdleGap& g : steps.gaps) {
-            if (g.hostNs() <= 0 || cutOff(g)) continue;
+        for (size_t i = 0; i < steps.gaps.size(); ++i) {
+            const IdleGap& g = steps.gaps[i];
+            if (g.hostNs() <= 0 || cutOff(g) || p.gapInGraph[i]) continue; // a graph's own gaps are not the host's
             const bool isShort = g.span.durationNs() < kLaunchGapNs;
             if (isShort && p.launchBound) continue;
             gaps.push_back(&g);
@@ -118,6 +127,9 @@ public:
                                    + " (" + formatPercent(share) + ")" },
             { "gaps of " + formatDuration(kLaunchGapNs) + " or more",
                 std::to_string(longCount) + ", " + formatDuration(context.perStep(longNs)) + " per step" } };
+        if (graphGapNs > 0)
+            evidence.facts.push_back({ "inside CUDA graph replays (not counted)",
+                formatDuration(graphGapNs) + " per step: the host had queued the whole graph" });
         if (cutNs > 0)
             evidence.facts.push_back(
                 { "left out", formatDuration(cutNs) + " after the last recorded CUDA call (missing data)" });

@@ -224,3 +224,19 @@ TEST(GpuIdle, GpuBusyTwoPercentOfAWindowWithoutSteps) {
     ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
     EXPECT_GT(run.outcome.findings[0].gain->stepShare, 0.9);
 }
+
+TEST(GpuIdle, CountsHostIdleAroundCudaGraphReplaysButNotInsideThem) {
+    // tests/fixtures/kineto/cuda_graph_replay.json: one graph replay and 3 eager kernels per 1 ms step, too
+    // few launches to be launch-bound, so every host-caused gap is gpu-idle's: 742 us per step (74%). The
+    // 81 us between the replay's own nodes are not: the host had queued the whole graph.
+    const auto run = ruletest::runRule("gpu-idle", { std::string(TUNEUP_KINETO_FIXTURES) + "/cuda_graph_replay.json" });
+    ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
+    const Finding& f = run.outcome.findings[0];
+    ASSERT_TRUE(f.gain);
+    EXPECT_EQ(f.gain->perStepNs, 742'000);
+    EXPECT_EQ(
+        fact(f, "inside CUDA graph replays (not counted)"), "81 us per step: the host had queued the whole graph");
+    // 5 per step, none between the graph's nodes; the last step's 475 us tail comes after the trace's last
+    // CUDA call and is left out: (4 x 742 - 475) / 4 = 623 us per step.
+    EXPECT_EQ(fact(f, "shorter gaps"), "19, 623 us per step");
+}

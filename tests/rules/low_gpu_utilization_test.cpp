@@ -2,7 +2,12 @@
 // Python script over the JSON (kernels on the busiest device; idle gaps between the merged kernel,
 // copy and set intervals), independently of the importer.
 
+#include "advise/rank_analysis.h"
+#include "import/importer.h"
+#include "launch_profile.h"
 #include "rule_test_support.h"
+
+#include <algorithm>
 
 using namespace tuneup;
 using namespace tuneup::analysis;
@@ -111,4 +116,122 @@ TEST(LowGpuUtilization, SyntheticSmallKernelsOnABusyGpuAreClean) {
     const auto run = ruletest::runRuleOnModels("low-gpu-utilization", std::move(models));
     EXPECT_EQ(run.outcome.status, RuleStatus::Clean);
     EXPECT_NE(run.outcome.reason.find("the GPU is busy 83%"), std::string::npos) << run.outcome.reason;
+}
+
+// ---- CUDA graphs: a replay is one launch ---------------------------------------------------------------
+
+namespace {
+
+std::string kinetoFixture(const std::string& name) {
+    return std::string(TUNEUP_KINETO_FIXTURES) + "/" + name;
+}
+
+} // namespace
+
+TEST(LowGpuUtilization, ACudaGraphReplayIsOneLaunch) {
+    // tests/fixtures/kineto/cuda_graph_replay.json: each 1 ms step replays one graph (a memset node and 40
+    // Triton kernels of 4 us) and launches 3 kernels of 5 us one by one; the GPU is busy 17.7%. Counted
+    // kernel by kernel (43 kernels, median 4 us, 82% of the step in gaps shorter than 1 ms) it would read
+    // launch-bound and advise capturing in a CUDA graph a step that replays one already.
+    const auto run = ruletest::runRule("low-gpu-utilization", { kinetoFixture("cuda_graph_replay.json") });
+    EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << run.outcome.reason;
+    EXPECT_NE(run.outcome.reason.find("4.0 launches (1.0 CUDA graph replays of 40.0 kernels, 3.0 kernels launched "
+                                      "one by one) per step: too few to be launch-bound"),
+        std::string::npos)
+        << run.outcome.reason;
+}
+
+TEST(LowGpuUtilization, LaunchProfileOfGraphReplays) {
+    const TraceModel model = importTrace(kinetoFixture("cuda_graph_replay.json"));
+    const RankAnalysis rank = analyzeRank(model, 0);
+    const RuleContext context(rank, 1);
+    const rules::LaunchProfile p = rules::launchProfile(context);
+    ASSERT_EQ(p.steps, 4u);
+    EXPECT_EQ(p.kernels, 12u);
+    EXPECT_EQ(p.graphReplays, 4u);
+    EXPECT_EQ(p.graphKernels, 160u);
+    EXPECT_DOUBLE_EQ(p.launchesPerStep, 4.0);
+    // Twelve kernels of 5 us and four replays of 243 us (the memset node's start to the last kernel's end).
+    EXPECT_EQ(p.medianLaunchNs, 5'000);
+    // The kernels' cudaLaunchKernel calls (8 us); the graph launches (30 us) are not a kernel's launch cost.
+    EXPECT_EQ(p.medianLaunchCallNs, 8'000);
+    // The graph kernels are GPU work: 2 us memset, 160 us of graph kernels, 15 us of eager kernels.
+    EXPECT_EQ(p.medianBusyNs, 177'000);
+    EXPECT_EQ(rank.steps.median.computeNs, 175'000);
+    // Per step, the gaps between the replay's own nodes (3 us after the memset, 39 of 2 us) are neither
+    // launch gaps nor other host idle; the launch gaps are the step's head (95 us), the gaps before and
+    // between the eager kernels (82, 45, 45 us) and its tail (475 us).
+    EXPECT_EQ(std::count(p.gapInGraph.begin(), p.gapInGraph.end(), 1), 160);
+    for (size_t s = 0; s < p.steps; ++s) {
+        EXPECT_EQ(p.graphGapNs[s], 81'000) << s;
+        EXPECT_EQ(p.launchGapNs[s], 742'000) << s;
+        EXPECT_EQ(p.otherHostNs[s], 0) << s;
+    }
+}
+
+namespace {
+
+// 5 steps; each replays a graph of 10 kernels of 50 us, then launches 100 kernels of 5 us one by one, 30 us
+// apart: launch-bound outside the graph.
+TraceModel launchBoundBesideAGraph() {
+    const int64_t stepNs = 10'000 + 500'000 + 100 * 35'000;
+    auto b = ruletest::syntheticTrace(5, stepNs);
+    const ThreadIndex thread = b.thread(1, 1);
+    uint64_t correlation = 1;
+    auto call = [&](int64_t start, int64_t durationNs, const char* name) {
+        ApiCall c;
+        c.startNs = start;
+        c.endNs = start + durationNs;
+        c.thread = thread;
+        c.name = b.intern(name);
+        c.correlation = correlation;
+        b.addApiCall(c);
+    };
+    auto kernel = [&](int64_t start, int64_t durationNs, const char* name) {
+        Kernel k;
+        k.startNs = start;
+        k.endNs = start + durationNs;
+        k.device = 0;
+        k.stream = 7;
+        k.correlation = correlation;
+        k.name = b.intern(name);
+        b.addKernel(k);
+    };
+    for (int s = 0; s < 5; ++s) {
+        const int64_t start = 1'000'000 + s * stepNs;
+        call(start + 1'000, 20'000, "cudaGraphLaunch");
+        for (int i = 0; i < 10; ++i)
+            kernel(start + 10'000 + i * 50'000, 50'000, "ampere_sgemm_128x64_tn");
+        ++correlation;
+        for (int i = 0; i < 100; ++i) {
+            const int64_t at = start + 510'000 + 30'000 + i * 35'000;
+            call(at - 10'000, 4'000, "cudaLaunchKernel");
+            kernel(at, 5'000, "void at::native::vectorized_elementwise_kernel<4, at::native::MulFunctor<float>>");
+            ++correlation;
+        }
+    }
+    return b.finish();
+}
+
+} // namespace
+
+TEST(LowGpuUtilization, SyntheticLaunchBoundBesideGraphsAdvisesExtendingThem) {
+    std::vector<TraceModel> models;
+    models.push_back(launchBoundBesideAGraph());
+    const auto run = ruletest::runRuleOnModels("low-gpu-utilization", std::move(models));
+    ASSERT_EQ(run.findings(), 1u) << run.outcome.reason;
+    const Finding& f = run.outcome.findings[0];
+    EXPECT_NE(f.title.find("launch-bound outside CUDA graphs"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("100 kernels per step launched one by one beside 1 graph replays"), std::string::npos)
+        << f.title;
+    ASSERT_TRUE(f.gain);
+    EXPECT_EQ(f.gain->perStepNs, 10'000 + 100 * 30'000); // the step's head and the gaps before each eager kernel
+    EXPECT_EQ(ruletest::evidenceFact(f, "median launch call (CPU)"), "4 us");
+    EXPECT_EQ(ruletest::evidenceFact(f, "launches per step"),
+        "101 launches (1 CUDA graph replays of 10 kernels, 100 kernels launched one by one)");
+    // Not "capture the step in a CUDA graph": it replays one; bring the rest into graphs.
+    EXPECT_NE(f.fixPython.find("make_graphed_callables"), std::string::npos) << f.fixPython;
+    EXPECT_NE(f.fixPython.find("TORCH_LOGS=\"graph_breaks,perf_hints\""), std::string::npos) << f.fixPython;
+    EXPECT_EQ(f.fixPython.find("torch.cuda.CUDAGraph()"), std::string::npos) << f.fixPython;
+    EXPECT_NE(f.detail.find("already replays CUDA graphs"), std::string::npos) << f.detail;
 }
