@@ -1,7 +1,9 @@
 // unfused-pointwise: runs of short elementwise kernels back to back on a stream, each reading and
 // writing memory and paying a launch, that a fusing compiler (torch.compile) or a fused optimizer would
-// merge into one kernel. See unfused-pointwise.md.
+// merge into one kernel. Kernels torch.compile's Inductor chose to run in its compiled regions are not
+// advice; a backend that does not fuse gets advice to use one that does. See unfused-pointwise.md.
 
+#include "advise/kernel_origin.h"
 #include "advise/rule_context.h"
 #include "all_rules.h"
 
@@ -27,6 +29,7 @@ struct Run {
     size_t kernels = 0, pointwise = 0;
     int64_t savedNs = 0;
     bool inOptimizer = false;
+    bool inCompiledRegion = false; // most of its kernels were launched from a torch.compile region
 };
 
 bool contains(const std::vector<TimeSpan>& merged, int64_t t) {
@@ -69,6 +72,16 @@ std::string shortKernelName(std::string_view name) {
     return std::string(fallback.empty() ? name.substr(0, 60) : fallback);
 }
 
+std::string aotInductorFix() {
+    return "// LibTorch has no torch.compile: compile the model ahead of time with AOTInductor in Python\n"
+           "// (torch._inductor.aoti_compile_and_package) and run the fused kernels from C++:\n"
+           "#include <torch/csrc/inductor/aoti_package/model_package_loader.h>\n"
+           "torch::inductor::AOTIModelPackageLoader loader(\"model.pt2\");\n"
+           "auto outputs = loader.run({x});\n"
+           "// In hand-written code, prefer fused ATen ops:\n"
+           "// at::addcmul_, at::lerp_, torch::gelu, at::layer_norm.";
+}
+
 class UnfusedPointwise final : public Rule {
 public:
     const RuleInfo& info() const override {
@@ -89,18 +102,33 @@ public:
                 optimizer.push_back({ m.annotations.startNs[i], m.annotations.endNs[i] });
         optimizer = mergeSpans(std::move(optimizer));
 
+        // torch.compile's regions: when the compiler fuses (Inductor: its regions launch Triton kernels), the
+        // other kernels of a region are what it chose not to fuse (library calls, fallbacks), not advice.
+        // A backend that does not fuse (cudagraphs, aot_eager) leaves eager chains inside its regions.
+        const std::vector<char> compiled = launchedInCompiledRegion(m);
+        std::vector<char> triton(k.size(), 0);
+        size_t tritonTotal = 0, tritonCompiled = 0;
+        for (size_t i = 0; i < k.size(); ++i) {
+            triton[i] = m.str(k.name[i]).find("triton") != std::string_view::npos;
+            tritonTotal += triton[i];
+            tritonCompiled += triton[i] && compiled[i];
+        }
+        const bool regionsFuse = tritonCompiled > 0;
+
         // Kernels per (device, stream), in time order.
         std::map<std::pair<int32_t, int32_t>, std::vector<RowIndex>> streams;
-        size_t triton = 0, pointwiseTotal = 0;
+        size_t pointwiseTotal = 0, leftInRegions = 0;
         std::vector<char> member(k.size(), 0); // 1 pointwise, 2 reduction
         for (size_t i = 0; i < k.size(); ++i) {
             streams[{ k.device[i], k.stream[i] }].push_back(RowIndex(i));
-            const std::string_view name = m.str(k.name[i]);
-            const bool isTriton = name.find("triton") != std::string_view::npos;
-            triton += isTriton;
             const KernelClass c = context.kernelClass(i);
             pointwiseTotal += c == KernelClass::Pointwise;
-            if (isTriton || k.endNs[i] - k.startNs[i] >= kMaxKernelNs) continue;
+            const bool candidate = c == KernelClass::Pointwise || c == KernelClass::Reduction;
+            if (triton[i] || k.endNs[i] - k.startNs[i] >= kMaxKernelNs) continue;
+            if (regionsFuse && compiled[i]) {
+                leftInRegions += candidate;
+                continue;
+            }
             member[i] = c == KernelClass::Pointwise ? 1 : c == KernelClass::Reduction ? 2 : 0;
         }
 
@@ -117,6 +145,7 @@ public:
                 r.startNs = k.startNs[size_t(rows[begin])];
                 r.endNs = k.endNs[size_t(rows[end - 1])];
                 std::vector<RowIndex> members;
+                size_t inRegion = 0;
                 for (size_t j = begin; j < end; ++j) {
                     const size_t i = size_t(rows[j]);
                     const int64_t ns = k.endNs[i] - k.startNs[i];
@@ -124,8 +153,10 @@ public:
                     r.kernelNs += ns;
                     ++r.kernels;
                     r.pointwise += member[i] == 1;
+                    inRegion += compiled[i];
                     members.push_back(rows[j]);
                 }
+                r.inCompiledRegion = inRegion * 2 > r.kernels;
                 if (r.pointwise * 2 < r.kernels) return; // mostly reductions: not an elementwise chain
                 // One fused kernel reads the inputs and writes the outputs once: about the longest member,
                 // twice for safety; the rest of the kernel time goes, and so does the launch overhead between
@@ -150,17 +181,22 @@ public:
             close(rows.size());
         }
 
-        int64_t savedNs = 0, runNs = 0, optimizerSavedNs = 0;
+        int64_t savedNs = 0, runNs = 0, optimizerSavedNs = 0, compiledSavedNs = 0;
         size_t kernelsInRuns = 0;
         for (const Run& r : runs) {
             savedNs += r.savedNs;
             runNs += r.kernelNs;
             kernelsInRuns += r.kernels;
             if (r.inOptimizer) optimizerSavedNs += r.savedNs;
+            if (r.inCompiledRegion) compiledSavedNs += r.savedNs;
         }
+        const std::string leftOut = leftInRegions > 0 ? "; " + std::to_string(leftInRegions)
+                + " elementwise kernels launched inside torch.compile regions left out (the compiler's choice)"
+                                                      : std::string();
         if (runs.empty()) {
             outcome.reason = std::to_string(pointwiseTotal) + " elementwise kernels, no run of "
-                + std::to_string(kMinRun) + " or more back to back (each under " + formatDuration(kMaxKernelNs) + ")";
+                + std::to_string(kMinRun) + " or more back to back (each under " + formatDuration(kMaxKernelNs) + ")"
+                + leftOut;
             return;
         }
         const int64_t perStepSaved = context.perStep(savedNs);
@@ -178,7 +214,7 @@ public:
         if (share < kQuietShare) {
             outcome.reason = std::to_string(runs.size()) + " runs of back-to-back elementwise kernels ("
                 + std::to_string(kernelsInRuns) + " kernels); fusing them would save " + formatDuration(perStepSaved)
-                + " per step (" + formatPercent(share) + "): negligible";
+                + " per step (" + formatPercent(share) + "): negligible" + leftOut;
             return;
         }
 
@@ -210,10 +246,19 @@ public:
             + " in a row) were grouped into runs. Each kernel reads "
               "its inputs from memory and writes its output back and costs a launch; a fused kernel does the "
               "whole chain in one pass.";
-        if (triton > 0)
-            f.detail += " The trace also has " + std::to_string(triton)
+        if (tritonTotal > 0)
+            f.detail += " The trace also has " + std::to_string(tritonTotal)
                 + " Triton kernels: torch.compile is in use "
                   "for part of the model; these runs come from regions it does not cover (graph breaks, eager code).";
+        if (leftInRegions > 0)
+            f.detail += " The " + std::to_string(leftInRegions)
+                + " elementwise kernels launched inside its compiled regions are not counted: the compiler chose them.";
+        const bool compiledMostly = !regionsFuse && compiledSavedNs * 2 > savedNs;
+        if (!regionsFuse && compiledSavedNs > 0)
+            f.detail += " " + formatPercent(double(compiledSavedNs) / double(savedNs))
+                + " of the saving is in runs launched inside torch.compile regions (CompiledFunction, Torch-Compiled "
+                  "Region) that ran no Triton kernel: the backend in use does not fuse (backend=\"cudagraphs\" and "
+                  "\"aot_eager\" keep every eager kernel); the default backend, Inductor, would.";
         f.gain = std::move(gain);
         Evidence& e = f.evidence;
         e.facts = { { "runs", std::to_string(runs.size()) + " (" + std::to_string(runs.size() / steps) + " per step)" },
@@ -224,6 +269,13 @@ public:
             { "in Optimizer.step",
                 formatPercent(savedNs > 0 ? double(optimizerSavedNs) / double(savedNs) : 0) + " of the saving" },
             { "most frequent", topText } };
+        if (leftInRegions > 0)
+            e.facts.push_back({ "left out in torch.compile regions",
+                std::to_string(leftInRegions) + " elementwise kernels (the compiler's choice)" });
+        else if (!regionsFuse && compiledSavedNs > 0)
+            e.facts.push_back({ "in torch.compile regions",
+                formatPercent(double(compiledSavedNs) / double(savedNs))
+                    + " of the saving (no Triton kernels: the backend does not fuse)" });
         // The runs that would save the most.
         std::vector<size_t> order(runs.size());
         for (size_t i = 0; i < order.size(); ++i)
@@ -247,6 +299,13 @@ public:
                        "    if (p.grad().defined()) { params.push_back(p); grads.push_back(p.grad()); }\n"
                        "torch::NoGradGuard no_grad;\n"
                        "at::_foreach_add_(params, grads, /*alpha=*/-lr);  // SGD step as one multi-tensor kernel";
+        } else if (compiledMostly) {
+            f.fixPython = "# The model is compiled with a backend that does not fuse: use Inductor, the default\n"
+                          "model = torch.compile(model)  # fuses elementwise chains into Triton kernels\n"
+                          "# or torch.compile(model, mode=\"reduce-overhead\"): fusion and CUDA graphs\n"
+                          "# rather than torch.compile(model, backend=\"cudagraphs\") or backend=\"aot_eager\",\n"
+                          "# which run every eager kernel as it was";
+            f.fixCpp = aotInductorFix();
         } else {
             f.fixPython = "# Let torch.compile fuse chains of elementwise ops (and norms) into single kernels:\n"
                           "model = torch.compile(model)\n"
@@ -256,13 +315,7 @@ public:
                           "    x32 = x.float()\n"
                           "    x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)\n"
                           "    return x32.to(x.dtype) * weight";
-            f.fixCpp = "// LibTorch has no torch.compile: compile the model ahead of time with AOTInductor in Python\n"
-                       "// (torch._inductor.aoti_compile_and_package) and run the fused kernels from C++:\n"
-                       "#include <torch/csrc/inductor/aoti_package/model_package_loader.h>\n"
-                       "torch::inductor::AOTIModelPackageLoader loader(\"model.pt2\");\n"
-                       "auto outputs = loader.run({x});\n"
-                       "// In hand-written code, prefer fused ATen ops:\n"
-                       "// at::addcmul_, at::lerp_, torch::gelu, at::layer_norm.";
+            f.fixCpp = aotInductorFix();
         }
         outcome.findings.push_back(std::move(f));
     }

@@ -118,3 +118,108 @@ TEST(UnfusedPointwise, SyntheticShortChainIsClean) {
     const auto run = ruletest::runRuleOnModels("unfused-pointwise", std::move(models));
     EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << run.outcome.reason;
 }
+
+// ---- torch.compile regions ----------------------------------------------------------------------------
+
+namespace {
+
+// A compiled region on thread 1 around the launches of addChain(b, t, ...), and optionally a Triton
+// kernel launched from it (Inductor's regions launch Triton kernels; a non-fusing backend's do not).
+void addCompiledRegion(TraceBuilder& b, int64_t t, bool withTriton, uint64_t& correlation) {
+    CpuOp region;
+    region.startNs = t - 60'000;
+    region.endNs = t - 20'000;
+    region.thread = b.thread(1, 1);
+    region.name = b.intern("CompiledFunction");
+    b.addCpuOp(region);
+    if (!withTriton) return;
+    ApiCall call;
+    call.startNs = t - 58'000;
+    call.endNs = call.startNs + 1'000;
+    call.thread = b.thread(1, 1);
+    call.name = b.intern("cuLaunchKernel");
+    call.correlation = ++correlation;
+    b.addApiCall(call);
+    Kernel k;
+    k.startNs = t - 30'000;
+    k.endNs = k.startNs + 10'000;
+    k.device = 0;
+    k.stream = 7;
+    k.correlation = correlation;
+    k.name = b.intern("triton_poi_fused_add_mul_0");
+    b.addKernel(k);
+}
+
+// 3 steps of 1 ms, each a chain of 6 elementwise kernels (then a GEMM); `region`: launched from a
+// CompiledFunction, `triton`: which also launched a Triton kernel.
+ruletest::RuleRun chainRun(bool region, bool triton) {
+    auto b = ruletest::syntheticTrace(3, 1'000'000);
+    uint64_t correlation = 0;
+    for (int s = 0; s < 3; ++s) {
+        const int64_t t = 1'000'000 + s * 1'000'000 + 400'000;
+        if (region) addCompiledRegion(b, t, triton, correlation);
+        addChain(b, t, 6, correlation);
+    }
+    std::vector<TraceModel> models;
+    models.push_back(b.finish());
+    return ruletest::runRuleOnModels("unfused-pointwise", std::move(models));
+}
+
+} // namespace
+
+TEST(UnfusedPointwise, SyntheticChainInsideAnInductorRegionIsTheCompilersChoice) {
+    // Launched from a region that also runs Triton kernels (Inductor fuses): the chain is what the
+    // compiler left unfused (library calls, fallbacks), not advice.
+    const auto compiled = chainRun(true, true);
+    EXPECT_EQ(compiled.outcome.status, RuleStatus::Clean) << compiled.outcome.reason;
+    EXPECT_NE(compiled.outcome.reason.find("18 elementwise kernels launched inside torch.compile regions left out"),
+        std::string::npos)
+        << compiled.outcome.reason;
+    // The same chain in eager code: a run per step, advice to compile.
+    const auto eager = chainRun(false, false);
+    ASSERT_EQ(eager.outcome.status, RuleStatus::Raised) << eager.outcome.reason;
+    EXPECT_NE(eager.outcome.findings[0].fixPython.find("model = torch.compile(model)"), std::string::npos);
+}
+
+TEST(UnfusedPointwise, SyntheticChainInsideANonFusingBackendsRegionCounts) {
+    // Compiled regions that run no Triton kernel at all: a backend that does not fuse (cudagraphs,
+    // aot_eager). The chain counts, and the advice is the fusing backend.
+    const auto run = chainRun(true, false);
+    ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
+    const Finding& f = run.outcome.findings[0];
+    EXPECT_EQ(f.evidence.eventsTotal, 18u);
+    EXPECT_EQ(ruletest::evidenceFact(f, "in torch.compile regions"),
+        "100% of the saving (no Triton kernels: the backend does not fuse)");
+    EXPECT_NE(f.detail.find("the backend in use does not fuse"), std::string::npos) << f.detail;
+    EXPECT_NE(f.fixPython.find("use Inductor, the default"), std::string::npos) << f.fixPython;
+    EXPECT_NE(f.fixPython.find("backend=\"cudagraphs\""), std::string::npos) << f.fixPython;
+}
+
+TEST(UnfusedPointwise, RealTraceCompiledWithANonFusingBackend) {
+    // HTA trace_diff/test: CompiledFunction(Backward) regions replay aten kernels through CUDA graphs and no
+    // Triton kernel runs anywhere (4812 kernels launched in the regions, 0 Triton: kernel_origin_test).
+    // Their elementwise chains are real fusion work: the finding keeps them (48 runs, 594 kernels per step)
+    // and says which share of the saving is in the compiled regions.
+    TUNEUP_REQUIRE_SHARED_TRACE(path, "hta/tests/data/trace_diff/test/test.json.gz");
+    const auto run = ruletest::runRule("unfused-pointwise", { path });
+    ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
+    const Finding& f = run.outcome.findings[0];
+    EXPECT_NE(f.title.find("48 runs of back-to-back elementwise kernels per step (594 kernels"), std::string::npos)
+        << f.title;
+    EXPECT_NE(ruletest::evidenceFact(f, "in torch.compile regions").find("of the saving (no Triton kernels"),
+        std::string::npos);
+    EXPECT_NE(f.detail.find("the backend in use does not fuse"), std::string::npos) << f.detail;
+}
+
+TEST(UnfusedPointwise, RealTraceCompiledWithInductorKeepsItsEagerRuns) {
+    // HTA negative_queue rank 0: Inductor (75 Triton kernels launched from CompiledFunction regions); its
+    // eager code outside the regions still runs 28 runs of elementwise kernels per step.
+    TUNEUP_REQUIRE_SHARED_TRACE(path, "hta/tests/data/negative_queue_length_values_check/rank0.json.gz");
+    const auto run = ruletest::runRule("unfused-pointwise", { path });
+    ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
+    const Finding& f = run.outcome.findings[0];
+    EXPECT_NE(f.title.find("28 runs"), std::string::npos) << f.title;
+    EXPECT_NE(f.detail.find("81 Triton kernels"), std::string::npos) << f.detail;
+    EXPECT_EQ(f.detail.find("does not fuse"), std::string::npos) << f.detail;
+    EXPECT_NE(f.fixPython.find("model = torch.compile(model)"), std::string::npos);
+}
