@@ -135,3 +135,83 @@ TEST(CommunicationBound, SyntheticOverlappedCommunicationIsQuiet) {
     EXPECT_EQ(r.outcome.status, RuleStatus::Clean) << r.outcome.reason;
     EXPECT_NE(r.outcome.reason.find("0 ns of it exposed"), std::string::npos) << r.outcome.reason;
 }
+
+// ---- FSDP: all-gathers and reduce-scatters beside compute ----------------------------------------------
+
+namespace {
+
+constexpr const char* kAllGather = "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+constexpr const char* kReduceScatter
+    = "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+
+struct Span {
+    int64_t startUs, endUs; // from the step's start
+    const char* name;
+};
+
+// 3 steps of 10 ms; compute kernels on stream 7, collectives on stream 20 (FSDP's own stream).
+TraceModel fsdpSteps(const std::vector<Span>& compute, const std::vector<Span>& collectives) {
+    auto b = ruletest::syntheticTrace(3, 10'000'000);
+    for (int s = 0; s < 3; ++s) {
+        const int64_t step = 1'000'000 + s * 10'000'000;
+        auto add = [&](const Span& span, int32_t stream) {
+            Kernel k;
+            k.startNs = step + span.startUs * 1'000;
+            k.endNs = step + span.endUs * 1'000;
+            k.device = 0;
+            k.stream = stream;
+            k.name = b.intern(span.name);
+            b.addKernel(k);
+        };
+        for (const Span& span : compute)
+            add(span, 7);
+        for (const Span& span : collectives)
+            add(span, 20);
+    }
+    return b.finish();
+}
+
+const char* kGemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_"
+                    "segment_k_off_kernel__5x_cublas";
+
+} // namespace
+
+TEST(CommunicationBound, FsdpCollectivesHiddenUnderComputeAreQuiet) {
+    // Forward prefetches each layer's all-gather under the previous layer's compute, backward's
+    // reduce-scatters run under the next layer's: 4 ms of communication per 10 ms step, none exposed.
+    std::vector<TraceModel> models;
+    models.push_back(fsdpSteps({ { 500, 4'500, kGemm }, { 5'000, 9'000, kGemm } },
+        { { 1'000, 2'000, kAllGather }, { 2'500, 3'500, kAllGather }, { 5'500, 6'500, kReduceScatter },
+            { 7'000, 8'000, kReduceScatter } }));
+    const auto r = ruletest::runRuleOnModels("communication-bound", std::move(models));
+    EXPECT_EQ(r.outcome.status, RuleStatus::Clean) << r.outcome.reason;
+    EXPECT_NE(r.outcome.reason.find("communication 4 ms per step, 0 ns of it exposed"), std::string::npos)
+        << r.outcome.reason;
+}
+
+TEST(CommunicationBound, FsdpPartlyExposedCountsOnlyTheExposedPart) {
+    // The first all-gather runs before any compute (1 ms exposed); the last reduce-scatter outlasts the
+    // backward by 1.5 ms. Of 5 ms of communication per step, 2.5 ms (25% of the step) is exposed: the
+    // finding measures that, not the 5 ms, and advises FSDP's prefetching.
+    std::vector<TraceModel> models;
+    models.push_back(fsdpSteps({ { 1'500, 4'500, kGemm }, { 5'000, 8'000, kGemm } },
+        { { 500, 1'500, kAllGather }, { 2'000, 3'000, kAllGather }, { 5'500, 6'500, kReduceScatter },
+            { 7'500, 9'500, kReduceScatter } }));
+    const auto r = ruletest::runRuleOnModels("communication-bound", std::move(models));
+    ASSERT_EQ(r.outcome.status, RuleStatus::Raised) << r.outcome.reason;
+    const Finding& f = r.outcome.findings.at(0);
+    ASSERT_TRUE(f.gain);
+    EXPECT_EQ(f.gain->perStepNs, 2'500'000 / 2);
+    EXPECT_DOUBLE_EQ(f.gain->stepShare, 0.125);
+    EXPECT_EQ(f.severity, Severity::Warning);
+    EXPECT_NE(f.title.find("takes 2.5 ms per step (25% of the step); reduce-scatter dominates, 50% of NCCL time "
+                           "overlaps compute"),
+        std::string::npos)
+        << f.title;
+    EXPECT_EQ(ruletest::evidenceFact(f, "communication per step"), "5 ms");
+    EXPECT_EQ(ruletest::evidenceFact(f, "exposed (no compute alongside)"), "2.5 ms");
+    EXPECT_EQ(ruletest::evidenceFact(f, "all-gather"), "2 ms per step");
+    EXPECT_EQ(ruletest::evidenceFact(f, "reduce-scatter"), "3 ms per step");
+    EXPECT_NE(f.fixPython.find("BackwardPrefetch.BACKWARD_PRE"), std::string::npos) << f.fixPython;
+    EXPECT_NE(f.fixPython.find("forward_prefetch=True"), std::string::npos) << f.fixPython;
+}
