@@ -192,10 +192,14 @@ public:
         bool anyItem = false, anyDeviceSync = false, anyEventSync = false, anyToHost = false, anyToDevice = false,
              anyDynamic = false;
         for (const auto& [cause, c] : ranked) {
-            if (evidence.facts.size() < 10)
+            if (evidence.facts.size() < 10) {
+                char perStep[32];
+                snprintf(perStep, sizeof perStep, "%.1f", double(c.count) / double(st.size()));
                 evidence.facts.push_back({ cause,
-                    std::to_string(c.count) + " x, GPU idle after: " + formatDuration(c.idleNs)
-                        + ", host blocked: " + formatDuration(c.blockedNs) });
+                    std::to_string(c.count) + " x (" + perStep + " per step); per step the host blocked "
+                        + formatDuration(context.perStep(c.blockedNs)) + " and the GPU idled after them "
+                        + formatDuration(context.perStep(c.idleNs)) });
+            }
             anyItem |= cause.find("GPU scalar") != std::string::npos || cause.find("Python bool") != std::string::npos;
             anyDeviceSync |= cause.find("torch.cuda.synchronize()") != std::string::npos;
             anyEventSync |= cause.find("event.synchronize()") != std::string::npos

@@ -41,6 +41,10 @@ TEST(SyncInLoop, FiresOnDlrmBlockingCopies) {
         EXPECT_NE(f.title.find("aten::to (blocking copy to the GPU)"), std::string::npos) << f.title;
         EXPECT_NE(f.fixPython.find("non_blocking=True"), std::string::npos);
         EXPECT_NE(f.fixPython.find("set_sync_debug_mode"), std::string::npos);
+        // Each cause with the host's time blocked per step.
+        const std::string cause = factStartingWith(f, "aten::to (blocking copy to the GPU)");
+        EXPECT_NE(cause.find(" per step); per step the host blocked "), std::string::npos) << cause;
+        EXPECT_NE(cause.find(" and the GPU idled after them "), std::string::npos) << cause;
     }
 }
 
