@@ -2,6 +2,7 @@
 
 #include "advise/rule_context.h"
 #include "all_rules.h"
+#include "dataloader_diagnosis.h"
 
 #include <algorithm>
 
@@ -17,6 +18,59 @@ constexpr double kMinShare = 0.15;
 constexpr int64_t kLongWaitNs = 1'000'000; // a wait the GPU notices
 
 enum class LoaderKind { Unknown, SingleProcess, MultiProcess };
+
+// The fixes, by what holds the loop up.
+constexpr const char* kFixTurnOnWorkersPython
+    = "loader = DataLoader(dataset, batch_size=..., shuffle=True,\n"
+      "                    num_workers=8,           # worker processes: start at the CPU cores per GPU\n"
+      "                    pin_memory=True,\n"
+      "                    persistent_workers=True,\n"
+      "                    prefetch_factor=2)";
+constexpr const char* kFixTurnOnWorkersCpp
+    = "auto loader = torch::data::make_data_loader(std::move(dataset),\n"
+      "    torch::data::DataLoaderOptions().batch_size(64).workers(8));  // load batches in 8 threads";
+constexpr const char* kFixMoreWorkersPython
+    = "loader = DataLoader(dataset, batch_size=..., shuffle=True,\n"
+      "                    num_workers=16,          # more than now: up to the CPU cores per GPU\n"
+      "                    pin_memory=True,\n"
+      "                    persistent_workers=True, # keep workers between epochs\n"
+      "                    prefetch_factor=4)       # batches each worker prepares ahead\n"
+      "# If the workers are CPU-bound, decode/augment on the GPU (torchvision.transforms.v2 on\n"
+      "# CUDA tensors, NVIDIA DALI) or store pre-processed data.";
+constexpr const char* kFixMoreWorkersCpp
+    = "auto loader = torch::data::make_data_loader(std::move(dataset),\n"
+      "    torch::data::DataLoaderOptions().batch_size(64).workers(16)  // more workers than now\n"
+      "        .max_jobs(64));                                            // batches queued ahead";
+// Which side is slow was not recorded, or is not clear: the workers' fix, and what to do instead when the
+// main process is the one that is busy.
+constexpr const char* kFixEitherSidePython
+    = "loader = DataLoader(dataset, batch_size=..., shuffle=True,\n"
+      "                    num_workers=16,          # more than now: up to the CPU cores per GPU\n"
+      "                    pin_memory=True,\n"
+      "                    persistent_workers=True, # keep workers between epochs\n"
+      "                    prefetch_factor=4)       # batches each worker prepares ahead\n"
+      "# More workers help only if they are what is slow. If the main process is busy receiving\n"
+      "# (its thread running during the waits: tuneup record shows it), return a few contiguous\n"
+      "# tensors per sample instead of many Python objects (see dataloader-stall.md).";
+constexpr const char* kFixReceivingPython
+    = "# Return tensors, not many small Python objects: a tensor crosses from a worker in shared memory,\n"
+      "# each Python object is unpickled one by one in the main process.\n"
+      "def __getitem__(self, index):\n"
+      "    return torch.as_tensor(self.features[index]), self.labels[index]  # not a list of dicts\n"
+      "\n"
+      "loader = DataLoader(dataset, batch_size=...,  # larger batches: fewer hand-overs per sample\n"
+      "                    num_workers=4,            # the default collate stacks each batch in the worker\n"
+      "                    pin_memory=True,          # the copy to the GPU then runs asynchronously\n"
+      "                    persistent_workers=True)\n"
+      "# Many tensors per sample: pack them into one (torch.cat in a collate_fn), or\n"
+      "# torch.multiprocessing.set_sharing_strategy(\"file_system\") to pass no descriptor per tensor.\n"
+      "# Decoding on the GPU (NVIDIA DALI) leaves the main process only the hand-over.";
+constexpr const char* kFixReceivingCpp
+    = "// LibTorch's workers are threads: put the per-batch work in the dataset, which they run, and\n"
+      "// leave nothing but training between two batches on the main thread.\n"
+      "auto loader = torch::data::make_data_loader(\n"
+      "    MyDataset(root).map(MyTransform()).map(torch::data::transforms::Stack<>()),\n"
+      "    torch::data::DataLoaderOptions().batch_size(256).workers(4));  // larger batches: fewer hand-overs";
 
 class DataLoaderStall final : public Rule {
 public:
@@ -49,6 +103,8 @@ public:
         }
         // The iterator's name tells in Python; a recorded num_workers tells in any language.
         const auto workers = programFact(m, "tuneup.dataloader.num_workers");
+        // Python's DataLoader names its iterator; a C++ program (LibTorch: worker threads) marks DataLoader.next.
+        const bool python = single + multi > 0;
         const LoaderKind kind = single > multi ? LoaderKind::SingleProcess
             : multi > 0                        ? LoaderKind::MultiProcess
             : workers                          ? (*workers == 0 ? LoaderKind::SingleProcess : LoaderKind::MultiProcess)
@@ -111,10 +167,6 @@ public:
         // What the wait costs: the GPU's idle time inside it, or without GPU activity the wait itself.
         const int64_t lossNs = gpu ? idleNs : waitNs;
         const double share = shareOf(lossNs);
-        const std::string kindText = kind == LoaderKind::SingleProcess
-            ? "DataLoader runs in the main process (num_workers=0)"
-            : kind == LoaderKind::MultiProcess ? "DataLoader workers do not keep up"
-                                               : "DataLoader";
         if (share < kMinShare) {
             outcome.reason = std::to_string(waitsInSteps) + " DataLoader waits in "
                 + std::to_string(context.stepCount()) + " steps (" + formatDuration(context.perStep(waitNs))
@@ -132,9 +184,37 @@ public:
             { "host waiting for data",
                 formatDuration(context.perStep(waitNs)) + " per step (" + formatPercent(shareOf(waitNs)) + ")" } };
         // What the main thread did while it waited, from the agent's samples: a pipe means worker
-        // processes had no batch ready; running means it made the batch itself.
-        if (const std::string host = describeHostTime(steps.hostStates.timeIn(waitSpans)); !host.empty())
+        // processes had no batch ready; running means it made the batch itself, or received it.
+        // With workers: which side is slow, from the main thread's state and the workers' own recordings.
+        const HostTime hostTime = steps.hostStates.timeIn(waitSpans);
+        std::optional<LoaderDiagnosis> diagnosis;
+        LoaderWorkersDuring during;
+        if (kind == LoaderKind::MultiProcess) {
+            during = loaderWorkersDuring(context.rank().loaderWorkers, waitSpans);
+            diagnosis = diagnoseLoader(hostTime, during, python);
+            evidence.facts.push_back({ "which side is slow", describeDiagnosis(*diagnosis) });
+        }
+        if (const std::string host = describeHostTime(hostTime); !host.empty())
             evidence.facts.push_back({ "main thread during the waits (sampled)", host });
+        if (during.workers > 0) {
+            const std::string states = describeHostTime(during.states);
+            evidence.facts.push_back({ "DataLoader workers during the waits (recorded)",
+                std::to_string(during.workers) + (during.workers == 1 ? " worker" : " workers") + ", making a batch "
+                    + formatPercent(during.fetchingShare()) + " of the time"
+                    + (states.empty() ? "" : "; their threads (sampled): " + states) });
+        }
+        const std::string kindText = kind == LoaderKind::SingleProcess
+            ? "DataLoader runs in the main process (num_workers=0)"
+            : kind != LoaderKind::MultiProcess       ? "DataLoader"
+            : diagnosis->side == LoaderSide::Workers ? "DataLoader workers do not keep up"
+            : diagnosis->side == LoaderSide::Receiving
+            ? (!python ? "the main thread is busy during the waits, more workers will not help"
+                    : diagnosis->mainRunning.value_or(0) >= kMainRunningAtLeast
+                    ? "the main process is busy receiving batches, more workers will not help"
+                    : "the batches are slow to reach the main process, more workers will not help")
+            : diagnosis->side == LoaderSide::Unclear
+            ? "DataLoader with workers; neither making nor receiving the batches clearly holds it up"
+            : "DataLoader with workers; whether making or receiving the batches is slow was not recorded";
         if (gpu)
             evidence.facts.push_back({ "GPU idle meanwhile",
                 formatDuration(context.perStep(idleNs)) + " per step (" + formatPercent(share) + ")" });
@@ -190,33 +270,31 @@ public:
                 + std::string(gpu ? "Worker processes prepare batches while the GPU computes."
                                   : "Worker processes prepare batches on other CPU cores while the loop trains.");
         else if (kind == LoaderKind::MultiProcess)
-            f.detail += "The DataLoader already uses worker processes (_MultiProcessingDataLoaderIter), but they "
-                        "produce batches more slowly than the "
-                + std::string(gpu ? "GPU consumes" : "training loop consumes") + " them (" + std::to_string(longWaits)
-                + " of " + std::to_string(waitsInSteps)
-                + " waits take 1 ms or more): more workers, cheaper decoding/augmentation, or persistent workers.";
+            f.detail
+                += std::string(python ? "The DataLoader already uses worker processes (_MultiProcessingDataLoaderIter"
+                                      : "The DataLoader already uses worker threads (num_workers recorded")
+                + "; " + std::to_string(longWaits) + " of " + std::to_string(waitsInSteps)
+                + " waits take 1 ms or more). " + diagnosis->why
+                + (diagnosis->side == LoaderSide::Workers
+                        ? " More workers, cheaper decoding/augmentation, batches prepared further ahead, or "
+                          "persistent workers."
+                        : diagnosis->side == LoaderSide::Receiving
+                        ? (python ? " Make each batch cheaper to hand over: a few contiguous tensors instead of "
+                                    "many Python objects, larger batches, decoding on the GPU."
+                                  : " Move the per-batch work into the dataset, which the worker threads run.")
+                        : " If the workers are slow, more workers help; if the main process is busy receiving, "
+                          "return a few contiguous tensors instead of many Python objects.");
         f.evidence = std::move(evidence);
-        if (kind == LoaderKind::MultiProcess) {
-            f.fixPython = "loader = DataLoader(dataset, batch_size=..., shuffle=True,\n"
-                          "                    num_workers=16,          # more than now: up to the CPU cores per GPU\n"
-                          "                    pin_memory=True,\n"
-                          "                    persistent_workers=True, # keep workers between epochs\n"
-                          "                    prefetch_factor=4)       # batches each worker prepares ahead\n"
-                          "# If the workers are CPU-bound, decode/augment on the GPU (torchvision.transforms.v2 on\n"
-                          "# CUDA tensors, NVIDIA DALI) or store pre-processed data.";
-            f.fixCpp = "auto loader = torch::data::make_data_loader(std::move(dataset),\n"
-                       "    torch::data::DataLoaderOptions().batch_size(64).workers(16)  // more workers than now\n"
-                       "        .max_jobs(64));                                            // batches queued ahead";
-        } else {
-            f.fixPython
-                = "loader = DataLoader(dataset, batch_size=..., shuffle=True,\n"
-                  "                    num_workers=8,           # worker processes: start at the CPU cores per GPU\n"
-                  "                    pin_memory=True,\n"
-                  "                    persistent_workers=True,\n"
-                  "                    prefetch_factor=2)";
-            f.fixCpp = "auto loader = torch::data::make_data_loader(std::move(dataset),\n"
-                       "    torch::data::DataLoaderOptions().batch_size(64).workers(8));  // load batches in 8 threads";
-        }
+        const bool receiving = kind == LoaderKind::MultiProcess && diagnosis->side == LoaderSide::Receiving;
+        const bool either = kind == LoaderKind::MultiProcess
+            && (diagnosis->side == LoaderSide::Unclear || diagnosis->side == LoaderSide::Unknown);
+        f.fixPython = receiving                ? kFixReceivingPython
+            : either                           ? kFixEitherSidePython
+            : kind == LoaderKind::MultiProcess ? kFixMoreWorkersPython
+                                               : kFixTurnOnWorkersPython;
+        f.fixCpp = receiving                   ? kFixReceivingCpp
+            : kind == LoaderKind::MultiProcess ? kFixMoreWorkersCpp
+                                               : kFixTurnOnWorkersCpp;
         outcome.findings.push_back(std::move(f));
     }
 };

@@ -32,10 +32,11 @@ void finish(RuleOutcome& outcome, const Rule& rule) {
 
 } // namespace
 
-RankAdvice adviseRank(
-    const TraceModel& model, int defaultRank, size_t jobRanks, const RuleSet& rules, const AdviseOptions& options) {
+RankAdvice adviseRank(const TraceModel& model, int defaultRank, size_t jobRanks, const RuleSet& rules,
+    const AdviseOptions& options, std::vector<LoaderWorker> loaderWorkers) {
     RankAdvice advice;
     advice.analysis = analyzeRank(model, defaultRank, options.stepRange);
+    advice.analysis.loaderWorkers = std::move(loaderWorkers);
     advice.summary = summarizeRank(advice.analysis, jobRanks);
     const RuleContext context(advice.analysis, jobRanks);
     for (const auto& rule : rules) {

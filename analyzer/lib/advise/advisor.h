@@ -37,9 +37,10 @@ struct AdviceReport {
 };
 
 // `defaultRank`: the rank when the trace does not say (its place in the job); `jobRanks`: how many ranks
-// the job has. The result points into `model`.
-RankAdvice adviseRank(
-    const TraceModel& model, int defaultRank, size_t jobRanks, const RuleSet& rules, const AdviseOptions& options);
+// the job has; `loaderWorkers`: its DataLoader workers' activity, when recorded. The result points into
+// `model`.
+RankAdvice adviseRank(const TraceModel& model, int defaultRank, size_t jobRanks, const RuleSet& rules,
+    const AdviseOptions& options, std::vector<LoaderWorker> loaderWorkers = {});
 
 // The job-wide rules over the ranks' summaries, and the report. `rankOutcomes[i]` are rank i's
 // per-rank outcomes, as adviseRank made them (or as a summary file holds them).

@@ -4,6 +4,7 @@
 
 #include "advise/kernel_class.h"
 #include "steps/breakdown.h"
+#include "steps/loader_workers.h"
 
 #include <vector>
 
@@ -14,6 +15,9 @@ struct RankAnalysis {
     StepAnalysis steps;
     std::vector<KernelClass> kernelClasses; // parallel to model->kernels
     int rank = -1; // from the trace, else the file's position in the job
+    // Its DataLoader worker processes, from their recordings beside a tuneup file (the job core reads
+    // them); empty for other traces, or when none were recorded.
+    std::vector<LoaderWorker> loaderWorkers;
 };
 
 // Finds the steps, breaks them down and classifies the kernels. `stepRange`: --step-range.

@@ -33,6 +33,25 @@ void checkCancel(const JobOptions& options) {
     if (options.cancel && options.cancel->load()) throw JobCancelled();
 }
 
+// The DataLoader workers recorded beside a rank's tuneup file (run.pid<N>.db whose parent is the rank's
+// process): dataloader-stall weighs what they did against the main thread's waits. One that cannot be read
+// is left out with a note.
+std::vector<LoaderWorker> readLoaderWorkers(
+    const JobFile& rank, const TraceModel& model, std::vector<std::string>& notes) {
+    std::vector<LoaderWorker> workers;
+    const std::string pid = model.info.metadataValue("pid");
+    for (const JobFile& other : processesBeside(rank)) {
+        if (other.role != ProcessRole::DataLoaderWorker) continue;
+        try {
+            LoaderWorker worker = loaderWorkerActivity(importTrace(other.path));
+            if (pid.empty() || std::to_string(worker.parentPid) == pid) workers.push_back(std::move(worker));
+        } catch (const std::exception& e) {
+            notes.push_back("DataLoader worker left out of dataloader-stall: " + std::string(e.what()));
+        }
+    }
+    return workers;
+}
+
 // Reads the ranks side by side; each is advised as soon as it is read, and its events are kept or
 // dropped as the options say.
 void readRanks(Job& job, std::vector<RankSummary>& summaries, std::vector<std::vector<RuleOutcome>>& outcomes,
@@ -57,6 +76,7 @@ void readRanks(Job& job, std::vector<RankSummary>& summaries, std::vector<std::v
 
     static const RuleSet kNoRules;
     const RuleSet& rules = options.advise ? job.rules : kNoRules;
+    std::vector<std::vector<std::string>> notes(n); // per rank, so that they keep the job's order
     AdviseOptions adviseOptions;
     adviseOptions.stepRange = options.stepRange;
     ImportManyOptions importOptions;
@@ -74,12 +94,17 @@ void readRanks(Job& job, std::vector<RankSummary>& summaries, std::vector<std::v
             TraceModel local;
             TraceModel& model = keepModels ? job.models[i] : local;
             model = std::move(read);
-            RankAdvice advice = adviseRank(model, int(i), jobRanks, rules, adviseOptions);
+            std::vector<LoaderWorker> workers;
+            if (options.advise && job.ranks[i].format == TraceFileFormat::TuneupDb)
+                workers = readLoaderWorkers(job.ranks[i], model, notes[i]);
+            RankAdvice advice = adviseRank(model, int(i), jobRanks, rules, adviseOptions, std::move(workers));
             summaries[i] = std::move(advice.summary);
             outcomes[i] = std::move(advice.outcomes);
             if (keepModels) job.analyses[i] = std::move(advice.analysis);
         },
         importOptions);
+    for (std::vector<std::string>& rankNotes : notes)
+        job.notes.insert(job.notes.end(), rankNotes.begin(), rankNotes.end());
 }
 
 // Helpers' files for the GUI's timeline: one that cannot be read (a worker killed mid-write) must not
