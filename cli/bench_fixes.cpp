@@ -137,6 +137,12 @@ FindingFix fixForFinding(
     }
     if (rule == "zero-grad-fill") return pythonOnly(one("set-to-none"));
     if (rule == "dataloader-stall") {
+        // The main process busy receiving its batches: the rule's title says more workers will not help.
+        if (contains(finding.title, "more workers will not help"))
+            return { {},
+                "the main process is busy receiving the batches, so more workers will not help: make them cheaper to "
+                "hand over (dataloader-stall's fix); "
+                    + std::string(kNeedsCode) };
         // As the rule advises: as many workers as CPU cores (twice the current ones when there are some),
         // at least 2.
         const std::string current = settingOf(rank, "dataloader.num_workers");
