@@ -96,7 +96,6 @@ int runAdvise(const AdviseOptions& options) {
     for (const RankSummary& r : job->report.ranks)
         if (context.inputs.size() < job->report.ranks.size()) context.inputs.push_back(r.path);
     context.toolVersion = TUNEUP_VERSION;
-    context.docsDir = TUNEUP_RULES_DOC_DIR;
     context.bench = bench ? &*bench : nullptr;
     context.failOn = failOn;
     context.color = options.output.empty() && format->forTerminal && isatty(STDOUT_FILENO);

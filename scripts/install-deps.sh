@@ -14,6 +14,7 @@ packages=(
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
   clang-14 libclang-rt-14-dev libfuzzer-14-dev clang-format clang-tidy
   xvfb xauth time
+  chromium-headless-shell  # the HTML report in a real browser (tests/html, label browser): ~100 MB to download
 )
 
 missing=()

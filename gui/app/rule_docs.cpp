@@ -1,5 +1,7 @@
 #include "app/rule_docs.h"
 
+#include "report/rule_docs.h"
+
 #include <QFile>
 #include <QFileInfo>
 
@@ -16,7 +18,8 @@ QString readText(const QString& path) {
 } // namespace
 
 QString builtinRuleDoc(const QString& ruleId) {
-    return readText(QStringLiteral(":/rules/%1.md").arg(ruleId));
+    const std::string_view doc = analysis::builtinRuleDoc(ruleId.toStdString());
+    return QString::fromUtf8(doc.data(), qsizetype(doc.size()));
 }
 
 QString ruleDoc(const analysis::Finding& finding) {

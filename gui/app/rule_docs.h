@@ -1,5 +1,5 @@
 #pragma once
-// A rule's documentation (rules/<id>.md): embedded in the executable as a Qt resource at build time,
+// A rule's documentation (rules/<id>.md): compiled into the executable (analysis report/rule_docs.h),
 // so an installed or copied tuneup-gui always has it; a user rule's doc is its own .sql file.
 
 #include "advise/finding.h"

@@ -260,7 +260,10 @@ TEST(HtmlReport, FindingsWithEvidenceFixesAndRules) {
     EXPECT_NE(html.find("<h4>Fix — C++</h4><pre><code class=\"language-cpp\">auto pinned = batch.pin_memory();"),
         std::string::npos);
     EXPECT_NE(html.find("# a &lt; b"), std::string::npos);
-    EXPECT_NE(html.find("<a href=\"rules/pageable-memcpy.md\">"), std::string::npos);
+    // The rule's documentation inside the page (tests/html/report_portable_test checks it further).
+    EXPECT_NE(html.find("<details class=\"doc\" id=\"doc-pageable-memcpy\"><summary>Documentation of "
+                        "<code>pageable-memcpy</code></summary>"),
+        std::string::npos);
     EXPECT_NE(html.find("<h3>Not evaluated</h3>"), std::string::npos);
     EXPECT_NE(html.find("<code>needs-flags-test</code></td><td>needs torch settings"), std::string::npos);
 }

@@ -1,8 +1,11 @@
-// The HTML report: one self-contained page (inline CSS, SVG charts drawn here, no script, nothing
-// fetched), so it can be attached to a CI run or mailed and opened anywhere.
+// The HTML report: one self-contained page (inline CSS, SVG charts drawn here, the rules' docs inside, no
+// script, nothing fetched, no path of the build machine), so it can be attached to a CI run or mailed and
+// opened anywhere.
 
+#include "report/markdown_html.h"
 #include "report/measured_gain.h"
 #include "report/report_helpers.h"
+#include "report/rule_docs.h"
 #include "utf8.h"
 
 #include <algorithm>
@@ -126,6 +129,8 @@ td.barcell { width: 180px; }
 details { margin: 8px 0; }
 summary { cursor: pointer; color: var(--muted); }
 td.kernel { max-width: 640px; overflow-wrap: anywhere; }
+div.doc { border-left: 3px solid var(--line); padding: 0 0 0 14px; margin: 4px 0 0 4px; }
+div.doc h4 { font-size: 15px; color: var(--fg); }
 )";
 
 void writeLegend(std::ostream& out, const std::vector<BreakdownPart>& parts) {
@@ -347,8 +352,28 @@ void writeKernels(std::ostream& out, const AdviceReport& report, const ReportCon
     out << "</section>\n";
 }
 
+// The rule's documentation inside the page, folded (the report is read where tuneup's files are not),
+// once per rule: a later finding of the rule points at the first one's. `shown`: rule -> that finding.
+void writeRuleDoc(std::ostream& out, const Finding& f, size_t index, std::map<std::string, size_t>& shown) {
+    const std::string_view doc = builtinRuleDoc(f.ruleId);
+    if (doc.empty()) {
+        if (!f.docPath.empty()) // a user rule: its own file documents it
+            out << "<p class=\"muted\">A user rule, documented in <code>" << esc(f.docPath) << "</code>.</p>\n";
+        return;
+    }
+    const auto [first, added] = shown.try_emplace(f.ruleId, index);
+    if (!added) {
+        out << "<p class=\"muted\">Documentation of <code>" << esc(f.ruleId) << "</code>: <a href=\"#doc-"
+            << esc(f.ruleId) << "\">with finding " << first->second << "</a>.</p>\n";
+        return;
+    }
+    out << "<details class=\"doc\" id=\"doc-" << esc(f.ruleId) << "\"><summary>Documentation of <code>" << esc(f.ruleId)
+        << "</code></summary>\n<div class=\"doc\">\n"
+        << markdownToHtml(doc, 3) << "</div></details>\n";
+}
+
 void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, const AdviceReport& report,
-    const ReportContext& context) {
+    const ReportContext& context, std::map<std::string, size_t>& docsShown) {
     const Finding& f = *group.finding;
     const std::string severity(severityName(f.severity));
     out << "<article class=\"finding " << severity << "\" id=\"finding-" << index << "\">\n<div><span class=\"badge "
@@ -414,8 +439,8 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
         out << "<h4>Fix — Python</h4><pre><code class=\"language-python\">" << esc(f.fixPython) << "</code></pre>\n";
     if (!f.fixCpp.empty())
         out << "<h4>Fix — C++</h4><pre><code class=\"language-cpp\">" << esc(f.fixCpp) << "</code></pre>\n";
-    const std::string doc = docLink(f, context);
-    out << "<p class=\"muted\">Documentation: <a href=\"" << esc(doc) << "\">" << esc(doc) << "</a></p>\n</article>\n";
+    writeRuleDoc(out, f, index, docsShown);
+    out << "</article>\n";
 }
 
 void writeFindings(std::ostream& out, const AdviceReport& report, const ReportContext& context) {
@@ -445,8 +470,9 @@ void writeFindings(std::ostream& out, const AdviceReport& report, const ReportCo
     }
     out << "</table>\n";
     if (!note.empty()) out << "<p class=\"meta\">" << esc(note) << ".</p>\n";
+    std::map<std::string, size_t> docsShown;
     for (size_t i = 0; i < findings.size(); ++i)
-        writeFinding(out, i + 1, findings[i], report, context);
+        writeFinding(out, i + 1, findings[i], report, context, docsShown);
     out << "</section>\n";
 }
 

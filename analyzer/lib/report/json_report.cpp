@@ -179,7 +179,7 @@ void finding(Writer& w, const Finding& f, const ReportContext& context) {
     string(w, f.fixCpp);
     w.EndObject();
     key(w, "doc");
-    string(w, docLink(f, context));
+    string(w, docLink(f));
     w.EndObject();
 }
 

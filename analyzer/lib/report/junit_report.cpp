@@ -84,7 +84,7 @@ void writeJunitReport(std::ostream& out, const AdviceReport& report, const Repor
             if (f.gain && f.gain->perStepNs > 0)
                 body += "; estimated gain " + formatDuration(f.gain->perStepNs) + " per step";
             body += " (" + stepShareText(f) + ")";
-            body += "\n    doc: " + docLink(f, context) + "\n";
+            body += "\n    doc: " + docLink(f) + "\n";
         }
         if (fails(c)) {
             const Finding& first = *c.findings.front()->finding;

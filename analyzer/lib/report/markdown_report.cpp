@@ -187,7 +187,7 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
     }
     if (!f.fixPython.empty()) out << "**Fix (Python)**\n\n" << codeBlock(f.fixPython, "python") << "\n";
     if (!f.fixCpp.empty()) out << "**Fix (C++)**\n\n" << codeBlock(f.fixCpp, "cpp") << "\n";
-    const std::string doc = docLink(f, context);
+    const std::string doc = docLink(f);
     out << "Documentation: [" << markdownText(doc) << "](<" << doc << ">)\n\n";
 }
 

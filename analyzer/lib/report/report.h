@@ -17,7 +17,6 @@ struct ReportContext {
     std::vector<std::string> inputs; // the files, in job order
     std::string toolVersion;
     bool color = false; // ANSI colours in text (a terminal)
-    std::string docsDir; // where rules/<id>.md live, for links
     const BenchResult* bench = nullptr; // tuneup advise --bench: measured gains beside the estimates
     std::optional<Severity> failOn; // tuneup advise --fail-on: what the JUnit report counts as a failure
 };

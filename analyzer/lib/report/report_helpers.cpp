@@ -102,9 +102,9 @@ std::string shortKernelName(std::string_view raw, size_t maxChars) {
     return name;
 }
 
-std::string docLink(const Finding& finding, const ReportContext& context) {
+std::string docLink(const Finding& finding) {
     if (!finding.docPath.empty()) return finding.docPath;
-    return (context.docsDir.empty() ? std::string("rules") : context.docsDir) + "/" + finding.ruleId + ".md";
+    return "rules/" + finding.ruleId + ".md";
 }
 
 std::string inputLabel(const AdviceReport& report, const ReportContext& context, size_t rank) {

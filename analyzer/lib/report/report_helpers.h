@@ -31,8 +31,9 @@ const std::vector<BreakdownPart>& breakdownParts(const StepAnalysis& steps);
 //   -> "at::native::elementwise_kernel<128, 2, at::native::FillFunctor<float> >"
 std::string shortKernelName(std::string_view name, size_t maxChars = 120);
 
-// Where a finding's rule is documented: its own docPath, else <docsDir>/<id>.md (rules/<id>.md).
-std::string docLink(const Finding& finding, const ReportContext& context);
+// Where a finding's rule is documented, the same on every machine: a user rule's own file, else
+// rules/<id>.md (in tuneup's sources; installed as share/tuneup/rules/<id>.md; rule_docs.h has its text).
+std::string docLink(const Finding& finding);
 
 // The name an input is shown by: the path given on the command line, else the model's.
 std::string inputLabel(const AdviceReport& report, const ReportContext& context, size_t rank);
