@@ -1,7 +1,7 @@
 // The finding page as the user sees it, offscreen: nothing is cut off on the right. A fix with a very
 // long line (a user rule's, as a user can write) wraps inside the page, and its end is drawn where the
 // page shows it; every page of a run (its findings with their rule docs, and the overview) fits a
-// narrow findings column.
+// narrow findings column. The AMP page shows the current GradScaler API.
 
 #include "app/session.h"
 #include "gui_test_support.h"
@@ -121,6 +121,20 @@ private slots:
             QVERIFY2(cut.isEmpty(), qPrintable(name + QStringLiteral(": cut off: ") + cut.join(QStringLiteral("; "))));
             QCOMPARE(panel.page()->horizontalScrollBar()->maximum(), 0);
         }
+    }
+
+    // The AMP fix the page shows (the rule's and its doc's) is the current API, torch.amp.GradScaler("cuda");
+    // the deprecated torch.cuda.amp one only as what PyTorch before 2.3 needs.
+    void ampPageShowsTheCurrentGradScaler() {
+        FindingsPanel panel;
+        panel.setSession(m_session);
+        const int row = rowOfRule(panel, "amp-unused");
+        QVERIFY(row >= 0);
+        panel.chooseRow(row);
+        const QStringList lines = panel.page()->toPlainText().split(QLatin1Char('\n'));
+        QVERIFY(lines.filter(QStringLiteral("torch.amp.GradScaler(\"cuda\")")).size() >= 1);
+        for (const QString& line : lines.filter(QStringLiteral("torch.cuda.amp")))
+            QVERIFY2(line.contains(QStringLiteral("PyTorch < 2.3")), qPrintable(line));
     }
 
 private:
