@@ -13,6 +13,12 @@ using namespace analysis;
 
 namespace {
 
+// tuneup.torch.version (major * 10000 + minor * 100 + patch) as PyTorch writes it: 21100 -> "2.11.0".
+std::string torchVersionText(int64_t version) {
+    return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "."
+        + std::to_string(version % 100);
+}
+
 // Optimizer.zero_grad#SGD.zero_grad (torch.optim), and ranges a user or a bootstrap names zero_grad.
 bool isZeroGradRange(std::string_view name) {
     return name.starts_with("Optimizer.zero_grad") || name == "zero_grad" || name.ends_with(".zero_grad")
@@ -176,14 +182,26 @@ public:
               "gradients instead; backward then writes fresh gradients rather than adding to zeroed ones, which "
               "also saves memory between steps.";
         f.evidence = std::move(evidence);
-        addFixes(f);
+        addFixes(f, m);
         outcome.findings.push_back(std::move(f));
     }
 
 private:
-    static void addFixes(Finding& f) {
-        f.fixPython = "optimizer.zero_grad(set_to_none=True)  # default since PyTorch 2.0\n"
-                      "# or: model.zero_grad(set_to_none=True)";
+    // PyTorch 2.0 made set_to_none=True zero_grad's default: under a recorded 2.x the fills come from code that
+    // asks for zeros (set_to_none=False, or gradients zeroed by hand), so the fix is to stop asking; under 1.x,
+    // to ask for None.
+    static void addFixes(Finding& f, const TraceModel& m) {
+        const auto version = programFact(m, "tuneup.torch.version");
+        if (version) f.evidence.facts.push_back({ "PyTorch (recorded)", torchVersionText(*version) });
+        if (version && *version >= 20000)
+            f.fixPython = "optimizer.zero_grad()  # PyTorch 2.x sets gradients to None by default:\n"
+                          "# drop set_to_none=False, and any p.grad.zero_() / p.grad.fill_(0) of your own";
+        else if (version)
+            f.fixPython = "optimizer.zero_grad(set_to_none=True)  # PyTorch 1.x zeroes by default (None from 2.0)\n"
+                          "# or: model.zero_grad(set_to_none=True)";
+        else
+            f.fixPython = "optimizer.zero_grad(set_to_none=True)  # default since PyTorch 2.0\n"
+                          "# or: model.zero_grad(set_to_none=True)";
         f.fixCpp = "optimizer.zero_grad(/*set_to_none=*/true);\n"
                    "// or, for parameters you manage yourself:\n"
                    "for (auto& p : model->parameters()) p.mutable_grad().reset();";
@@ -237,7 +255,7 @@ private:
             + " per step here. With set_to_none=True (PyTorch's default since 2.0) zero_grad frees the gradients "
               "instead and backward writes fresh ones, which also saves memory between steps.";
         f.evidence = std::move(evidence);
-        addFixes(f);
+        addFixes(f, m);
         outcome.findings.push_back(std::move(f));
     }
 };

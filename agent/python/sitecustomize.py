@@ -111,11 +111,20 @@ def _patch_optimizer(agent, module):
     except (KeyError, ValueError, TypeError):
         default_set_to_none = None
 
+    # zero_grad's default changed in PyTorch 2.0: the version goes with the setting. Not at import, where its
+    # mark would take the torch probes' first sample before the program sets its flags.
+    torch = sys.modules.get("torch")
+    version = _torch_version_number(getattr(torch, "__version__", ""))
+    version_recorded = []
+
     @functools.wraps(zero_grad)
     def zero_grad_with_fact(self, *args, **kwargs):
         set_to_none = kwargs.get("set_to_none", args[0] if args else default_set_to_none)
         if isinstance(set_to_none, bool):
             agent.fact("tuneup.zero_grad.set_to_none", set_to_none)
+        if version is not None and not version_recorded:
+            agent.fact("tuneup.torch.version", version)
+            version_recorded.append(True)
         return zero_grad(self, *args, **kwargs)
 
     Optimizer.zero_grad = _ranged(
@@ -196,6 +205,17 @@ def _patch_wrapper_class(agent, cls, fact):
         agent.fact(fact, 1)
 
     cls.__init__ = init_with_fact
+
+
+def _torch_version_number(version):
+    """"2.11.0+cu130" -> 21100, "1.13.1" -> 11301, "2.5.0a0+git1234" -> 20500; None when unreadable."""
+    import re
+
+    match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", str(version))
+    if not match:
+        return None
+    major, minor, patch = (int(part or 0) for part in match.groups())
+    return major * 10000 + minor * 100 + min(patch, 99)
 
 
 def _patch_torch(agent, torch):

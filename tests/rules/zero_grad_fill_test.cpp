@@ -196,6 +196,30 @@ TEST(ZeroGradFill, SyntheticRecordedSetToNoneIsEvidence) {
     EXPECT_EQ(fact(only(run), "zero_grad(set_to_none=…) (recorded)"), "False");
 }
 
+TEST(ZeroGradFill, TheFixFollowsTheRecordedPyTorchVersion) {
+    auto fixFor = [](std::optional<int64_t> version) {
+        std::vector<TraceModel> models;
+        models.push_back(syntheticZeroGrad(4, 30));
+        ruletest::addProgramFact(models[0], "tuneup.zero_grad.set_to_none", 0);
+        if (version) ruletest::addProgramFact(models[0], "tuneup.torch.version", *version);
+        const auto run = ruletest::runRuleOnModels("zero-grad-fill", std::move(models));
+        return std::pair { only(run).fixPython, fact(only(run), "PyTorch (recorded)") };
+    };
+    // 2.x sets gradients to None by default: the code asks for zeros, and should stop asking.
+    const auto [fix2, version2] = fixFor(21100);
+    EXPECT_EQ(version2, "2.11.0");
+    EXPECT_NE(fix2.find("optimizer.zero_grad()  # PyTorch 2.x"), std::string::npos) << fix2;
+    EXPECT_NE(fix2.find("drop set_to_none=False"), std::string::npos) << fix2;
+    // 1.x zeroes by default: ask for None.
+    const auto [fix1, version1] = fixFor(11300);
+    EXPECT_EQ(version1, "1.13.0");
+    EXPECT_NE(fix1.find("optimizer.zero_grad(set_to_none=True)  # PyTorch 1.x"), std::string::npos) << fix1;
+    // Unknown: the general advice.
+    const auto [fix, version] = fixFor(std::nullopt);
+    EXPECT_EQ(version, "");
+    EXPECT_NE(fix.find("zero_grad(set_to_none=True)  # default since PyTorch 2.0"), std::string::npos) << fix;
+}
+
 TEST(ZeroGradFill, SyntheticCleanWhenZeroGradLaunchesNothing) {
     std::vector<TraceModel> models;
     models.push_back(syntheticZeroGrad(3, 0));

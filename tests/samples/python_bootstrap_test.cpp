@@ -84,6 +84,8 @@ TEST_F(PythonBootstrapTest, MarksTheTrainingLoopAsTorchProfilerNamesIt) {
     EXPECT_EQ(fact(q, "tuneup.dataloader.pin_memory"), "0");
     EXPECT_EQ(fact(q, "tuneup.zero_grad.set_to_none"), "0");
     EXPECT_EQ(fact(q, "tuneup.wrap.data_parallel"), "");
+    // The torch version as a number, major * 10000 + minor * 100 + patch (Debian's 1.13: 113xx).
+    EXPECT_EQ(fact(q, "tuneup.torch.version").substr(0, 3), "113") << fact(q, "tuneup.torch.version");
     // With no workers, the training process makes each batch itself, inside __next__.
     EXPECT_EQ(ranges(q, "tuneup.dataloader.fetch"), 6);
     // The bootstrap's NVTX calls let the torch probes read the settings.
