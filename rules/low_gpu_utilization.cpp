@@ -6,6 +6,7 @@
 #include "launch_profile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace tuneup::rules {
@@ -36,7 +37,7 @@ Evidence launchEvidence(const LaunchProfile& p, const StepAnalysis& steps, const
         if (m.kernels.device[i] == steps.device && m.kernels.startNs[i] >= step.startNs
             && m.kernels.startNs[i] < step.endNs)
             evidence.events.push_back({ EventTable::Kernel, RowIndex(i) });
-    evidence.eventsTotal = size_t(double(p.kernels + p.graphKernels) / double(p.steps) + 0.5);
+    evidence.eventsTotal = size_t(std::lround(double(p.kernels + p.graphKernels) / double(p.steps)));
     std::vector<size_t> counts = p.launchGapCount;
     std::sort(counts.begin(), counts.end());
     const size_t gapsPerStep = counts[counts.size() / 2];
