@@ -131,6 +131,7 @@ std::vector<SourceSite> CallSites::of(const Evidence& evidence, size_t limit) co
         ++traced;
     }
     std::vector<std::pair<size_t, StringId>> ranked;
+    ranked.reserve(eventsAt.size());
     for (const auto& [name, count] : eventsAt)
         ranked.emplace_back(count, name);
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
