@@ -221,6 +221,7 @@ std::vector<TraceModel> h100Launches(const std::vector<LaunchedKernel>& kernels)
 
 std::vector<TraceModel> h100Steps(const std::vector<std::pair<std::string, int64_t>>& kernels) {
     std::vector<LaunchedKernel> launched;
+    launched.reserve(kernels.size());
     for (const auto& [name, ns] : kernels)
         launched.push_back({ name, ns, "" });
     return h100Launches(launched);

@@ -104,6 +104,7 @@ Warmup detectWarmup(const std::vector<double>& stepMs) {
     const std::vector<double> secondHalf(stepMs.begin() + ptrdiff_t(n / 2), stepMs.end());
     w.steadyMs = stats::median(secondHalf);
     std::vector<double> deviations;
+    deviations.reserve(secondHalf.size());
     for (double t : secondHalf)
         deviations.push_back(std::abs(t - w.steadyMs));
     const double spread = kMadScale * stats::median(deviations);
