@@ -3,6 +3,7 @@
 
 #include "advise/rule_context.h"
 #include "all_rules.h"
+#include "four_step_trace.h"
 #include "import/importer.h"
 #include "model/trace_builder.h"
 #include "report/report.h"
@@ -19,52 +20,13 @@ using namespace tuneup::analysis;
 
 namespace {
 
-constexpr std::string_view kFillKernel
-    = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >"
-      "(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)";
 constexpr int64_t kMs = 1'000'000;
 
 // Four steps of 10 ms (or `stepNs`): a 1 ms pageable copy, a 5 ms GEMM, a 2 ms fill, the rest idle.
 TraceModel syntheticTrace(int rank = -1, int64_t stepNs = 10 * kMs) {
     TraceBuilder b(SourceFormat::KinetoJson, "synthetic-" + std::to_string(rank) + ".json");
     if (rank >= 0) b.info().rank = rank;
-    DeviceInfo gpu;
-    gpu.id = 0;
-    gpu.name = "NVIDIA H100";
-    gpu.computeMajor = 9;
-    b.addDevice(gpu);
-    const ThreadIndex thread = b.thread(100, 100);
-    const StringId gemm = b.intern("volta_sgemm_128x64_nn"), fill = b.intern(kFillKernel);
-    for (int s = 0; s < 4; ++s) {
-        const int64_t t0 = 1'000 * kMs + s * stepNs;
-        Annotation step;
-        step.startNs = t0;
-        step.endNs = t0 + stepNs;
-        step.thread = thread;
-        step.name = b.intern("ProfilerStep#" + std::to_string(s));
-        b.addAnnotation(step);
-        Memcpy copy;
-        copy.startNs = t0;
-        copy.endNs = t0 + kMs;
-        copy.device = 0;
-        copy.stream = 7;
-        copy.bytes = 4 << 20;
-        copy.copyKind = CopyKind::HtoD;
-        copy.srcKind = MemoryKind::Pageable;
-        copy.dstKind = MemoryKind::Device;
-        b.addMemcpy(copy);
-        Kernel k;
-        k.device = 0;
-        k.stream = 7;
-        k.startNs = t0 + kMs;
-        k.endNs = k.startNs + 5 * kMs;
-        k.name = gemm;
-        b.addKernel(k);
-        k.startNs = k.endNs;
-        k.endNs = k.startNs + 2 * kMs;
-        k.name = fill;
-        b.addKernel(k);
-    }
+    tuneup::test::addFourSteps(b, stepNs);
     return b.finish();
 }
 

@@ -1,7 +1,7 @@
 #include "html_test_support.h"
 
 #include "export/tuneup_writer.h"
-#include "model/trace_builder.h"
+#include "four_step_trace.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,47 +13,9 @@ namespace tuneup::htmltest {
 using namespace analysis;
 
 std::string writeRun(const std::string& dir) {
-    constexpr int64_t kMs = 1'000'000;
     TraceBuilder b(SourceFormat::TuneupDb, "run.db");
     b.info().metadata.emplace_back("role", "main");
-    DeviceInfo gpu;
-    gpu.id = 0;
-    gpu.name = "NVIDIA H100";
-    gpu.computeMajor = 9;
-    b.addDevice(gpu);
-    const ThreadIndex thread = b.thread(100, 100);
-    for (int s = 0; s < 4; ++s) {
-        const int64_t t0 = 1'000 * kMs + s * 10 * kMs;
-        Annotation step;
-        step.startNs = t0;
-        step.endNs = t0 + 10 * kMs;
-        step.thread = thread;
-        step.name = b.intern("ProfilerStep#" + std::to_string(s));
-        b.addAnnotation(step);
-        Memcpy copy;
-        copy.startNs = t0;
-        copy.endNs = t0 + kMs;
-        copy.device = 0;
-        copy.stream = 7;
-        copy.bytes = 4 << 20;
-        copy.copyKind = CopyKind::HtoD;
-        copy.srcKind = MemoryKind::Pageable;
-        copy.dstKind = MemoryKind::Device;
-        b.addMemcpy(copy);
-        Kernel k;
-        k.device = 0;
-        k.stream = 7;
-        k.startNs = t0 + kMs;
-        k.endNs = k.startNs + 5 * kMs;
-        k.name = b.intern("volta_sgemm_128x64_nn");
-        b.addKernel(k);
-        k.startNs = k.endNs;
-        k.endNs = k.startNs + 2 * kMs;
-        k.name = b.intern("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
-                          "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
-                          "at::detail::Array<char*, 1>)");
-        b.addKernel(k);
-    }
+    test::addFourSteps(b);
     const std::string path = dir + "/run.db";
     writeTuneupFile(b.finish(), path);
     return path;
