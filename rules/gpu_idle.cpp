@@ -78,9 +78,8 @@ public:
         int64_t cutNs = 0;
         for (size_t s = 0; s < p.steps; ++s)
             unclaimed[s] = p.unclaimedHostNs(s);
-        for (size_t i = 0; i < steps.gaps.size(); ++i) {
-            const IdleGap& g = steps.gaps[i];
-            if (g.hostNs() > 0 && cutOff(g) && !p.gapInGraph[i]
+        for (const IdleGap& g : steps.gaps) {
+            if (g.hostNs() > 0 && cutOff(g) // a graph's own gaps have none (IdleGap::inGraph)
                 && !(p.launchBound && g.span.durationNs() < kLaunchGapNs)) {
                 unclaimed[size_t(g.step)] -= g.hostNs();
                 cutNs += g.hostNs();
@@ -108,9 +107,8 @@ public:
         std::vector<const IdleGap*> gaps;
         int64_t longNs = 0, shortNs = 0;
         size_t longCount = 0, shortCount = 0;
-        for (size_t i = 0; i < steps.gaps.size(); ++i) {
-            const IdleGap& g = steps.gaps[i];
-            if (g.hostNs() <= 0 || cutOff(g) || p.gapInGraph[i]) continue; // a graph's own gaps are not the host's
+        for (const IdleGap& g : steps.gaps) {
+            if (g.hostNs() <= 0 || cutOff(g)) continue; // a graph's own gaps are not the host's (inGraph: hostNs 0)
             const bool isShort = g.span.durationNs() < kLaunchGapNs;
             if (isShort && p.launchBound) continue;
             gaps.push_back(&g);

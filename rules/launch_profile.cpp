@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
-#include <unordered_map>
 
 namespace tuneup::rules {
 
@@ -23,31 +22,6 @@ std::string count(double n, int decimals) {
     char text[32];
     snprintf(text, sizeof text, "%.*f", decimals, n);
     return text;
-}
-
-// Each graph replay on `device`: from its first node's start to its last node's end (kernels, copies
-// and sets of one launch call), keyed by the call.
-std::unordered_map<RowIndex, TimeSpan> graphReplays(const TraceModel& m, int32_t device) {
-    std::unordered_map<RowIndex, bool> isGraph; // by launch call
-    std::unordered_map<RowIndex, TimeSpan> replays;
-    auto add = [&](const auto& table) {
-        for (size_t i = 0; i < table.size(); ++i) {
-            const RowIndex call = table.apiCall[i];
-            if (call == kNoRow || table.device[i] != device) continue;
-            auto [known, added] = isGraph.try_emplace(call, false);
-            if (added) known->second = isGraphLaunchCall(m, call);
-            if (!known->second) continue;
-            auto [it, first] = replays.try_emplace(call, TimeSpan { table.startNs[i], table.endNs[i] });
-            if (!first) {
-                it->second.startNs = std::min(it->second.startNs, table.startNs[i]);
-                it->second.endNs = std::max(it->second.endNs, table.endNs[i]);
-            }
-        }
-    };
-    add(m.kernels);
-    add(m.memcpys);
-    add(m.memsets);
-    return replays;
 }
 
 } // namespace
@@ -70,7 +44,6 @@ LaunchProfile launchProfile(const RuleContext& context) {
     p.otherHostNs.assign(steps.size(), 0);
     p.graphGapNs.assign(steps.size(), 0);
     p.launchGapCount.assign(steps.size(), 0);
-    p.gapInGraph.assign(analysis.gaps.size(), 0);
     if (steps.empty()) return p;
 
     // Which step a time falls in, or none (steps are sorted and do not overlap).
@@ -82,7 +55,8 @@ LaunchProfile launchProfile(const RuleContext& context) {
     };
 
     // Launches whose GPU work starts inside a step: kernels launched one by one, and graph replays.
-    const auto replays = graphReplays(m, analysis.device);
+    const std::vector<TimeSpan> replays = graphReplays(m, analysis.device);
+    const std::vector<char> replayed = graphReplayedKernels(m);
     std::vector<int64_t> durations, launchCalls;
     int64_t launchNs = 0, smallNs = 0;
     auto addLaunch = [&](int64_t d) {
@@ -93,38 +67,30 @@ LaunchProfile launchProfile(const RuleContext& context) {
     const auto& k = m.kernels;
     for (size_t i = 0; i < k.size(); ++i) {
         if (k.device[i] != analysis.device || !stepOf(k.startNs[i])) continue;
-        const RowIndex call = k.apiCall[i];
-        if (call != kNoRow && replays.count(call)) {
+        if (replayed[i]) {
             ++p.graphKernels;
             continue;
         }
+        const RowIndex call = k.apiCall[i];
         ++p.kernels;
         addLaunch(k.endNs[i] - k.startNs[i]);
         if (call != kNoRow) launchCalls.push_back(m.apiCalls.endNs[size_t(call)] - m.apiCalls.startNs[size_t(call)]);
     }
-    std::vector<TimeSpan> replaySpans;
-    replaySpans.reserve(replays.size());
-    for (const auto& [call, span] : replays) {
-        replaySpans.push_back(span);
+    for (const TimeSpan& span : replays) {
         if (!stepOf(span.startNs)) continue;
         ++p.graphReplays;
         addLaunch(span.durationNs());
     }
-    replaySpans = mergeSpans(std::move(replaySpans));
     p.launchesPerStep = double(p.kernels + p.graphReplays) / double(steps.size());
     p.medianLaunchNs = medianOf(std::move(durations));
     p.smallLaunchTimeShare = launchNs > 0 ? double(smallNs) / double(launchNs) : 0.0;
     p.medianLaunchCallNs = medianOf(std::move(launchCalls));
 
-    for (size_t i = 0; i < analysis.gaps.size(); ++i) {
-        const IdleGap& g = analysis.gaps[i];
+    for (const IdleGap& g : analysis.gaps) {
         const auto step = size_t(g.step);
-        // Between two nodes of one replay: the host had queued all of it already.
-        auto replay = std::upper_bound(replaySpans.begin(), replaySpans.end(), g.span.startNs,
-            [](int64_t t, const TimeSpan& s) { return t < s.startNs; });
-        if (replay != replaySpans.begin() && g.span.endNs <= std::prev(replay)->endNs) {
-            p.gapInGraph[i] = 1;
-            p.graphGapNs[step] += g.hostNs();
+        // Between two nodes of one replay (the breakdown's own part): the host had queued all of it already.
+        if (g.inGraph) {
+            p.graphGapNs[step] += g.graphNs();
         } else if (g.span.durationNs() < kLaunchGapNs && g.hostNs() > 0) {
             p.launchGapNs[step] += g.hostNs();
             ++p.launchGapCount[step];

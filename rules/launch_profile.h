@@ -6,7 +6,8 @@
 //
 // A CUDA graph replay is one launch: its kernels cost the CPU one call (cudaGraphLaunch) between them,
 // so they are not small kernels launched one by one, and the GPU's gaps between a replay's own kernels
-// are not the host's doing (neither rule counts them).
+// are not the host's doing (the breakdown's idle inside graph replays, IdleGap::inGraph: neither rule
+// counts them).
 
 #include "advise/rule_context.h"
 
@@ -41,10 +42,10 @@ struct LaunchProfile {
     int64_t medianStepNs = 0;
     int64_t medianBusyNs = 0; // GPU busy (any work) in a step: median over steps
     // Per step (parallel to the steps): host-caused idle in gaps shorter than kLaunchGapNs, the rest
-    // of the host-caused idle, and the number of launch gaps; gaps inside a graph replay in neither.
+    // of the host-caused idle, and the number of launch gaps; gaps inside a graph replay in neither (their
+    // idle per step is graphGapNs).
     std::vector<int64_t> launchGapNs, otherHostNs, graphGapNs;
     std::vector<size_t> launchGapCount;
-    std::vector<char> gapInGraph; // parallel to StepAnalysis::gaps: between the kernels of one graph replay
     int64_t medianLaunchGapNs = 0; // median over steps
     double launchGapShare = 0; // medianLaunchGapNs / medianStepNs
     double busyShare = 0; // medianBusyNs / medianStepNs

@@ -234,6 +234,7 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id) {
             f.emplace_back("copies", formatDuration(b.memcpyNs));
             f.emplace_back("memset", formatDuration(b.memsetNs));
             f.emplace_back("GPU idle", formatDuration(b.idleNs));
+            if (b.idleGraphNs) f.emplace_back("... inside CUDA graph replays", formatDuration(b.idleGraphNs));
         }
         break;
     }
@@ -251,6 +252,7 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id) {
         f.emplace_back("host waiting for data", formatDuration(g.dataNs));
         f.emplace_back("host in a synchronisation", formatDuration(g.syncNs()));
         f.emplace_back("launch / Python overhead", formatDuration(g.hostNs()));
+        if (g.inGraph) f.emplace_back("inside a CUDA graph replay", formatDuration(g.graphNs()));
         if (const HostState state = data.steps(id.model)->hostStateDuring(r); state.activity != HostActivity::Unknown)
             f.emplace_back("main thread (sampled)", describeHostState(state, m.info.machine));
         break;

@@ -26,6 +26,7 @@ constexpr std::array<KindStyle, size_t(EventKind::Count)> kStyles = { {
     { 0xbab0ac, "GPU idle: launch / Python overhead" },
     { 0x9c755f, "thread running" },
     { 0xd7c9bd, "thread waiting" },
+    { 0x86bcb6, "GPU idle: inside a CUDA graph replay" },
 } };
 
 } // namespace

@@ -163,7 +163,9 @@ void addStepsTrack(Builder& b, uint32_t m, const TimelineInput& in, size_t input
     for (size_t i = 0; i < steps.gaps.size(); ++i) {
         const IdleGap& g = steps.gaps[i];
         EventKind kind = EventKind::IdleHost;
-        if (g.dataNs >= g.syncNs() && g.dataNs >= g.hostNs())
+        if (g.inGraph)
+            kind = EventKind::IdleGraph;
+        else if (g.dataNs >= g.syncNs() && g.dataNs >= g.hostNs())
             kind = EventKind::IdleData;
         else if (g.syncNs() >= g.hostNs())
             kind = EventKind::IdleSync;

@@ -8,6 +8,7 @@
 #include <QLegend>
 #include <QStackedBarSeries>
 #include <QValueAxis>
+#include <algorithm>
 #include <memory>
 
 namespace tuneup::gui {
@@ -74,6 +75,11 @@ void BreakdownChart::setSession(std::shared_ptr<const Session> session) {
         highest = std::max(highest, double(steps->perStep[i].stepNs));
     // Without GPU activity nothing idled on a GPU: the host's time, in its own parts (no "GPU idle").
     for (const BreakdownPart& part : breakdownParts(*steps)) {
+        // A run without CUDA graphs: no empty "inside CUDA graph replays" in the legend.
+        const auto none = [&](const StepBreakdown& b) { return b.*part.field == 0; };
+        if (part.key == "idle-graph" && none(steps->median)
+            && std::all_of(m_steps.begin(), m_steps.end(), [&](size_t i) { return none(steps->perStep[i]); }))
+            continue;
         auto* set = new QBarSet(q(part.label));
         set->setColor(QColor(q(part.color)));
         set->setBorderColor(set->color());

@@ -41,6 +41,21 @@ RunProfile run(double ms, double noise, size_t steps, uint64_t seed, const std::
     return p;
 }
 
+TEST(History, ASummaryKeepsTheIdleInsideGraphReplaysAndOldOnesLackIt) {
+    RunProfile p = run(50, 0.05, 30, 1);
+    p.perStep.idleGraphNs = 123'000;
+    const std::string json = runProfileToJson(p);
+    EXPECT_EQ(runProfileFromJson(json).perStep.idleGraphNs, 123'000);
+    // Profiles stored before it had a part of its own have no "idle_graph".
+    std::string before = json;
+    const size_t at = before.find(",\"idle_graph\":123000");
+    ASSERT_NE(at, std::string::npos) << json;
+    before.erase(at, std::string(",\"idle_graph\":123000").size());
+    const RunProfile old = runProfileFromJson(before);
+    EXPECT_EQ(old.perStep.idleGraphNs, 0);
+    EXPECT_EQ(old.perStep.stepNs, p.perStep.stepNs);
+}
+
 TEST(History, ASummaryComesBackWhole) {
     const RunProfile p = run(50, 0.05, 30, 1);
     const RunProfile back = runProfileFromJson(runProfileToJson(p));

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <regex>
 #include <sstream>
 
 using namespace tuneup;
@@ -199,6 +200,33 @@ TEST_F(JobTest, SummariesOfSeveralMachinesMergeIntoTheJobsAdvice) {
     for (const RuleOutcome& o : merged->report.outcomes)
         straggler = straggler || (o.ruleId == "rank-straggler" && o.status != RuleStatus::NotEvaluated);
     EXPECT_TRUE(straggler);
+}
+
+TEST_F(JobTest, ASummaryKeepsTheIdleInsideGraphReplaysAndVersionOneStillReads) {
+    // Each step of the fixture idles 81 us between the nodes of its CUDA graph replay.
+    const auto job = openJob({ std::string(TUNEUP_KINETO_FIXTURES) + "/cuda_graph_replay.json" }, withRules());
+    std::ostringstream out;
+    writeJobSummary(out, job->report, "test");
+    const std::string now = out.str();
+    EXPECT_NE(now.find("\"schema_version\":2"), std::string::npos);
+    std::ofstream(path("now.json")) << now;
+    const auto back = readJobSummary(path("now.json"));
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0].summary.steps.median.idleGraphNs, 81'000);
+    EXPECT_EQ(back[0].summary.steps.median.idleNs, job->report.ranks[0].steps.median.idleNs);
+
+    // Version 1 had nine numbers per breakdown (no idle inside graph replays): read as 0 there.
+    std::string before = std::regex_replace(now, std::regex(R"(\[(-?\d+(,-?\d+){8}),-?\d+\])"), "[$1]");
+    before.replace(before.find("\"schema_version\":2"), 18, "\"schema_version\":1");
+    std::ofstream(path("before.json")) << before;
+    const auto old = readJobSummary(path("before.json"));
+    ASSERT_EQ(old.size(), 1u);
+    EXPECT_EQ(old[0].summary.steps.median.idleGraphNs, 0);
+    EXPECT_EQ(old[0].summary.steps.median.stepNs, back[0].summary.steps.median.stepNs);
+    ASSERT_EQ(old[0].summary.steps.perStep.size(), 4u);
+    // A version-2 file with nine numbers is damaged, not old.
+    std::ofstream(path("cut.json")) << std::regex_replace(now, std::regex(R"(\[(-?\d+(,-?\d+){8}),-?\d+\])"), "[$1]");
+    EXPECT_THROW(readJobSummary(path("cut.json")), SummaryFileError);
 }
 
 TEST_F(JobTest, FindingsNameTheLinesOfCodeBehindThemAndASummaryKeepsThem) {

@@ -161,7 +161,8 @@ TEST(LowGpuUtilization, LaunchProfileOfGraphReplays) {
     // Per step, the gaps between the replay's own nodes (3 us after the memset, 39 of 2 us) are neither
     // launch gaps nor other host idle; the launch gaps are the step's head (95 us), the gaps before and
     // between the eager kernels (82, 45, 45 us) and its tail (475 us).
-    EXPECT_EQ(std::count(p.gapInGraph.begin(), p.gapInGraph.end(), 1), 160);
+    EXPECT_EQ(
+        std::count_if(rank.steps.gaps.begin(), rank.steps.gaps.end(), [](const IdleGap& g) { return g.inGraph; }), 160);
     for (size_t s = 0; s < p.steps; ++s) {
         EXPECT_EQ(p.graphGapNs[s], 81'000) << s;
         EXPECT_EQ(p.launchGapNs[s], 742'000) << s;

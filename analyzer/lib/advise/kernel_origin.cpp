@@ -18,12 +18,15 @@ bool isGraphLaunchCall(const TraceModel& model, RowIndex apiCall) {
     return apiCall != kNoRow && isGraphLaunch(model.str(model.apiCalls.name[size_t(apiCall)]));
 }
 
-std::vector<char> graphReplayedKernels(const TraceModel& model) {
+namespace {
+
+// Per row of a table of GPU work (kernels, copies, sets): its launch call replays a graph.
+template <class Table> std::vector<char> launchedByGraphLaunch(const TraceModel& model, const Table& t) {
     // Decided once per call name: a trace has millions of launches and a few dozen names.
     std::unordered_map<StringId, bool> byName;
-    std::vector<char> replayed(model.kernels.size(), 0);
-    for (size_t i = 0; i < model.kernels.size(); ++i) {
-        const RowIndex call = model.kernels.apiCall[i];
+    std::vector<char> replayed(t.size(), 0);
+    for (size_t i = 0; i < t.size(); ++i) {
+        const RowIndex call = t.apiCall[i];
         if (call == kNoRow) continue;
         const StringId name = model.apiCalls.name[size_t(call)];
         auto [it, added] = byName.try_emplace(name, false);
@@ -31,6 +34,54 @@ std::vector<char> graphReplayedKernels(const TraceModel& model) {
         replayed[i] = it->second;
     }
     return replayed;
+}
+
+} // namespace
+
+std::vector<char> graphReplayedKernels(const TraceModel& model) {
+    std::vector<char> replayed = launchedByGraphLaunch(model, model.kernels);
+    for (size_t i = 0; i < replayed.size(); ++i)
+        replayed[i] |= model.kernels.graphId[i] != 0;
+    return replayed;
+}
+
+std::vector<TimeSpan> graphReplays(const TraceModel& model, int32_t device) {
+    // By launch call where it is known (a merged trace of several processes may repeat correlation ids),
+    // else by correlation id.
+    std::unordered_map<RowIndex, TimeSpan> byCall;
+    std::unordered_map<uint64_t, TimeSpan> byCorrelation;
+    std::vector<TimeSpan> replays; // those without a correlation id, a node each
+    auto extend = [](auto& map, auto key, const TimeSpan& node) {
+        auto [it, first] = map.try_emplace(key, node);
+        if (!first) {
+            it->second.startNs = std::min(it->second.startNs, node.startNs);
+            it->second.endNs = std::max(it->second.endNs, node.endNs);
+        }
+    };
+    auto add = [&](const auto& table, const std::vector<char>& replayed) {
+        for (size_t i = 0; i < table.size(); ++i) {
+            if (!replayed[i] || table.device[i] != device) continue;
+            const TimeSpan node { table.startNs[i], table.endNs[i] };
+            if (table.apiCall[i] != kNoRow)
+                extend(byCall, table.apiCall[i], node);
+            else if (table.correlation[i] != 0)
+                extend(byCorrelation, table.correlation[i], node);
+            else
+                replays.push_back(node);
+        }
+    };
+    add(model.kernels, graphReplayedKernels(model));
+    add(model.memcpys, launchedByGraphLaunch(model, model.memcpys));
+    add(model.memsets, launchedByGraphLaunch(model, model.memsets));
+    replays.reserve(replays.size() + byCall.size() + byCorrelation.size());
+    for (const auto& [call, span] : byCall)
+        replays.push_back(span);
+    for (const auto& [correlation, span] : byCorrelation)
+        replays.push_back(span);
+    std::sort(replays.begin(), replays.end(), [](const TimeSpan& a, const TimeSpan& b) {
+        return a.startNs != b.startNs ? a.startNs < b.startNs : a.endNs < b.endNs;
+    });
+    return replays;
 }
 
 bool isCompiledRegion(std::string_view name) {

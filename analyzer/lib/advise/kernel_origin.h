@@ -14,10 +14,17 @@ namespace tuneup::analysis {
 bool isGraphLaunch(std::string_view apiName);
 
 // Per row of model.kernels: replayed by a graph launch. The kernels of a replay carry the launch call's
-// correlation id (CUPTI, roctracer), so their apiCall is that call. False when the launch call is unknown.
+// correlation id (CUPTI, roctracer), so their apiCall is that call; a kernel that names its graph
+// (Kernel::graphId: tuneup recordings, newer Kineto) is a replay's even when that call was not recorded.
 std::vector<char> graphReplayedKernels(const TraceModel& model);
-// The same for one launch call (a row of model.apiCalls, kNoRow for none).
+// Whether one launch call (a row of model.apiCalls, kNoRow for none) replays a graph.
 bool isGraphLaunchCall(const TraceModel& model, RowIndex apiCall);
+
+// The replays of graphs on `device`, each from its first node's start to its last node's end, sorted by
+// start. A replay's nodes are the replayed kernels (graphReplayedKernels) and the copies and sets of a
+// graph launch call, grouped by that call, else (not recorded) by their correlation id, which is the
+// call's. A replayed kernel without either is a replay of its own: nothing says which others ran with it.
+std::vector<TimeSpan> graphReplays(const TraceModel& model, int32_t device);
 
 // A range inside which torch.compile's code runs: "CompiledFunction" and "CompiledFunctionBackward"
 // (AOTAutograd's autograd function), "Torch-Compiled Region: 0/1" (Dynamo's frame), "## Call

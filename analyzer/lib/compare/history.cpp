@@ -210,22 +210,12 @@ RunProfile historyBaseline(
         }
         // The breakdown per step: the mean of the runs' means, each weighted by its steps.
         const auto n = int64_t(p.stepMs.size());
-        b.perStep.stepNs += p.perStep.stepNs * n;
-        b.perStep.computeNs += p.perStep.computeNs * n;
-        b.perStep.communicationNs += p.perStep.communicationNs * n;
-        b.perStep.memcpyNs += p.perStep.memcpyNs * n;
-        b.perStep.memsetNs += p.perStep.memsetNs * n;
-        b.perStep.idleNs += p.perStep.idleNs * n;
-        b.perStep.idleDataNs += p.perStep.idleDataNs * n;
-        b.perStep.idleSyncNs += p.perStep.idleSyncNs * n;
-        b.perStep.idleHostNs += p.perStep.idleHostNs * n;
+        for (const auto& [name, field] : kStepBreakdownFields)
+            b.perStep.*field += p.perStep.*field * n;
     }
     const auto total = int64_t(b.stepMs.size());
-    for (int64_t StepBreakdown::*f :
-        { &StepBreakdown::stepNs, &StepBreakdown::computeNs, &StepBreakdown::communicationNs, &StepBreakdown::memcpyNs,
-            &StepBreakdown::memsetNs, &StepBreakdown::idleNs, &StepBreakdown::idleDataNs, &StepBreakdown::idleSyncNs,
-            &StepBreakdown::idleHostNs })
-        b.perStep.*f /= total;
+    for (const auto& [name, field] : kStepBreakdownFields)
+        b.perStep.*field /= total;
     for (auto& [name, k] : kernels)
         b.kernels.push_back(std::move(k));
     std::sort(b.kernels.begin(), b.kernels.end(),

@@ -37,22 +37,16 @@ size_t usableSteps(const StepDetection& detection, bool* lastDropped) {
 }
 
 void addBreakdown(StepBreakdown& sum, const StepBreakdown& b) {
-    sum.stepNs += b.stepNs;
-    sum.computeNs += b.computeNs;
-    sum.communicationNs += b.communicationNs;
-    sum.memcpyNs += b.memcpyNs;
-    sum.memsetNs += b.memsetNs;
-    sum.idleNs += b.idleNs;
-    sum.idleDataNs += b.idleDataNs;
-    sum.idleSyncNs += b.idleSyncNs;
-    sum.idleHostNs += b.idleHostNs;
+    for (const auto& [name, field] : kStepBreakdownFields)
+        sum.*field += b.*field;
 }
 
 StepBreakdown dividedBreakdown(const StepBreakdown& sum, size_t n) {
-    if (n == 0) return {};
-    const auto d = [n](int64_t v) { return v / int64_t(n); };
-    return { d(sum.stepNs), d(sum.computeNs), d(sum.communicationNs), d(sum.memcpyNs), d(sum.memsetNs), d(sum.idleNs),
-        d(sum.idleDataNs), d(sum.idleSyncNs), d(sum.idleHostNs) };
+    StepBreakdown mean;
+    if (n == 0) return mean;
+    for (const auto& [name, field] : kStepBreakdownFields)
+        mean.*field = sum.*field / int64_t(n);
+    return mean;
 }
 
 struct KernelAccumulator {

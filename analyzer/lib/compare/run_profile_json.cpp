@@ -65,12 +65,6 @@ std::vector<std::pair<std::string, std::string>> readPairs(const rapidjson::Valu
     return out;
 }
 
-constexpr const char* kBreakdownNames[]
-    = { "step", "compute", "communication", "memcpy", "memset", "idle", "idle_data", "idle_sync", "idle_host" };
-int64_t StepBreakdown::*const kBreakdownFields[] = { &StepBreakdown::stepNs, &StepBreakdown::computeNs,
-    &StepBreakdown::communicationNs, &StepBreakdown::memcpyNs, &StepBreakdown::memsetNs, &StepBreakdown::idleNs,
-    &StepBreakdown::idleDataNs, &StepBreakdown::idleSyncNs, &StepBreakdown::idleHostNs };
-
 } // namespace
 
 std::string runProfileToJson(const RunProfile& p) {
@@ -96,9 +90,9 @@ std::string runProfileToJson(const RunProfile& p) {
     w.EndArray();
     w.Key("per_step_ns");
     w.StartObject();
-    for (size_t i = 0; i < std::size(kBreakdownNames); ++i) {
-        w.Key(kBreakdownNames[i]);
-        w.Int64(p.perStep.*kBreakdownFields[i]);
+    for (const auto& [name, field] : kStepBreakdownFields) {
+        w.Key(name.data(), rapidjson::SizeType(name.size()));
+        w.Int64(p.perStep.*field);
     }
     w.EndObject();
     w.Key("has_gpu_work");
@@ -166,8 +160,11 @@ RunProfile runProfileFromJson(std::string_view json) {
         p.stepMs.push_back(v.GetDouble());
     }
     const rapidjson::Value& perStep = member(doc, "per_step_ns");
-    for (size_t i = 0; i < std::size(kBreakdownNames); ++i)
-        p.perStep.*kBreakdownFields[i] = integer(perStep, kBreakdownNames[i]);
+    for (const auto& [name, field] : kStepBreakdownFields) {
+        // Summaries before the idle inside CUDA graph replays had a part of its own lack "idle_graph".
+        if (field == &StepBreakdown::idleGraphNs && !perStep.HasMember("idle_graph")) continue;
+        p.perStep.*field = integer(perStep, std::string(name).c_str());
+    }
     if (!member(doc, "has_gpu_work").IsBool()) throw std::runtime_error("\"has_gpu_work\" is not true or false");
     p.hasGpuWork = doc["has_gpu_work"].GetBool();
     p.kernelSteps = size_t(integer(doc, "kernel_steps"));

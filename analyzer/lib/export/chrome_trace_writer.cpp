@@ -203,6 +203,7 @@ private:
             gpuArgs(k.device[i], k.stream[i], k.correlation[i], k.externalId[i]);
             integer("registers per thread", k.registersPerThread[i]);
             integer("shared memory", k.sharedMemoryBytes[i]);
+            if (k.graphId[i] != 0) integer("graph id", k.graphId[i]); // the key Kineto writes (kineto#1276)
             dims("grid", k.gridX[i], k.gridY[i], k.gridZ[i]);
             dims("block", k.blockX[i], k.blockY[i], k.blockZ[i]);
             m_json.EndObject();

@@ -184,7 +184,7 @@ void writeRows(const TraceModel& model, sqlite3* db) {
         Insert s(db,
             "INSERT INTO kernels (id, start_ns, end_ns, device_id, stream_id, correlation_id, name_id, grid_x, "
             "grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, static_shared_bytes, "
-            "dynamic_shared_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)");
+            "dynamic_shared_bytes, graph_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)");
         for (size_t i = 0; i < k.size(); ++i)
             s.integer(int64_t(i) + 1)
                 .integer(k.startNs[i])
@@ -201,6 +201,7 @@ void writeRows(const TraceModel& model, sqlite3* db) {
                 .integer(k.blockZ[i])
                 .integer(k.registersPerThread[i])
                 .integer(k.sharedMemoryBytes[i])
+                .integer(k.graphId[i])
                 .insert();
     }
     const MemcpyTable& c = model.memcpys;

@@ -46,6 +46,8 @@ void KinetoHandler::completeEvent() {
         k.blockZ = m_block[2];
         k.registersPerThread = int32Or(Field::Registers, 0);
         k.sharedMemoryBytes = int32Or(Field::SharedMemory, 0);
+        // Kineto built with CUDA 12 or later writes it since kineto#1276 (2026): 0 for a kernel launched alone.
+        k.graphId = uint32_t(unsignedOr(Field::GraphId, 0));
         const RowIndex row = m_b.addKernel(k);
         if (has(Field::CollectiveName) || isCollectiveKernel(name))
             addCollective(CollectiveOrigin::Kernel, row, start, end, name);

@@ -48,6 +48,7 @@ enum class Field : uint8_t {
     ArgKind,
     Grid,
     Block,
+    GraphId,
     Count,
     // not stored
     Args,
@@ -84,7 +85,8 @@ inline constexpr KeyEntry kArgKeys[] = { { "External id", Field::ExternalId }, {
     { "Group size", Field::GroupSize }, { "dtype", Field::Dtype }, { "Process Group Name", Field::PgName },
     { "Process Group Ranks", Field::PgRanks }, { "Comms Id", Field::CommsId }, { "cuda_sync_kind", Field::SyncKind },
     { "wait_on_stream", Field::WaitOnStream }, { "wait_on_cuda_event_id", Field::WaitOnEvent },
-    { "name", Field::ArgName }, { "labels", Field::ArgLabels }, { "kind", Field::ArgKind }, { "cid", Field::Cbid } };
+    { "name", Field::ArgName }, { "labels", Field::ArgLabels }, { "kind", Field::ArgKind }, { "cid", Field::Cbid },
+    { "graph id", Field::GraphId } };
 
 // With equal signatures, whether the bytes between the first and the last agree too. A loop rather
 // than memcmp: keys are short, and a call per key showed in profiles.

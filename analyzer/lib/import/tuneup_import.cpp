@@ -78,7 +78,8 @@ void readKernels(sqlite3* db, const std::string& path, size_t expected, KernelRo
         out.nameIds.reserve(expected);
         query(db, path,
             "SELECT start_ns, end_ns, device_id, stream_id, correlation_id, name_id, grid_x, grid_y, grid_z, block_x, "
-            "block_y, block_z, registers_per_thread, static_shared_bytes + dynamic_shared_bytes FROM kernels",
+            "block_y, block_z, registers_per_thread, static_shared_bytes + dynamic_shared_bytes, coalesce(graph_id, 0) "
+            "FROM kernels",
             [&](sqlite3_stmt* s) {
                 Kernel k;
                 if (!times(s, k.startNs, k.endNs)) {
@@ -92,6 +93,7 @@ void readKernels(sqlite3* db, const std::string& path, size_t expected, KernelRo
                 k.blockX = i32(s, 9), k.blockY = i32(s, 10), k.blockZ = i32(s, 11);
                 k.registersPerThread = i32(s, 12);
                 k.sharedMemoryBytes = i32(s, 13);
+                k.graphId = uint32_t(i64(s, 14)); // CUPTI's graphId is 32 bits
                 out.rows.push_back(k);
                 out.nameIds.push_back(sqlite3_column_type(s, 5) == SQLITE_NULL ? -1 : i64(s, 5));
             });

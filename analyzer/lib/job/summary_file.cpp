@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/ostreamwrapper.h>
@@ -35,10 +36,12 @@ void ints(Writer& w, std::initializer_list<int64_t> values) {
     w.EndArray();
 }
 
+// The fields in kStepBreakdownFields' order; summaries before idleGraphNs have 9 (read as 0 there).
 void breakdown(Writer& w, const StepBreakdown& b) {
-    ints(w,
-        { b.stepNs, b.computeNs, b.communicationNs, b.memcpyNs, b.memsetNs, b.idleNs, b.idleDataNs, b.idleSyncNs,
-            b.idleHostNs });
+    w.StartArray();
+    for (const auto& [name, field] : kStepBreakdownFields)
+        w.Int64(b.*field);
+    w.EndArray();
 }
 
 void pairs(Writer& w, const std::vector<std::pair<std::string, std::string>>& items) {
@@ -199,6 +202,7 @@ class Reader {
 public:
     explicit Reader(std::string path)
         : m_path(std::move(path)) { }
+    int64_t version = kJobSummaryVersion; // the file's schema_version
 
     [[noreturn]] void fail(const std::string& where, const std::string& problem) const {
         throw SummaryFileError(m_path + ": " + (where.empty() ? "" : where + ": ") + problem
@@ -250,12 +254,15 @@ public:
         return out;
     }
     StepBreakdown breakdown(const rapidjson::Value& v, const std::string& where) const {
-        const auto f = integers(v, 9, where);
+        // Version 1 was written before the idle inside CUDA graph replays had a part of its own (9 numbers,
+        // without idleGraphNs): it was counted in the host's idle then.
+        const size_t n = std::size(kStepBreakdownFields) - (version < 2 ? 1 : 0);
+        const auto f = integers(v, n, where);
         for (int64_t ns : f)
             if (ns < 0) fail(where, "a negative time in a step breakdown");
         StepBreakdown b;
-        b.stepNs = f[0], b.computeNs = f[1], b.communicationNs = f[2], b.memcpyNs = f[3], b.memsetNs = f[4];
-        b.idleNs = f[5], b.idleDataNs = f[6], b.idleSyncNs = f[7], b.idleHostNs = f[8];
+        for (size_t i = 0; i < f.size(); ++i)
+            b.*kStepBreakdownFields[i].field = f[i];
         return b;
     }
     std::vector<EventRef> events(const rapidjson::Value& v, const std::string& where) const {
@@ -462,13 +469,14 @@ std::vector<SummarizedRank> readJobSummary(const std::string& path) {
     if (doc.HasParseError())
         throw SummaryFileError(path + ": not valid JSON at byte " + std::to_string(doc.GetErrorOffset()) + ": "
             + rapidjson::GetParseError_En(doc.GetParseError()));
-    const Reader reader(path);
+    Reader reader(path);
     if (reader.string(reader.member(doc, "format", ""), "format") != kFormat)
         reader.fail("format", "not a tuneup job summary");
     const int64_t version = reader.integer(reader.member(doc, "schema_version", ""), "schema_version");
     if (version > kJobSummaryVersion || version < 1)
         throw SummaryFileError(path + ": a job summary of version " + std::to_string(version) + "; this tuneup reads "
             + "version " + std::to_string(kJobSummaryVersion) + ": advise it with the tuneup that wrote it");
+    reader.version = version;
     std::vector<SummarizedRank> ranks;
     const auto& items = reader.array(reader.member(doc, "ranks", ""), "ranks");
     for (rapidjson::SizeType i = 0; i < items.Size(); ++i)

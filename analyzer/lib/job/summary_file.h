@@ -13,7 +13,8 @@
 
 namespace tuneup::analysis {
 
-inline constexpr int kJobSummaryVersion = 1;
+// 2: step breakdowns gain the idle inside CUDA graph replays (10 numbers; version 1's 9 are still read).
+inline constexpr int kJobSummaryVersion = 2;
 // Larger is not a summary (a thousand ranks take a few MB): /dev/zero or an endless pipe must not fill memory.
 inline constexpr size_t kMaxJobSummaryBytes = size_t(1) << 30;
 

@@ -127,6 +127,7 @@ std::string_view syncTypeName(SyncType t); // "stream_synchronize"
     X(int32_t, blockZ, 0)                                                                                              \
     X(int32_t, registersPerThread, 0)                                                                                  \
     X(int32_t, sharedMemoryBytes, 0) /* static + dynamic, per block */                                                 \
+    X(uint32_t, graphId, 0) /* the CUDA graph that replayed it (CUPTI graphId, Kineto "graph id"); 0 = none/unknown */ \
     X(RowIndex, apiCall, kNoRow) /* finish(): the launching runtime/driver call (by correlation) */                    \
     X(RowIndex, cpuOp, kNoRow) /* finish(): the CPU op (by externalId, else via apiCall) */
 TUNEUP_TABLE(KernelTable, Kernel, TUNEUP_KERNEL_COLUMNS)

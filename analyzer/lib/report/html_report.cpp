@@ -255,10 +255,12 @@ void writeMedianTable(std::ostream& out, const StepBreakdown& b, const std::vect
            "class=\"n\">share</th></tr>\n"
         << "<tr><td><b>Step</b></td><td class=\"n\"><b>" << esc(formatDuration(b.stepNs))
         << "</b></td><td class=\"n\">100%</td></tr>\n";
-    for (const BreakdownPart& p : parts)
+    for (const BreakdownPart& p : parts) {
+        if (b.*p.field == 0 && p.key == "idle-graph") continue; // no CUDA graphs: no row of zeros
         out << "<tr><td><span class=\"legend\"><span><span class=\"sw\" style=\"background:" << p.color << "\"></span>"
             << esc(p.label) << "</span></span></td><td class=\"n\">" << esc(formatDuration(b.*p.field))
             << "</td><td class=\"n\">" << share(b.*p.field, b.stepNs) << "</td></tr>\n";
+    }
     out << "</table>\n";
 }
 

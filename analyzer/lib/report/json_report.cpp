@@ -24,13 +24,9 @@ void key(Writer& w, std::string_view s) {
 
 void breakdown(Writer& w, const StepBreakdown& b) {
     w.StartObject();
-    const std::pair<const char*, int64_t> fields[]
-        = { { "step_ns", b.stepNs }, { "compute_ns", b.computeNs }, { "communication_ns", b.communicationNs },
-              { "memcpy_ns", b.memcpyNs }, { "memset_ns", b.memsetNs }, { "idle_ns", b.idleNs },
-              { "idle_data_ns", b.idleDataNs }, { "idle_sync_ns", b.idleSyncNs }, { "idle_host_ns", b.idleHostNs } };
-    for (const auto& [name, value] : fields) {
-        w.Key(name);
-        w.Int64(value);
+    for (const auto& [name, field] : kStepBreakdownFields) {
+        key(w, std::string(name) + "_ns");
+        w.Int64(b.*field);
     }
     w.EndObject();
 }

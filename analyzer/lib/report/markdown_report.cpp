@@ -87,8 +87,7 @@ void writeBreakdownTable(std::ostream& out, const AdviceReport& report, const st
         bool any = false;
         for (size_t i : shown)
             any = any || report.ranks[i].steps.median.*part.field > 0;
-        if (!any && (part.key == "communication" || part.key == "memset"))
-            continue; // absent in most single-GPU runs: no row of zeros
+        if (!any && part.omittedWhenZero()) continue; // absent in most runs: no row of zeros
         out << "| " << part.label << " |";
         for (size_t i : shown) {
             const StepBreakdown& b = report.ranks[i].steps.median;

@@ -21,6 +21,8 @@ const std::vector<BreakdownPart> kBreakdownParts = {
     { "idle-data", "Idle: waiting for data", "#e15759", &StepBreakdown::idleDataNs },
     { "idle-sync", "Idle: after synchronisation", "#ff9da7", &StepBreakdown::idleSyncNs },
     { "idle-host", "Idle: launch/Python overhead", "#bab0ac", &StepBreakdown::idleHostNs },
+    // Tableau 20's light teal: a colour no other part or timeline box has.
+    { "idle-graph", "Idle: inside CUDA graph replays", "#86bcb6", &StepBreakdown::idleGraphNs },
 };
 
 // Without GPU work analyzeSteps leaves idleSyncNs at 0: the step is data waits and the rest.

@@ -10,12 +10,16 @@
 
 namespace tuneup::analysis {
 
-// One slice of a step, in stacking order (bottom first); idle is split into its three causes.
+// One slice of a step, in stacking order (bottom first); idle is split into its three causes on the host
+// and the gaps inside CUDA graph replays.
 struct BreakdownPart {
     std::string_view key; // "compute", for CSS classes
     std::string_view label; // "GPU compute"
     std::string_view color; // "#4e79a7"
     int64_t StepBreakdown::*field;
+    // Parts most runs never have (communication in single-GPU runs, memset, graph replays): tables leave
+    // out their rows of zeros.
+    bool omittedWhenZero() const { return key == "communication" || key == "memset" || key == "idle-graph"; }
 };
 extern const std::vector<BreakdownPart> kBreakdownParts;
 // A trace without GPU activity (StepAnalysis::gpuActivity() false): nothing idled on a GPU, so its step

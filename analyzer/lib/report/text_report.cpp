@@ -54,7 +54,8 @@ void writeBreakdown(std::ostream& out, const RankSummary& rank, const Style& sty
     out << ", idle " << formatDuration(b.idleNs) << " (" << share(b.idleNs, b.stepNs) << ")\n";
     if (b.idleNs > 0)
         out << "  idle: waiting for data " << formatDuration(b.idleDataNs) << ", after synchronisation "
-            << formatDuration(b.idleSyncNs) << ", launch/Python overhead " << formatDuration(b.idleHostNs) << "\n";
+            << formatDuration(b.idleSyncNs) << ", launch/Python overhead " << formatDuration(b.idleHostNs)
+            << (b.idleGraphNs ? ", inside CUDA graph replays " + formatDuration(b.idleGraphNs) : std::string()) << "\n";
 }
 
 std::string indent(std::string_view text, std::string_view prefix) {

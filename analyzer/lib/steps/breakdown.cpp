@@ -1,6 +1,7 @@
 #include "steps/breakdown.h"
 
 #include "advise/kernel_class.h"
+#include "advise/kernel_origin.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -35,6 +36,7 @@ int64_t coveredNs(const std::vector<TimeSpan>& merged, int64_t start, int64_t en
 }
 
 std::string describeIdleGap(const IdleGap& gap, const HostState& mainThread, std::string_view machine) {
+    if (gap.inGraph) return "inside a CUDA graph replay (queued already)";
     const bool known = mainThread.activity != HostActivity::Unknown;
     const std::string state = describeHostState(mainThread, machine);
     if (gap.dataNs >= gap.syncNs() && gap.dataNs >= gap.hostNs())
@@ -180,6 +182,7 @@ StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange) {
     busy = unite(std::move(busy), spansOf(model.memsets, device, [](size_t) { return true; }));
     const auto data = dataLoaderWaits(model);
     const auto syncs = hostSynchronisations(model);
+    const auto replays = mergeSpans(graphReplays(model, device));
 
     size_t gapCount = 0;
     for (const Step& step : steps)
@@ -200,6 +203,16 @@ StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange) {
             IdleGap g;
             g.step = int32_t(i);
             g.span = gap;
+            // Between two nodes of one replay: the launch call had queued every node before the first
+            // ran, so the GPU waited on the graph's own dependencies, not on the host.
+            auto replay = std::upper_bound(replays.begin(), replays.end(), gap.startNs,
+                [](int64_t t, const TimeSpan& x) { return t < x.startNs; });
+            g.inGraph = replay != replays.begin() && gap.endNs <= std::prev(replay)->endNs;
+            if (g.inGraph) {
+                b.idleGraphNs += g.graphNs();
+                result.gaps.push_back(g);
+                return;
+            }
             g.dataNs = coveredNs(data, gap.startNs, gap.endNs);
             // The GPU ran dry while the host sat in a synchronisation (it entered before the gap
             // opened and still waited then): the rest of the gap, until the host queued new work,

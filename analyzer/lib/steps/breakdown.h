@@ -1,12 +1,14 @@
 #pragma once
 // Where each step's time goes on its GPU: compute, communication, copies, sets, and idle time split
 // by what the host was doing (waiting for the DataLoader, waiting in a synchronisation, or neither:
-// launch and Python overhead). Overlapping work counts once, in that order of precedence.
+// launch and Python overhead), except idle between the nodes of a CUDA graph replay, which the host
+// had queued already: that is the graph's own. Overlapping work counts once, in that order of precedence.
 
 #include "model/trace_model.h"
 #include "steps/host_state.h"
 #include "steps/step_detector.h"
 
+#include <string_view>
 #include <vector>
 
 namespace tuneup::analysis {
@@ -21,20 +23,39 @@ struct StepBreakdown {
     int64_t idleDataNs = 0; // ... while the host waited for the DataLoader
     int64_t idleSyncNs = 0; // ... after the host synchronised with the GPU
     int64_t idleHostNs = 0; // ... otherwise: launch, Python and framework overhead
+    // ... between the nodes of one CUDA graph replay (dependencies, scheduling, host nodes inside the
+    // graph): the host had queued all of it, so none of the above applies. idleNs is the sum of the four.
+    int64_t idleGraphNs = 0;
 };
+
+// Every field of StepBreakdown in order, with the name files give it (JSON reports add "_ns"): one list
+// for everything that writes, reads, sums or averages breakdowns.
+struct StepBreakdownField {
+    std::string_view name;
+    int64_t StepBreakdown::*field;
+};
+inline constexpr StepBreakdownField kStepBreakdownFields[] = { { "step", &StepBreakdown::stepNs },
+    { "compute", &StepBreakdown::computeNs }, { "communication", &StepBreakdown::communicationNs },
+    { "memcpy", &StepBreakdown::memcpyNs }, { "memset", &StepBreakdown::memsetNs }, { "idle", &StepBreakdown::idleNs },
+    { "idle_data", &StepBreakdown::idleDataNs }, { "idle_sync", &StepBreakdown::idleSyncNs },
+    { "idle_host", &StepBreakdown::idleHostNs }, { "idle_graph", &StepBreakdown::idleGraphNs } };
 
 // A stretch of a step with no GPU work on the step's device, and what the host did meanwhile.
 // The idle fields of StepBreakdown are the sums of these over the step's gaps. 32 bytes: a trace of
 // millions of back-to-back kernels has millions of gaps.
 struct IdleGap {
     TimeSpan span;
-    int64_t dataNs = 0; // covered by DataLoader waits
+    int64_t dataNs = 0; // covered by DataLoader waits (0 inside a graph replay)
     int32_t step = 0; // index in StepAnalysis::perStep
     bool afterSync = false; // the host sat in a synchronisation as the GPU ran dry
+    // Between the nodes of one CUDA graph replay: all of it is the graph's, whatever the host did meanwhile.
+    bool inGraph = false;
     // The rest of the gap: after a synchronisation, or else launch, Python and framework overhead.
-    int64_t syncNs() const { return afterSync ? span.durationNs() - dataNs : 0; }
-    int64_t hostNs() const { return afterSync ? 0 : span.durationNs() - dataNs; }
+    int64_t syncNs() const { return afterSync && !inGraph ? span.durationNs() - dataNs : 0; }
+    int64_t hostNs() const { return afterSync || inGraph ? 0 : span.durationNs() - dataNs; }
+    int64_t graphNs() const { return inGraph ? span.durationNs() : 0; }
 };
+static_assert(sizeof(IdleGap) == 32, "one per gap of millions of kernels");
 
 struct StepAnalysis {
     StepDetection detection;
@@ -61,7 +82,7 @@ StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange = 
 
 // Why a gap's GPU idled, in a few words, from its largest part and what the main thread did: "main thread
 // waiting (futex) for the DataLoader", "after a synchronisation with the GPU", "launch and Python overhead
-// (main thread running)". `machine` names the system calls (TraceInfo::machine).
+// (main thread running)", "inside a CUDA graph replay". `machine` names the system calls (TraceInfo::machine).
 std::string describeIdleGap(const IdleGap& gap, const HostState& mainThread, std::string_view machine);
 
 // A range in which the training loop waits for its next batch: PyTorch's
