@@ -1,4 +1,5 @@
-// `tuneup advise`: read a job's traces, run the rules, report; `tuneup rules`: list the rules.
+// `tuneup advise`: read a job's traces, run the rules, report; `tuneup rules`: list the rules, or print
+// one's documentation.
 
 #include "advise/sql_rule.h"
 #include "all_rules.h"
@@ -7,6 +8,7 @@
 #include "job_progress.h"
 #include "output_file.h"
 #include "report/report.h"
+#include "report/rule_docs.h"
 #include "subcommand.h"
 
 #include <cstdio>
@@ -113,16 +115,48 @@ int runAdvise(const AdviseOptions& options) {
     return 0;
 }
 
-int runRules(const std::string& userRules) {
+struct RulesOptions {
+    std::string userRules; // --rules
+    std::string doc; // --doc ID
+};
+
+// `tuneup rules --doc ID`: the rule's documentation as built in (report/rule_docs.h), so that an installed
+// tuneup explains its rules without its sources; a user rule's is its own .sql file.
+int printRuleDoc(const RuleSet& rules, const std::string& id) {
+    for (const auto& rule : rules)
+        if (rule->info().id == id) {
+            if (const auto* sql = dynamic_cast<const SqlRule*>(rule.get())) {
+                fprintf(stderr, "tuneup rules: %s is a user rule: its documentation is %s\n", id.c_str(),
+                    sql->path().c_str());
+                return kBadInput;
+            }
+            const std::string_view doc = builtinRuleDoc(id);
+            if (doc.empty()) {
+                fprintf(stderr, "tuneup rules: %s has no documentation built in\n", id.c_str());
+                return kBadInput;
+            }
+            const std::string error = writeOutput("", [&](std::ostream& out) { out << doc; });
+            if (!error.empty()) {
+                fprintf(stderr, "tuneup rules: %s\n", error.c_str());
+                return kUsageError;
+            }
+            return 0;
+        }
+    fprintf(stderr, "tuneup rules: no rule %s (tuneup rules lists them)\n", id.c_str());
+    return kBadInput;
+}
+
+int runRules(const RulesOptions& options) {
     RuleSet rules = rules::builtinRules();
     try {
-        if (!userRules.empty())
-            for (auto& rule : loadSqlRules(userRules, rules))
+        if (!options.userRules.empty())
+            for (auto& rule : loadSqlRules(options.userRules, rules))
                 rules.push_back(std::move(rule));
     } catch (const std::exception& e) {
         fprintf(stderr, "tuneup rules: %s\n", e.what());
         return kBadInput;
     }
+    if (!options.doc.empty()) return printRuleDoc(rules, options.doc);
     const std::string error = writeOutput("", [&](std::ostream& out) {
         for (const auto& rule : rules) {
             const RuleInfo& r = rule->info();
@@ -131,8 +165,8 @@ int runRules(const std::string& userRules) {
                 out << (i ? "; " : "") << inputName(r.needs[i]);
             if (const auto* sql = dynamic_cast<const SqlRule*>(rule.get()))
                 out << "\n    user rule: " << sql->path() << "\n";
-            else
-                out << "\n    doc: " << TUNEUP_RULES_DOC_DIR << "/" << r.id << ".md\n";
+            else // as the reports name it: no path of the machine tuneup was built on (--doc prints it)
+                out << "\n    doc: rules/" << r.id << ".md\n";
         }
     });
     if (!error.empty()) {
@@ -198,10 +232,13 @@ std::function<int()> addAdviseCommand(CLI::App& app, const std::vector<std::stri
 }
 
 std::function<int()> addRulesCommand(CLI::App& app, const std::vector<std::string>&) {
-    auto userRules = std::make_shared<std::string>();
+    auto options = std::make_shared<RulesOptions>();
     CLI::App* rules = app.add_subcommand("rules", "List the advisor's rules: id, what each detects, what it needs");
-    rules->add_option("--rules", *userRules, "also list (and check) your own SQL rules: a .sql file or a folder");
-    return [userRules] { return runRules(*userRules); };
+    rules->add_option(
+        "--rules", options->userRules, "also list (and check) your own SQL rules: a .sql file or a folder");
+    rules->add_option("--doc", options->doc, "print the documentation of rule ID (rules/ID.md, built in)")
+        ->option_text("ID");
+    return [options] { return runRules(*options); };
 }
 
 } // namespace tuneup::cli

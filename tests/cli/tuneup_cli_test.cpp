@@ -509,6 +509,30 @@ TEST_F(TuneupCliTest, RulesListsBuiltinAndUserRules) {
     EXPECT_CONTAINS(user.out, "user rule: " + path("every-kernel.sql"));
 }
 
+// An installed tuneup has no source tree: `rules` names each doc as the reports do (rules/<id>.md), never
+// a path of the machine it was built on, and `rules --doc ID` prints the doc built into the program.
+TEST_F(TuneupCliTest, RulesNameTheirDocsPortablyAndPrintThem) {
+    const Result list = run({ "rules" });
+    EXPECT_EQ(list.code, 0) << list.err;
+    EXPECT_CONTAINS(list.out, "zero-grad-fill\n");
+    EXPECT_CONTAINS(list.out, "\n    doc: rules/zero-grad-fill.md\n");
+    EXPECT_EQ(list.out.find(TUNEUP_SOURCE_DIR), std::string::npos) << list.out;
+
+    const Result doc = run({ "rules", "--doc", "zero-grad-fill" });
+    EXPECT_EQ(doc.code, 0) << doc.err;
+    const std::string source = tuneup::test::readFile(TUNEUP_SOURCE_DIR "/rules/zero-grad-fill.md");
+    ASSERT_FALSE(source.empty());
+    EXPECT_EQ(doc.out, source);
+
+    const Result unknown = run({ "rules", "--doc", "no-such-rule" });
+    EXPECT_EQ(unknown.code, 1);
+    EXPECT_CONTAINS(unknown.err, "no rule no-such-rule");
+    std::ofstream(path("every-kernel.sql")) << kKernelRule;
+    const Result user = run({ "rules", "--rules", path("every-kernel.sql"), "--doc", "every-kernel" });
+    EXPECT_EQ(user.code, 1);
+    EXPECT_CONTAINS(user.err, "its documentation is " + path("every-kernel.sql"));
+}
+
 TEST_F(TuneupCliTest, ShippedExampleRulesLoadAndRun) {
     const std::string examples = TUNEUP_SOURCE_DIR "/samples/user-rules";
     const Result list = run({ "rules", "--rules", examples });
