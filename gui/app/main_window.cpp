@@ -139,6 +139,7 @@ void MainWindow::buildLayout() {
     });
 
     connect(m_findings, &FindingsPanel::findingChosen, this, &MainWindow::showFinding);
+    connect(m_findings, &FindingsPanel::sourceActivated, this, &MainWindow::openSource);
     connect(m_timeline, &TimelineView::eventSelected, m_details, [this](const EventId& id) {
         m_details->showDetails(id);
         if (id.valid()) m_tabs->setCurrentWidget(m_details);

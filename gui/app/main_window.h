@@ -3,7 +3,8 @@
 // details, the step breakdown chart and the kernel table. Files load in the background with progress
 // and cancel; a file that cannot be read gets an error dialog that says why. Window geometry, splitter
 // positions and recent files are kept in QSettings. Layout and settings in main_window.cpp; menus,
-// actions and loading in main_window_actions.cpp.
+// actions and loading in main_window_actions.cpp; opening a finding's source file in
+// main_window_source.cpp.
 
 #include "app/session.h"
 
@@ -26,6 +27,7 @@ class DetailsPane;
 class FindingsPanel;
 class KernelView;
 class LoadJob;
+class SourceView;
 class TimelineView;
 
 struct WindowOptions {
@@ -53,9 +55,13 @@ public:
     QTabWidget* bottomTabs() const { return m_tabs; }
     CompareDialog* compareDialog() const { return m_compare; }
     QLineEdit* searchBox() const { return m_search; }
+    SourceView* sourceView() const { return m_source; } // null until a source was opened
 
     // Chooses a finding (row of the ranked list): selects and zooms to its evidence.
     void chooseFinding(int row);
+    // Opens the file of finding.sources[site] at its line, or says in the status bar that it is not here
+    // (main_window_source.cpp).
+    void openSource(const analysis::Finding& finding, size_t site);
 
 signals:
     void sessionLoaded();
@@ -103,6 +109,7 @@ private:
     LoadJob* m_job = nullptr;
     QPointer<QProgressDialog> m_progress;
     CompareDialog* m_compare = nullptr;
+    SourceView* m_source = nullptr;
 };
 
 } // namespace tuneup::gui

@@ -36,7 +36,24 @@ QString codeBlock(const std::string& code, const char* language) {
     return fence + QLatin1String(language) + "\n" + q(code) + (code.ends_with('\n') ? "" : "\n") + fence + "\n\n";
 }
 
+// The scheme of the links to source sites: no real one, so that a click can never leave the page.
+constexpr QLatin1String kSourceScheme("tuneup-source");
+
 } // namespace
+
+QUrl sourceLink(size_t index) {
+    QUrl url;
+    url.setScheme(kSourceScheme);
+    url.setPath(QString::number(index));
+    return url;
+}
+
+std::optional<size_t> sourceLinkIndex(const QUrl& url) {
+    if (url.scheme() != kSourceScheme) return std::nullopt;
+    bool ok = false;
+    const qulonglong index = url.path().toULongLong(&ok);
+    return ok ? std::optional(size_t(index)) : std::nullopt;
+}
 
 QString findingMarkdown(const Finding& finding, const Session& session) {
     QString md;
@@ -52,6 +69,15 @@ QString findingMarkdown(const Finding& finding, const Session& session) {
         md += "\n\n";
     }
     if (!finding.detail.empty()) md += escaped(q(finding.detail)) + "\n\n";
+
+    // The reports' wording (sourceSiteText), each a link that opens the file at the line.
+    if (!finding.sources.empty()) {
+        md += QStringLiteral("### Where in the code\n\n");
+        for (size_t i = 0; i < finding.sources.size(); ++i)
+            md += QStringLiteral("- [%1](%2)\n")
+                      .arg(escaped(q(sourceSiteText(finding.sources[i]))), sourceLink(i).toString());
+        md += "\n";
+    }
 
     const Evidence& e = finding.evidence;
     if (!e.facts.empty() || !e.events.empty() || !e.spans.empty()) {

@@ -4,6 +4,7 @@
 #include "views/finding_page.h"
 #include "views/markdown_page.h"
 
+#include <QDesktopServices>
 #include <QHeaderView>
 #include <QLabel>
 #include <QScrollBar>
@@ -32,7 +33,8 @@ FindingsPanel::FindingsPanel(QWidget* parent)
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setHighlightSections(false);
     m_table->setObjectName(QStringLiteral("findingsTable"));
-    m_page->setOpenExternalLinks(true);
+    // Links are handled here (linkActivated): the page's own source links are no URL a browser could open.
+    m_page->setOpenLinks(false);
     m_page->setObjectName(QStringLiteral("findingPage"));
     m_header->setObjectName(QStringLiteral("findingsHeader"));
     m_header->setContentsMargins(4, 2, 4, 2);
@@ -53,6 +55,7 @@ FindingsPanel::FindingsPanel(QWidget* parent)
             showPage();
             emit findingChosen(m_model->finding(current.row()));
         });
+    connect(m_page, &QTextBrowser::anchorClicked, this, &FindingsPanel::linkActivated);
 }
 
 void FindingsPanel::setSession(std::shared_ptr<const Session> session) {
@@ -91,6 +94,21 @@ void FindingsPanel::showPage() {
     const analysis::Finding* f = chosenFinding();
     showMarkdown(*m_page, f ? findingMarkdown(*f, *m_session) : overviewMarkdown(*m_session));
     m_page->verticalScrollBar()->setValue(0);
+}
+
+void FindingsPanel::linkActivated(const QUrl& url) {
+    if (const auto site = sourceLinkIndex(url)) {
+        const analysis::Finding* f = chosenFinding();
+        if (f && *site < f->sources.size()) emit sourceActivated(*f, *site);
+        return;
+    }
+    // What setOpenExternalLinks did before: web links open in the browser. A link within the page (a
+    // rule doc's "#section") scrolls to it; relative links to files of tuneup's sources lead nowhere here.
+    if (url.scheme() == QLatin1String("http") || url.scheme() == QLatin1String("https")
+        || url.scheme() == QLatin1String("mailto"))
+        QDesktopServices::openUrl(url);
+    else if (url.scheme().isEmpty() && url.path().isEmpty() && url.hasFragment())
+        m_page->scrollToAnchor(url.fragment());
 }
 
 } // namespace tuneup::gui

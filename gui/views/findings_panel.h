@@ -1,6 +1,7 @@
 #pragma once
 // The findings list, ranked by gain, above the chosen finding's page (evidence, fix, rule doc). With
-// no finding chosen the page is the run's overview.
+// no finding chosen the page is the run's overview. Activating a "Where in the code" link on the page
+// emits sourceActivated; the window opens the file.
 
 #include "app/session.h"
 
@@ -10,6 +11,7 @@ class QLabel;
 class QSplitter;
 class QTableView;
 class QTextBrowser;
+class QUrl;
 
 namespace tuneup::gui {
 
@@ -33,9 +35,12 @@ public:
 
 signals:
     void findingChosen(const analysis::Finding* finding); // null: none
+    // A link to finding.sources[site] was activated (clicked, or Enter on it).
+    void sourceActivated(const analysis::Finding& finding, size_t site);
 
 private:
     void showPage();
+    void linkActivated(const QUrl& url);
 
     std::shared_ptr<const Session> m_session;
     FindingsModel* m_model;

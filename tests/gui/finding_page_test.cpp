@@ -1,11 +1,14 @@
 // The finding page as the user sees it, offscreen: nothing is cut off on the right. A fix with a very
 // long line (a user rule's, as a user can write) wraps inside the page, and its end is drawn where the
 // page shows it; every page of a run (its findings with their rule docs, and the overview) fits a
-// narrow findings column. The AMP page shows the current GradScaler API.
+// narrow findings column. The AMP page shows the current GradScaler API. The details pane breaks a
+// mangled kernel name (no space to wrap at) rather than cutting it off.
 
 #include "app/session.h"
 #include "gui_test_support.h"
+#include "model/trace_builder.h"
 #include "models/findings_model.h"
+#include "views/details_pane.h"
 #include "views/findings_panel.h"
 
 #include <QScrollBar>
@@ -135,6 +138,45 @@ private slots:
         QVERIFY(lines.filter(QStringLiteral("torch.amp.GradScaler(\"cuda\")")).size() >= 1);
         for (const QString& line : lines.filter(QStringLiteral("torch.cuda.amp")))
             QVERIFY2(line.contains(QStringLiteral("PyTorch < 2.3")), qPrintable(line));
+    }
+
+    // A kernel whose name is one 400-character word (a mangled C++ name, as some traces keep them): the
+    // details pane shows all of it at its width, as the event's name (a paragraph) and as a field of the
+    // call that launched it (a table cell). QTextBrowser's defaults (WidgetWidth, WrapAtWordBoundaryOrAnywhere)
+    // already do it: this holds the pane to that, should either ever be set otherwise.
+    void aMangledNameInTheDetailsPaneWraps() {
+        std::string mangled = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_";
+        while (mangled.size() < 400)
+            mangled += "13BinaryFunctorIfffNS0_15binary_internal10MulFunctorIfEEEE";
+        mangled += "END_OF_NAME";
+        analysis::TraceBuilder b(analysis::SourceFormat::TuneupDb, "mangled.db");
+        analysis::ApiCall call;
+        call.startNs = 990'000;
+        call.endNs = 995'000;
+        call.thread = b.thread(100, 100);
+        call.name = b.intern("cudaLaunchKernel");
+        call.correlation = 1;
+        b.addApiCall(call);
+        analysis::Kernel k;
+        k.startNs = 1'000'000;
+        k.endNs = 1'050'000;
+        k.name = b.intern(mangled);
+        k.correlation = 1;
+        b.addKernel(k);
+        const auto session
+            = loadSession(guitest::request(guitest::writeTrace(b.finish(), guitest::dataPath("details_mangled.db"))));
+        DetailsPane pane;
+        pane.resize(300, 400);
+        pane.show();
+        pane.setSession(session);
+        for (const EventId id : { EventId { 0, Source::Kernel, 0 }, EventId { 0, Source::ApiCall, 0 } }) {
+            pane.showDetails(id);
+            QCoreApplication::processEvents();
+            QVERIFY(pane.toPlainText().contains(QString::fromStdString(mangled)));
+            const QStringList cut = guitest::linesCutOffOnTheRight(pane);
+            QVERIFY2(cut.isEmpty(), qPrintable(QStringLiteral("cut off: ") + cut.join(QStringLiteral("; "))));
+            QCOMPARE(pane.horizontalScrollBar()->maximum(), 0);
+        }
     }
 
 private:

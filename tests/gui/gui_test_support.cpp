@@ -1,5 +1,6 @@
 #include "gui_test_support.h"
 
+#include "export/chrome_trace_writer.h"
 #include "export/tuneup_writer.h"
 #include "model/trace_builder.h"
 
@@ -12,13 +13,14 @@
 #include <QTextEdit>
 #include <QTextLayout>
 #include <filesystem>
+#include <fstream>
 
 namespace tuneup::guitest {
 
 using namespace analysis;
 namespace fs = std::filesystem;
 
-TraceModel syntheticRun(int steps, int fills, int64_t dataWaitNs) {
+TraceModel syntheticRun(int steps, int fills, int64_t dataWaitNs, const std::string& script) {
     TraceBuilder b(SourceFormat::TuneupDb, "synthetic.db");
     b.info().metadata.emplace_back("role", "main");
     b.info().metadata.emplace_back("pid", "100");
@@ -53,6 +55,15 @@ TraceModel syntheticRun(int steps, int fills, int64_t dataWaitNs) {
         a.name = b.intern(name);
         b.addAnnotation(a);
     };
+    auto frame = [&](int64_t start, int64_t end, int line, const char* function) {
+        if (script.empty()) return;
+        PythonFunction f;
+        f.startNs = start;
+        f.endNs = end;
+        f.thread = thread;
+        f.name = b.intern(script + "(" + std::to_string(line) + "): " + function);
+        b.addPythonFunction(f);
+    };
     auto kernel = [&](int64_t launchAt, int64_t start, int64_t duration, const char* name) {
         Kernel k;
         k.correlation = call(launchAt, 4'000, "cudaLaunchKernel");
@@ -70,6 +81,7 @@ TraceModel syntheticRun(int steps, int fills, int64_t dataWaitNs) {
     for (int s = 0; s < steps; ++s) {
         const int64_t t0 = 1'000'000'000 + s * kStep;
         range(t0, t0 + kStep, "ProfilerStep#" + std::to_string(s));
+        frame(t0 + 1'000, t0 + kStep - 1'000, kTrainLine, "train");
         // The loop waits for its batch: the GPU idles.
         if (w > 0) range(t0 + 10'000, t0 + 10'000 + w, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
         // The agent's samples of the main thread: blocked in read (x86-64 call 0) while it waits, else running.
@@ -79,6 +91,7 @@ TraceModel syntheticRun(int steps, int fills, int64_t dataWaitNs) {
             b.addThreadState({ .timeNs = t0 + 10'000 + w, .thread = thread, .state = 'R', .syscall = -1 });
         }
         Memcpy copy;
+        frame(t0 + w + 15'000, t0 + w + 60'000, kLoadBatchLine, "load_batch");
         copy.correlation = call(t0 + w + 20'000, 30'000, "cudaMemcpyAsync");
         copy.startNs = t0 + w + 30'000;
         copy.endNs = copy.startNs + 800'000;
@@ -116,6 +129,14 @@ std::string writeTrace(const TraceModel& model, const std::string& path) {
     std::error_code ec;
     fs::remove(path, ec);
     writeTuneupFile(model, path);
+    return path;
+}
+
+std::string writeKinetoTrace(const TraceModel& model, const std::string& path) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    writeChromeTrace(out, model);
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + path);
     return path;
 }
 

@@ -21,10 +21,18 @@ namespace tuneup::guitest {
 // DataLoader wait of dataWaitNs, a 4 MB pageable host-to-device copy, an Optimizer.zero_grad range
 // launching `fills` FillFunctor kernels, GEMMs and pointwise kernels, and a cudaStreamSynchronize.
 // The main thread's sampled state: in read during the wait, else running. zero-grad-fill,
-// pageable-memcpy and dataloader-stall fire on it.
-analysis::TraceModel syntheticRun(int steps = 12, int fills = 40, int64_t dataWaitNs = 5'000'000);
+// pageable-memcpy and dataloader-stall fire on it. With `script`, the main thread's Python stack as the
+// profiler records it with_stack: each step inside "<script>(kTrainLine): train", each copy's call
+// inside "<script>(kLoadBatchLine): load_batch" (so pageable-memcpy's sources name that line).
+analysis::TraceModel syntheticRun(
+    int steps = 12, int fills = 40, int64_t dataWaitNs = 5'000'000, const std::string& script = {});
+inline constexpr int kTrainLine = 7;
+inline constexpr int kLoadBatchLine = 312; // far down a file: opening it must scroll
 // `model` written as a tuneup file at `path` (replacing it); returns the path.
 std::string writeTrace(const analysis::TraceModel& model, const std::string& path);
+// `model` written as a PyTorch profiler (Kineto) trace at `path`, which keeps its Python frames (a tuneup
+// file has no table for them); returns the path.
+std::string writeKinetoTrace(const analysis::TraceModel& model, const std::string& path);
 // A fresh path under the test data directory (in the build tree).
 std::string dataPath(const std::string& name);
 
