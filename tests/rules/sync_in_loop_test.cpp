@@ -63,13 +63,17 @@ TEST(SyncInLoop, FiresOnEventSyncTraceAndIgnoresEventQuery) {
     EXPECT_NE(factStartingWith(f, "aten::is_nonzero").find("1 x"), std::string::npos);
 }
 
-TEST(SyncInLoop, FiresOnRecommendationModelCopies) {
-    // negative_queue_length rank0: Python 29.3 ms of idle after syncs over 5 steps (2.7%).
+TEST(SyncInLoop, QuietOnRecommendationModelCopiesDuringItsGraphReplays) {
+    // negative_queue_length rank0: Python finds 29.3 ms of GPU idle opening while the host sits in a
+    // synchronisation (blocking aten::to copies) over 5 steps, 29.1 ms of it between the nodes of CUDA graph
+    // replays the host had queued before: the graph's own gaps, not the copies' doing. The 249 us left are
+    // 49.8 us per step, far under the threshold.
     TUNEUP_REQUIRE_SHARED_TRACE(path, "hta/tests/data/negative_queue_length_values_check/rank0.json.gz");
     const auto run = ruletest::runRule("sync-in-loop", { path });
-    ASSERT_EQ(run.outcome.status, RuleStatus::Raised) << run.outcome.reason;
-    ASSERT_TRUE(run.outcome.findings[0].gain);
-    EXPECT_NEAR(run.outcome.findings[0].gain->stepShare, 0.0273, 0.002);
+    EXPECT_EQ(run.outcome.status, RuleStatus::Clean) << run.outcome.reason;
+    EXPECT_NE(run.outcome.reason.find("75 synchronisations inside 5 steps"), std::string::npos) << run.outcome.reason;
+    EXPECT_NE(run.outcome.reason.find("the GPU idles after them for 49.8 us per step"), std::string::npos)
+        << run.outcome.reason;
 }
 
 TEST(SyncInLoop, QuietWhenSynchronisationsCostNothing) {
