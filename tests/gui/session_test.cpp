@@ -133,6 +133,30 @@ private slots:
         QCOMPARE(t.span.startNs, int64_t(1'000'000'000));
     }
 
+    void idleInsideGraphReplaysHasItsOwnKind() {
+        // HTA negative_queue rank 0: 393 gaps between the nodes of its CUDA graph replays over 5 steps (a Python
+        // count, tests/analyzer/graph_replay_breakdown_test.cpp). The host had queued them: their own colour,
+        // and the details say so rather than blaming launch overhead.
+        TUNEUP_REQUIRE_SHARED_TRACE(trace, "hta/tests/data/negative_queue_length_values_check/rank0.json.gz");
+        const auto s = loadSession(request(trace));
+        const TimelineData& t = s->timeline;
+        QCOMPARE(t.tracks[0].type, TrackType::Steps);
+        const Lane& gaps = t.tracks[0].lanes[1];
+        size_t inGraph = 0, first = gaps.size();
+        for (size_t i = 0; i < gaps.size(); ++i)
+            if (gaps.kinds[i] == EventKind::IdleGraph) {
+                ++inGraph;
+                first = std::min(first, i);
+            }
+        QCOMPARE(inGraph, size_t(393));
+        const EventInfo info = describeEvent(t, { t.tracks[0].model, gaps.sources[first], gaps.rows[first] });
+        bool said = false;
+        for (const auto& [label, value] : info.fields)
+            said = said || label == "inside a CUDA graph replay";
+        QVERIFY(said);
+        QVERIFY(kindStyle(EventKind::IdleGraph).label.find("CUDA graph") != std::string_view::npos);
+    }
+
     void eventsAreFoundWhereTheyAreDrawn() {
         const auto s = loadSession(request(m_run));
         const TimelineData& t = s->timeline;
