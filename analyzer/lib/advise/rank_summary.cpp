@@ -11,8 +11,8 @@ namespace tuneup::analysis {
 RankAnalysis analyzeRank(const TraceModel& model, int defaultRank, std::string_view stepRange) {
     RankAnalysis rank;
     rank.model = &model;
-    rank.steps = analyzeSteps(model, stepRange);
     rank.kernelClasses = classifyKernels(model);
+    rank.steps = analyzeSteps(model, stepRange, &rank.kernelClasses);
     rank.rank = model.info.rank.value_or(defaultRank);
     return rank;
 }

@@ -156,7 +156,8 @@ template <class F> void forEachGap(const std::vector<TimeSpan>& busy, int64_t st
 
 } // namespace
 
-StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange) {
+StepAnalysis analyzeSteps(
+    const TraceModel& model, std::string_view userRange, const std::vector<KernelClass>* kernelClasses) {
     StepAnalysis result;
     result.detection = detectSteps(model, userRange);
     result.device = busiestDevice(model);
@@ -169,7 +170,8 @@ StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange) {
     std::vector<int64_t> compute, withComm, withCopies;
     std::vector<TimeSpan> busy;
     {
-        const std::vector<KernelClass> classes = classifyKernels(model);
+        const std::vector<KernelClass> computed = kernelClasses ? std::vector<KernelClass>() : classifyKernels(model);
+        const std::vector<KernelClass>& classes = kernelClasses ? *kernelClasses : computed;
         busy = mergeSpans(
             spansOf(model.kernels, device, [&](size_t i) { return classes[i] != KernelClass::Communication; }));
         compute = coverage(busy, steps);

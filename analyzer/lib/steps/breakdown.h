@@ -4,6 +4,7 @@
 // launch and Python overhead), except idle between the nodes of a CUDA graph replay, which the host
 // had queued already: that is the graph's own. Overlapping work counts once, in that order of precedence.
 
+#include "advise/kernel_class.h"
 #include "model/trace_model.h"
 #include "steps/host_state.h"
 #include "steps/step_detector.h"
@@ -78,7 +79,10 @@ struct StepAnalysis {
     bool gpuActivity() const { return device >= 0; }
 };
 
-StepAnalysis analyzeSteps(const TraceModel& model, std::string_view userRange = {});
+// `kernelClasses`: classifyKernels(model), when the caller has it already (classifying is a string search per
+// kernel name); else computed here.
+StepAnalysis analyzeSteps(
+    const TraceModel& model, std::string_view userRange = {}, const std::vector<KernelClass>* kernelClasses = nullptr);
 
 // Why a gap's GPU idled, in a few words, from its largest part and what the main thread did: "main thread
 // waiting (futex) for the DataLoader", "after a synchronisation with the GPU", "launch and Python overhead
