@@ -2,13 +2,18 @@
 // file is on this machine, and otherwise says so in the status bar rather than doing nothing.
 
 #include "app/main_window.h"
-#include "app/source_file.h"
 #include "report/report_helpers.h"
+#include "report/source_file.h"
 #include "views/source_view.h"
 
 #include <QStatusBar>
 
 namespace tuneup::gui {
+
+using analysis::findSourceFile;
+using analysis::readSourceText;
+using analysis::sourceFolders;
+using analysis::SourceText;
 
 void MainWindow::openSource(const analysis::Finding& finding, size_t site) {
     if (!m_session || site >= finding.sources.size()) return;

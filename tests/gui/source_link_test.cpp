@@ -4,9 +4,9 @@
 // trace names Hugging Face's files (not here); a trace built here names a script written beside it.
 
 #include "app/main_window.h"
-#include "app/source_file.h"
 #include "gui_test_support.h"
 #include "models/findings_model.h"
+#include "report/source_file.h"
 #include "views/findings_panel.h"
 #include "views/source_view.h"
 
@@ -23,6 +23,10 @@
 
 using namespace tuneup;
 using namespace tuneup::gui;
+using tuneup::analysis::findSourceFile;
+using tuneup::analysis::readSourceText;
+using tuneup::analysis::sourceFolders;
+using tuneup::analysis::SourceText;
 namespace fs = std::filesystem;
 
 namespace {

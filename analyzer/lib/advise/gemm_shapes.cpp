@@ -61,32 +61,10 @@ std::optional<GemmShape> gemmShape(std::string_view op, const std::vector<std::v
 }
 
 int torchTypeBytes(std::string_view type) {
-    if (type.substr(0, 5) == "c10::") type.remove_prefix(5);
-    if (type == "float") return 4;
-    if (type == "double") return 8;
-    if (type == "Half" || type == "BFloat16") return 2;
-    if (type == "signed char" || type == "unsigned char" || type.substr(0, 6) == "Float8") return 1;
-    return dtypeBytes(type);
-}
-
-int precisionBytes(Precision p) {
-    switch (p) {
-    case Precision::Fp64:
-        return 8;
-    case Precision::Fp32:
-    case Precision::Tf32:
-        return 4;
-    case Precision::Fp16:
-    case Precision::Bf16:
-        return 2;
-    case Precision::Int8:
-    case Precision::Fp8:
-    case Precision::Fp4:
-        return 1;
-    case Precision::Unknown:
-        return 0;
-    }
-    return 0;
+    if (const Precision p = torchTypePrecision(type); p != Precision::Unknown) return precisionBytes(p);
+    if (type.starts_with("c10::")) type.remove_prefix(5);
+    if (type == "unsigned char") return 1;
+    return dtypeBytes(type); // integers, bool, complex
 }
 
 int cudaTypeBytes(int32_t type) {

@@ -29,8 +29,6 @@ std::optional<GemmShape> gemmShape(std::string_view op, const std::vector<std::v
 
 // Bytes per element of a torch dtype as Kineto writes it in "Input type" ("float", "c10::BFloat16").
 int torchTypeBytes(std::string_view type);
-// Bytes per element of a precision a kernel's name tells; 0 for Unknown.
-int precisionBytes(Precision p);
 // Bytes per element of a cudaDataType (library_types.h), 0 when unknown; its name ("bf16").
 int cudaTypeBytes(int32_t type);
 std::string cudaTypeName(int32_t type);

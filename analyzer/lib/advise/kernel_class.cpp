@@ -168,6 +168,26 @@ Precision kernelPrecision(std::string_view name) {
     return Precision::Unknown;
 }
 
+int precisionBytes(Precision p) {
+    switch (p) {
+    case Precision::Fp64:
+        return 8;
+    case Precision::Fp32:
+    case Precision::Tf32:
+        return 4;
+    case Precision::Fp16:
+    case Precision::Bf16:
+        return 2;
+    case Precision::Int8:
+    case Precision::Fp8:
+    case Precision::Fp4:
+        return 1;
+    case Precision::Unknown:
+        return 0;
+    }
+    return 0;
+}
+
 std::string_view kernelClassName(KernelClass c) {
     switch (c) {
     case KernelClass::Gemm:

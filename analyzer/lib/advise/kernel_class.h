@@ -44,6 +44,8 @@ std::vector<KernelClass> classifyKernels(const TraceModel& model);
 Precision kernelPrecision(std::string_view name);
 std::string_view kernelClassName(KernelClass c); // "gemm"
 std::string_view precisionName(Precision p); // "fp32"
+// Bytes per element of a precision (fp4 packs two in one); 0 for Unknown.
+int precisionBytes(Precision p);
 // True for precisions that use tensor cores (TF32 and below).
 bool usesTensorCores(Precision p);
 

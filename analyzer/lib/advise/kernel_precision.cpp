@@ -2,32 +2,6 @@
 
 namespace tuneup::analysis {
 
-namespace {
-
-// Narrower first: how many bits a value of the precision has, for picking the narrowest input.
-int bitsOf(Precision p) {
-    switch (p) {
-    case Precision::Fp4:
-        return 4;
-    case Precision::Fp8:
-    case Precision::Int8:
-        return 8;
-    case Precision::Fp16:
-    case Precision::Bf16:
-        return 16;
-    case Precision::Fp32:
-    case Precision::Tf32:
-        return 32;
-    case Precision::Fp64:
-        return 64;
-    case Precision::Unknown:
-        break;
-    }
-    return 1000;
-}
-
-} // namespace
-
 Precision torchTypePrecision(std::string_view type) {
     if (type.starts_with("c10::")) type.remove_prefix(5);
     if (type == "float" || type == "Float") return Precision::Fp32;
@@ -42,8 +16,12 @@ Precision torchTypePrecision(std::string_view type) {
 
 Precision inputTypesPrecision(std::string_view inputTypes) {
     Precision narrowest = Precision::Unknown;
-    for (std::string_view type : splitInputTypes(inputTypes))
-        if (const Precision p = torchTypePrecision(type); bitsOf(p) < bitsOf(narrowest)) narrowest = p;
+    for (std::string_view type : splitInputTypes(inputTypes)) {
+        const Precision p = torchTypePrecision(type);
+        if (p != Precision::Unknown
+            && (narrowest == Precision::Unknown || precisionBytes(p) < precisionBytes(narrowest)))
+            narrowest = p;
+    }
     return narrowest;
 }
 

@@ -6,13 +6,12 @@
 #include "report/measured_gain.h"
 #include "report/report_helpers.h"
 #include "report/rule_docs.h"
-#include "utf8.h"
+#include "report/source_file.h"
+#include "report/xml_text.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <span>
 
@@ -20,53 +19,16 @@ namespace tuneup::analysis {
 
 namespace {
 
-// Line `line` of the source file `file` where it can be read from here (a recording's own script; traces
-// from elsewhere name files of another machine): a regular file, the line within its first 8 MB.
-std::optional<std::string> sourceLine(const std::string& file, int64_t line) {
-    constexpr std::streamsize kMaxBytes = 8 << 20;
-    std::error_code error;
-    if (line <= 0 || !std::filesystem::is_regular_file(file, error)) return std::nullopt;
-    std::ifstream in(file, std::ios::binary);
-    std::string text;
-    std::streamsize read = 0;
-    for (int64_t n = 1; std::getline(in, text); ++n) {
-        read += std::streamsize(text.size()) + 1;
-        if (read > kMaxBytes) break;
-        if (n == line) {
-            while (!text.empty() && (text.back() == '\r' || text.back() == ' '))
-                text.pop_back();
-            return text;
-        }
+// The line a source site names, where its file is on this machine: beside the finding's trace or in the
+// current directory, as the GUI looks (a trace from elsewhere names files of another machine).
+std::optional<std::string> sourceLine(const SourceSite& site, const std::string& traceFile) {
+    const auto path = findSourceFile(site.file, sourceFolders(traceFile));
+    if (!path) return std::nullopt;
+    try {
+        return lineOf(readSourceText(*path), site.line);
+    } catch (const std::exception&) {
+        return std::nullopt; // unreadable: the site is still named
     }
-    return std::nullopt;
-}
-
-std::string esc(std::string_view raw) {
-    const std::string s = validUtf8(raw); // text from traces may hold invalid UTF-8
-    std::string out;
-    out.reserve(s.size() + s.size() / 8);
-    for (char c : s) {
-        switch (c) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        case '\'':
-            out += "&#39;";
-            break;
-        default:
-            out += c;
-        }
-    }
-    return out;
 }
 
 std::string num(double v) {
@@ -136,7 +98,8 @@ div.doc h4 { font-size: 15px; color: var(--fg); }
 void writeLegend(std::ostream& out, const std::vector<BreakdownPart>& parts) {
     out << "<div class=\"legend\">";
     for (const BreakdownPart& p : parts)
-        out << "<span><span class=\"sw\" style=\"background:" << p.color << "\"></span>" << esc(p.label) << "</span>";
+        out << "<span><span class=\"sw\" style=\"background:" << p.color << "\"></span>" << xmlText(p.label)
+            << "</span>";
     out << "</div>\n";
 }
 
@@ -174,14 +137,14 @@ void writeStepChart(std::ostream& out, const RankSummary& rank) {
         out << "<line x1=\"" << num(left) << "\" x2=\"" << num(width - right) << "\" y1=\"" << num(y(t)) << "\" y2=\""
             << num(y(t)) << "\" stroke=\"#d1d9e0\" stroke-width=\"" << (t ? "0.5" : "1") << "\"/><text x=\""
             << num(left - 6) << "\" y=\"" << num(y(t) + 4) << "\" text-anchor=\"end\">"
-            << (t ? esc(formatDuration(t)) : "0") << "</text>\n";
+            << (t ? xmlText(formatDuration(t)) : "0") << "</text>\n";
     const double barWidth = slot >= 6 ? slot * 0.8 : slot;
     const size_t labelEvery = std::max<size_t>(1, size_t(std::ceil(40.0 / slot)));
     for (size_t i = 0; i < n; ++i) {
         const StepBreakdown& b = perStep[i];
         const double x = left + slot * double(i) + (slot - barWidth) / 2;
-        out << "<g class=\"step\"><title>" << esc(breakdownTooltip("step " + std::to_string(steps[i].number), b, parts))
-            << "</title>";
+        out << "<g class=\"step\"><title>"
+            << xmlText(breakdownTooltip("step " + std::to_string(steps[i].number), b, parts)) << "</title>";
         int64_t below = 0;
         for (const BreakdownPart& p : parts) {
             const int64_t v = b.*p.field;
@@ -198,8 +161,8 @@ void writeStepChart(std::ostream& out, const RankSummary& rank) {
     const int64_t median = rank.steps.median.stepNs;
     out << "<line x1=\"" << num(left) << "\" x2=\"" << num(width - right) << "\" y1=\"" << num(y(median)) << "\" y2=\""
         << num(y(median)) << "\" stroke=\"#1f2328\" stroke-dasharray=\"4 3\" stroke-width=\"1\"><title>median step "
-        << esc(formatDuration(median)) << "</title></line>\n<text x=\"" << num(width - right) << "\" y=\""
-        << num(y(median) - 4) << "\" text-anchor=\"end\">median " << esc(formatDuration(median)) << "</text>\n";
+        << xmlText(formatDuration(median)) << "</title></line>\n<text x=\"" << num(width - right) << "\" y=\""
+        << num(y(median) - 4) << "\" text-anchor=\"end\">median " << xmlText(formatDuration(median)) << "</text>\n";
     out << "<text x=\"" << num(left - 6) << "\" y=\"" << num(plotTop + plotHeight + 16)
         << "\" text-anchor=\"end\">step</text>\n"
         << "</svg></div>\n";
@@ -230,7 +193,7 @@ void writeRankChart(std::ostream& out, const AdviceReport& report) {
         const std::vector<BreakdownPart>& parts = breakdownParts(r.steps);
         const double y = 4 + rowHeight * double(row);
         out << "<g class=\"rank\"><title>"
-            << esc(breakdownTooltip("rank " + std::to_string(r.rank) + " median step", b, parts))
+            << xmlText(breakdownTooltip("rank " + std::to_string(r.rank) + " median step", b, parts))
             << "</title><text x=\"" << num(left - 8) << "\" y=\"" << num(y + 14) << "\" text-anchor=\"end\">rank "
             << r.rank << "</text>";
         double x = left;
@@ -242,7 +205,7 @@ void writeRankChart(std::ostream& out, const AdviceReport& report) {
             x += w;
         }
         out << "<text x=\"" << num(left + plotWidth * double(b.stepNs) / double(maxNs) + 6) << "\" y=\"" << num(y + 13)
-            << "\">" << esc(b.stepNs ? formatDuration(b.stepNs) : "no steps") << "</text></g>\n";
+            << "\">" << xmlText(b.stepNs ? formatDuration(b.stepNs) : "no steps") << "</text></g>\n";
     }
     out << "</svg></div>\n";
     if (charted.size() < report.ranks.size())
@@ -253,12 +216,12 @@ void writeRankChart(std::ostream& out, const AdviceReport& report) {
 void writeMedianTable(std::ostream& out, const StepBreakdown& b, const std::vector<BreakdownPart>& parts) {
     out << "<table class=\"breakdown\"><tr><th>Median step</th><th class=\"n\">time</th><th "
            "class=\"n\">share</th></tr>\n"
-        << "<tr><td><b>Step</b></td><td class=\"n\"><b>" << esc(formatDuration(b.stepNs))
+        << "<tr><td><b>Step</b></td><td class=\"n\"><b>" << xmlText(formatDuration(b.stepNs))
         << "</b></td><td class=\"n\">100%</td></tr>\n";
     for (const BreakdownPart& p : parts) {
         if (b.*p.field == 0 && p.key == "idle-graph") continue; // no CUDA graphs: no row of zeros
         out << "<tr><td><span class=\"legend\"><span><span class=\"sw\" style=\"background:" << p.color << "\"></span>"
-            << esc(p.label) << "</span></span></td><td class=\"n\">" << esc(formatDuration(b.*p.field))
+            << xmlText(p.label) << "</span></span></td><td class=\"n\">" << xmlText(formatDuration(b.*p.field))
             << "</td><td class=\"n\">" << share(b.*p.field, b.stepNs) << "</td></tr>\n";
     }
     out << "</table>\n";
@@ -273,10 +236,10 @@ void writeDataLoss(std::ostream& out, const AdviceReport& report) {
            "the advice rests on the rest.</p>\n<table><tr><th class=\"n\">events</th><th>what</th>"
         << (ranks ? "<th>ranks</th>" : "") << "<th>why</th></tr>\n";
     for (const DataLoss& d : losses) {
-        out << "<tr><td class=\"n\">" << esc(groupedInteger(d.count)) << "</td><td><code>" << esc(d.name)
+        out << "<tr><td class=\"n\">" << xmlText(groupedInteger(d.count)) << "</td><td><code>" << xmlText(d.name)
             << "</code></td>";
-        if (ranks) out << "<td>" << esc(rankList(d.ranks, report.ranks.size())) << "</td>";
-        out << "<td>" << esc(d.description) << "</td></tr>\n";
+        if (ranks) out << "<td>" << xmlText(rankList(d.ranks, report.ranks.size())) << "</td>";
+        out << "<td>" << xmlText(d.description) << "</td></tr>\n";
     }
     out << "</table>\n</section>\n";
 }
@@ -293,19 +256,20 @@ void writeSteps(std::ostream& out, const AdviceReport& report, const ReportConte
     for (size_t i : described) {
         const RankSummary& r = report.ranks[i];
         const StepDetection& d = r.steps.detection;
-        out << "<h3>" << esc(inputLabel(report, context, i));
+        out << "<h3>" << xmlText(inputLabel(report, context, i));
         if (report.ranks.size() > 1) out << " <span class=\"muted\">rank " << r.rank << "</span>";
-        out << "</h3>\n<p class=\"meta\">" << esc(sourceFormatName(r.format)) << ", " << r.eventCount << " events";
+        out << "</h3>\n<p class=\"meta\">" << xmlText(sourceFormatName(r.format)) << ", " << r.eventCount << " events";
         if (!d.steps.empty())
-            out << "; " << d.steps.size() << " steps from " << esc(stepSourceName(d.source)) << "; median step <b>"
-                << esc(formatDuration(r.steps.median.stepNs)) << "</b>";
-        out << "; " << (r.steps.gpuActivity() ? "GPU " + std::to_string(r.steps.device) : esc(kCpuOnly)) << "</p>\n";
+            out << "; " << d.steps.size() << " steps from " << xmlText(stepSourceName(d.source)) << "; median step <b>"
+                << xmlText(formatDuration(r.steps.median.stepNs)) << "</b>";
+        out << "; " << (r.steps.gpuActivity() ? "GPU " + std::to_string(r.steps.device) : xmlText(kCpuOnly))
+            << "</p>\n";
         if (d.steps.empty()) {
-            out << "<p>No steps found: " << esc(d.detail) << ".</p>\n";
+            out << "<p>No steps found: " << xmlText(d.detail) << ".</p>\n";
             continue;
         }
         if (!r.steps.gpuActivity()) {
-            out << "<p>" << esc(kCpuOnly) << ": each step's time on the host, waiting for data or not.</p>\n";
+            out << "<p>" << xmlText(kCpuOnly) << ": each step's time on the host, waiting for data or not.</p>\n";
             writeLegend(out, kHostBreakdownParts);
         }
         writeStepChart(out, r);
@@ -320,7 +284,7 @@ void writeKernels(std::ostream& out, const AdviceReport& report, const ReportCon
     for (size_t i : ranksDescribed(report)) {
         const RankSummary& r = report.ranks[i];
         if (report.ranks.size() > 1)
-            out << "<h3>" << esc(inputLabel(report, context, i)) << " <span class=\"muted\">rank "
+            out << "<h3>" << xmlText(inputLabel(report, context, i)) << " <span class=\"muted\">rank "
                 << report.ranks[i].rank << "</span></h3>\n";
         const int64_t allNs = r.kernelNs;
         const std::span<const KernelTotal> top(r.topKernels.data(), std::min(kTop, r.topKernels.size()));
@@ -329,7 +293,7 @@ void writeKernels(std::ostream& out, const AdviceReport& report, const ReportCon
             continue;
         }
         const size_t steps = report.ranks[i].steps.detection.steps.size();
-        out << "<p class=\"meta\">" << r.kernelCount << " kernel launches, " << esc(formatDuration(allNs))
+        out << "<p class=\"meta\">" << r.kernelCount << " kernel launches, " << xmlText(formatDuration(allNs))
             << " of kernel time in the trace; the " << top.size() << " with the most time:</p>\n"
             << "<table class=\"kernels\"><tr><th>Kernel</th><th class=\"n\">calls</th><th class=\"n\">total</th>"
             << (steps ? "<th class=\"n\">per step</th>" : "")
@@ -339,12 +303,12 @@ void writeKernels(std::ostream& out, const AdviceReport& report, const ReportCon
             const double fraction = allNs > 0 ? double(k.totalNs) / double(allNs) : 0.0;
             const double bar = top.front().totalNs > 0 ? double(k.totalNs) / double(top.front().totalNs)
                                                        : 0.0; // the largest spans the cell
-            out << "<tr><td class=\"kernel\"><code title=\"" << esc(full) << "\">" << esc(shortKernelName(full))
+            out << "<tr><td class=\"kernel\"><code title=\"" << xmlText(full) << "\">" << xmlText(shortKernelName(full))
                 << "</code></td>"
-                << "<td class=\"n\">" << k.count << "</td><td class=\"n\">" << esc(formatDuration(k.totalNs))
+                << "<td class=\"n\">" << k.count << "</td><td class=\"n\">" << xmlText(formatDuration(k.totalNs))
                 << "</td>";
-            if (steps) out << "<td class=\"n\">" << esc(formatDuration(k.totalNs / int64_t(steps))) << "</td>";
-            out << "<td class=\"n\">" << esc(formatDuration(k.meanNs())) << "</td><td class=\"n\">"
+            if (steps) out << "<td class=\"n\">" << xmlText(formatDuration(k.totalNs / int64_t(steps))) << "</td>";
+            out << "<td class=\"n\">" << xmlText(formatDuration(k.meanNs())) << "</td><td class=\"n\">"
                 << formatPercent(fraction)
                 << "</td><td class=\"barcell\"><div class=\"bar\" style=\"width:" << num(100.0 * bar)
                 << "%\"></div></td></tr>\n";
@@ -360,17 +324,17 @@ void writeRuleDoc(std::ostream& out, const Finding& f, size_t index, std::map<st
     const std::string_view doc = builtinRuleDoc(f.ruleId);
     if (doc.empty()) {
         if (!f.docPath.empty()) // a user rule: its own file documents it
-            out << "<p class=\"muted\">A user rule, documented in <code>" << esc(f.docPath) << "</code>.</p>\n";
+            out << "<p class=\"muted\">A user rule, documented in <code>" << xmlText(f.docPath) << "</code>.</p>\n";
         return;
     }
     const auto [first, added] = shown.try_emplace(f.ruleId, index);
     if (!added) {
-        out << "<p class=\"muted\">Documentation of <code>" << esc(f.ruleId) << "</code>: <a href=\"#doc-"
-            << esc(f.ruleId) << "\">with finding " << first->second << "</a>.</p>\n";
+        out << "<p class=\"muted\">Documentation of <code>" << xmlText(f.ruleId) << "</code>: <a href=\"#doc-"
+            << xmlText(f.ruleId) << "\">with finding " << first->second << "</a>.</p>\n";
         return;
     }
-    out << "<details class=\"doc\" id=\"doc-" << esc(f.ruleId) << "\"><summary>Documentation of <code>" << esc(f.ruleId)
-        << "</code></summary>\n<div class=\"doc\">\n"
+    out << "<details class=\"doc\" id=\"doc-" << xmlText(f.ruleId) << "\"><summary>Documentation of <code>"
+        << xmlText(f.ruleId) << "</code></summary>\n<div class=\"doc\">\n"
         << markdownToHtml(doc, 3) << "</div></details>\n";
 }
 
@@ -379,28 +343,30 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
     const Finding& f = *group.finding;
     const std::string severity(severityName(f.severity));
     out << "<article class=\"finding " << severity << "\" id=\"finding-" << index << "\">\n<div><span class=\"badge "
-        << severity << "\">" << severity << "</span> <code>" << esc(f.ruleId) << "</code>";
+        << severity << "\">" << severity << "</span> <code>" << xmlText(f.ruleId) << "</code>";
     if (!group.ranks.empty())
-        out << " <span class=\"muted\">" << esc(rankList(group.ranks, report.ranks.size()))
+        out << " <span class=\"muted\">" << xmlText(rankList(group.ranks, report.ranks.size()))
             << (group.ranks.size() > 1 ? "; shown: rank " + std::to_string(f.rank) : "") << "</span>";
     if (f.gain && f.gain->perStepNs > 0) {
-        out << " · <span class=\"gain\">−" << esc(formatDuration(f.gain->perStepNs)) << " per step ("
-            << esc(stepShareText(f)) << ")</span>";
+        out << " · <span class=\"gain\">−" << xmlText(formatDuration(f.gain->perStepNs)) << " per step ("
+            << xmlText(stepShareText(f)) << ")</span>";
         if (!f.gain->confidence.empty())
-            out << " <span class=\"muted\">confidence " << esc(f.gain->confidence) << "</span>";
+            out << " <span class=\"muted\">confidence " << xmlText(f.gain->confidence) << "</span>";
     } else {
-        out << " · <span class=\"muted\">" << esc(stepShareText(f)) << "</span>";
+        out << " · <span class=\"muted\">" << xmlText(stepShareText(f)) << "</span>";
     }
     if (const std::string measured = measuredGainText(context, f); !measured.empty())
-        out << " · <span class=\"gain\">measured " << esc(measured) << "</span>";
-    out << "</div>\n<h3>" << index << ". " << esc(f.title) << "</h3>\n";
-    if (!f.detail.empty()) out << "<p>" << esc(f.detail) << "</p>\n";
+        out << " · <span class=\"gain\">measured " << xmlText(measured) << "</span>";
+    out << "</div>\n<h3>" << index << ". " << xmlText(f.title) << "</h3>\n";
+    if (!f.detail.empty()) out << "<p>" << xmlText(f.detail) << "</p>\n";
 
     if (!f.sources.empty()) {
+        const RankSummary* rank = rankOf(report, f);
+        const std::string traceFile = rank ? rank->path : std::string();
         out << "<p>Where in the code:</p>\n<ul class=\"sources\">";
         for (const SourceSite& site : f.sources) {
-            out << "<li><code>" << esc(sourceSiteText(site)) << "</code>";
-            if (const auto text = sourceLine(site.file, site.line)) out << "<pre>" << esc(*text) << "</pre>";
+            out << "<li><code>" << xmlText(sourceSiteText(site)) << "</code>";
+            if (const auto text = sourceLine(site, traceFile)) out << "<pre>" << xmlText(*text) << "</pre>";
             out << "</li>";
         }
         out << "</ul>\n";
@@ -414,12 +380,12 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
         if (!e.facts.empty()) {
             out << "<table class=\"facts\">";
             for (const auto& [label, value] : e.facts)
-                out << "<tr><th>" << esc(label) << "</th><td>" << esc(value) << "</td></tr>";
+                out << "<tr><th>" << xmlText(label) << "</th><td>" << xmlText(value) << "</td></tr>";
             out << "</table>\n";
         }
         const int64_t origin = traceStartNs(report, f);
         if (!e.events.empty()) {
-            out << "<p>Events (" << esc(eventTableName(e.events.front().table)) << " rows):";
+            out << "<p>Events (" << xmlText(eventTableName(e.events.front().table)) << " rows):";
             constexpr size_t kListed = 20;
             for (size_t k = 0; k < e.events.size() && k < kListed; ++k)
                 out << (k ? ", " : " ") << "#" << e.events[k].row;
@@ -430,17 +396,18 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
             out << "<p>Time ranges (from the start of the trace):";
             constexpr size_t kListed = 10;
             for (size_t k = 0; k < e.spans.size() && k < kListed; ++k)
-                out << (k ? "," : "") << " " << esc(relativeSpan(e.spans[k], origin));
+                out << (k ? "," : "") << " " << xmlText(relativeSpan(e.spans[k], origin));
             if (e.spans.size() > kListed) out << ", … (" << e.spans.size() << " in all)";
             out << "</p>\n";
         }
-        if (f.gain && !f.gain->model.empty()) out << "<p>Gain model: " << esc(f.gain->model) << "</p>\n";
+        if (f.gain && !f.gain->model.empty()) out << "<p>Gain model: " << xmlText(f.gain->model) << "</p>\n";
         out << "</details>\n";
     }
     if (!f.fixPython.empty())
-        out << "<h4>Fix — Python</h4><pre><code class=\"language-python\">" << esc(f.fixPython) << "</code></pre>\n";
+        out << "<h4>Fix — Python</h4><pre><code class=\"language-python\">" << xmlText(f.fixPython)
+            << "</code></pre>\n";
     if (!f.fixCpp.empty())
-        out << "<h4>Fix — C++</h4><pre><code class=\"language-cpp\">" << esc(f.fixCpp) << "</code></pre>\n";
+        out << "<h4>Fix — C++</h4><pre><code class=\"language-cpp\">" << xmlText(f.fixCpp) << "</code></pre>\n";
     writeRuleDoc(out, f, index, docsShown);
     out << "</article>\n";
 }
@@ -451,7 +418,7 @@ void writeFindings(std::ostream& out, const AdviceReport& report, const ReportCo
     const std::string note = floorNote(report);
     if (findings.empty()) {
         out << "<p>No findings.</p>\n"
-            << (note.empty() ? "" : "<p class=\"meta\">" + esc(note) + ".</p>\n") << "</section>\n";
+            << (note.empty() ? "" : "<p class=\"meta\">" + xmlText(note) + ".</p>\n") << "</section>\n";
         return;
     }
     out << "<p class=\"meta\">Ranked by estimated gain per step.</p>\n<table class=\"summary\"><tr><th "
@@ -461,17 +428,17 @@ void writeFindings(std::ostream& out, const AdviceReport& report, const ReportCo
     for (size_t i = 0; i < findings.size(); ++i) {
         const Finding& f = *findings[i].finding;
         out << "<tr><td class=\"n\">" << i + 1 << "</td><td><span class=\"badge " << severityName(f.severity) << "\">"
-            << severityName(f.severity) << "</span></td><td><code>" << esc(f.ruleId) << "</code>"
-            << (findings[i].ranks.empty()
-                       ? ""
-                       : " <span class=\"muted\">" + esc(rankList(findings[i].ranks, report.ranks.size())) + "</span>")
+            << severityName(f.severity) << "</span></td><td><code>" << xmlText(f.ruleId) << "</code>"
+            << (findings[i].ranks.empty() ? ""
+                                          : " <span class=\"muted\">"
+                           + xmlText(rankList(findings[i].ranks, report.ranks.size())) + "</span>")
             << "</td><td class=\"n\">"
-            << (f.gain && f.gain->perStepNs > 0 ? esc(formatDuration(f.gain->perStepNs)) : "-")
-            << "</td><td class=\"n\">" << esc(stepShareText(f)) << "</td><td><a href=\"#finding-" << i + 1 << "\">"
-            << esc(f.title) << "</a></td></tr>\n";
+            << (f.gain && f.gain->perStepNs > 0 ? xmlText(formatDuration(f.gain->perStepNs)) : "-")
+            << "</td><td class=\"n\">" << xmlText(stepShareText(f)) << "</td><td><a href=\"#finding-" << i + 1 << "\">"
+            << xmlText(f.title) << "</a></td></tr>\n";
     }
     out << "</table>\n";
-    if (!note.empty()) out << "<p class=\"meta\">" << esc(note) << ".</p>\n";
+    if (!note.empty()) out << "<p class=\"meta\">" << xmlText(note) << ".</p>\n";
     std::map<std::string, size_t> docsShown;
     for (size_t i = 0; i < findings.size(); ++i)
         writeFinding(out, i + 1, findings[i], report, context, docsShown);
@@ -481,11 +448,11 @@ void writeFindings(std::ostream& out, const AdviceReport& report, const ReportCo
 void writeRuleList(
     std::ostream& out, std::string_view heading, std::string_view note, const std::vector<const RuleOutcome*>& rules) {
     if (rules.empty()) return;
-    out << "<h3>" << esc(heading) << "</h3>\n";
-    if (!note.empty()) out << "<p class=\"meta\">" << esc(note) << "</p>\n";
+    out << "<h3>" << xmlText(heading) << "</h3>\n";
+    if (!note.empty()) out << "<p class=\"meta\">" << xmlText(note) << "</p>\n";
     out << "<table class=\"rules\">";
     for (const RuleOutcome* o : rules)
-        out << "<tr><td><code>" << esc(o->ruleId) << "</code></td><td>" << esc(o->reason) << "</td></tr>";
+        out << "<tr><td><code>" << xmlText(o->ruleId) << "</code></td><td>" << xmlText(o->reason) << "</td></tr>";
     out << "</table>\n";
 }
 
@@ -496,13 +463,13 @@ void writeHtmlReport(std::ostream& out, const AdviceReport& report, const Report
     const std::string first = report.ranks.empty() ? std::string() : inputLabel(report, context, 0);
     out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>tuneup advice"
-        << (first.empty() ? "" : " — " + esc(first)) << (report.ranks.size() > 1 ? " and others" : "")
+        << (first.empty() ? "" : " — " + xmlText(first)) << (report.ranks.size() > 1 ? " and others" : "")
         << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
     out << "<header><h1>tuneup advice</h1>\n<p class=\"meta\">" << findings.size()
         << (findings.size() == 1 ? " finding" : " findings") << " in " << report.ranks.size()
         << (report.ranks.size() == 1 ? " trace" : " traces");
-    if (report.medianStepNs() > 0) out << " · median step " << esc(formatDuration(report.medianStepNs()));
-    if (!context.toolVersion.empty()) out << " · tuneup " << esc(context.toolVersion);
+    if (report.medianStepNs() > 0) out << " · median step " << xmlText(formatDuration(report.medianStepNs()));
+    if (!context.toolVersion.empty()) out << " · tuneup " << xmlText(context.toolVersion);
     out << "</p>\n<nav><a href=\"#findings\">Findings</a><a href=\"#steps\">Steps</a><a href=\"#kernels\">Kernels</a>"
            "<a href=\"#rules\">Rules</a></nav></header>\n";
     writeDataLoss(out, report);
@@ -519,7 +486,7 @@ void writeHtmlReport(std::ostream& out, const AdviceReport& report, const Report
         writeRuleList(out, "Checked, nothing found", "", clean);
         out << "</details>\n";
     }
-    out << "</section>\n<footer class=\"muted\"><p>Generated by tuneup " << esc(context.toolVersion)
+    out << "</section>\n<footer class=\"muted\"><p>Generated by tuneup " << xmlText(context.toolVersion)
         << ". Measure a fix with <code>tuneup bench</code>; look at the timeline with "
            "<code>tuneup-gui</code>.</p></footer>\n"
            "</body>\n</html>\n";

@@ -1,11 +1,11 @@
-#include "app/source_file.h"
+#include "report/source_file.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
 
-namespace tuneup::gui {
+namespace tuneup::analysis {
 
 namespace fs = std::filesystem;
 
@@ -51,4 +51,18 @@ SourceText readSourceText(const fs::path& path, size_t maxBytes) {
     return source;
 }
 
-} // namespace tuneup::gui
+std::optional<std::string> lineOf(const SourceText& source, int64_t line) {
+    size_t begin = 0;
+    for (int64_t n = 1; n < line; ++n) {
+        begin = source.text.find('\n', begin);
+        if (begin == std::string::npos) return std::nullopt;
+        ++begin;
+    }
+    if (line <= 0 || begin >= source.text.size()) return std::nullopt;
+    std::string text = source.text.substr(begin, source.text.find('\n', begin) - begin);
+    while (!text.empty() && (text.back() == '\r' || text.back() == ' '))
+        text.pop_back();
+    return text;
+}
+
+} // namespace tuneup::analysis
