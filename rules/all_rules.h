@@ -24,6 +24,7 @@
     RULE(CpuTensorThenCopy)                                                                                            \
     RULE(GpuIdle)                                                                                                      \
     RULE(CommunicationBound)                                                                                           \
+    RULE(MemoryHeadroom)                                                                                               \
     RULE(RankStraggler)
 
 namespace tuneup::rules {

@@ -3,6 +3,9 @@
 #include "advise/kernel_class.h"
 #include "advise/rule_context.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace tuneup::gui {
 
 using namespace analysis;
@@ -89,6 +92,9 @@ std::optional<TimeRange> eventSpan(const TimelineData& data, const EventId& id) 
         return from(m.gpuAnnotations);
     case Source::ThreadState:
         return data.threadStateSpan(id.model, id.row);
+    case Source::MemoryEvent: // an instant: the allocation or free
+        if (r >= m.memoryEvents.size()) return std::nullopt;
+        return TimeRange { m.memoryEvents.timeNs[r], m.memoryEvents.timeNs[r] };
     }
     return std::nullopt;
 }
@@ -255,6 +261,25 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id) {
         if (g.inGraph) f.emplace_back("inside a CUDA graph replay", formatDuration(g.graphNs()));
         if (const HostState state = data.steps(id.model)->hostStateDuring(r); state.activity != HostActivity::Unknown)
             f.emplace_back("main thread (sampled)", describeHostState(state, m.info.machine));
+        break;
+    }
+    case Source::MemoryEvent: {
+        const auto& e = m.memoryEvents;
+        info.kind = "memory event";
+        const char* change = e.deltaBytes[r] < 0 ? "free " : "allocation ";
+        info.name = change + formatBytes(std::llabs(e.deltaBytes[r]));
+        f.emplace_back("device", e.device[r] == kHostMemory ? std::string("host memory") : "GPU " + num(e.device[r]));
+        if (e.allocatedBytes[r] >= 0) f.emplace_back("allocated after it", formatBytes(e.allocatedBytes[r]));
+        if (e.reservedBytes[r] >= 0) f.emplace_back("reserved after it", formatBytes(e.reservedBytes[r]));
+        f.emplace_back("of",
+            e.deltaOf[r] == MemoryTotal::Reserved ? "memory from the driver (cudaMalloc/cudaFree)"
+                                                  : "the caching allocator (tensors)");
+        if (e.address[r]) {
+            char address[32];
+            snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(e.address[r]));
+            f.emplace_back("address", address);
+        }
+        if (e.thread[r] != kNoThread) f.emplace_back("thread", threadLabel(m, e.thread[r]));
         break;
     }
     case Source::ThreadState: {

@@ -27,6 +27,7 @@ constexpr std::array<KindStyle, size_t(EventKind::Count)> kStyles = { {
     { 0x9c755f, "thread running" },
     { 0xd7c9bd, "thread waiting" },
     { 0x86bcb6, "GPU idle: inside a CUDA graph replay" },
+    { 0x499894, "GPU memory" },
 } };
 
 } // namespace

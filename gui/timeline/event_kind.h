@@ -28,6 +28,7 @@ enum class EventKind : uint8_t {
     HostRunning, // the main thread's sampled state: running
     HostWaiting, // ... blocked in a system call (a lock, a pipe, a sleep, the driver)
     IdleGraph, // GPU idle between the nodes of a CUDA graph replay (the host had queued them)
+    Memory, // a GPU's memory level (memory tracks)
     Count,
 };
 

@@ -1,11 +1,13 @@
 #include "timeline/timeline_data.h"
 
 #include "advise/kernel_class.h"
+#include "steps/memory_peak.h"
 #include "timeline/row_assignment.h"
 
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace tuneup::gui {
@@ -107,11 +109,19 @@ public:
 
     // A track whose lanes are already laid out.
     void addFixedTrack(Track track) {
-        for (const Lane& lane : track.lanes)
-            if (lane.size()) {
-                m_data.span.startNs = std::min(m_data.span.startNs, lane.starts.front());
-                m_data.span.endNs = std::max(m_data.span.endNs, lane.ends.back());
-            }
+        const uint32_t trackIndex = uint32_t(m_data.tracks.size());
+        for (uint32_t l = 0; l < track.lanes.size(); ++l) {
+            const Lane& lane = track.lanes[l];
+            if (!lane.size()) continue;
+            m_data.span.startNs = std::min(m_data.span.startNs, lane.starts.front());
+            m_data.span.endNs = std::max(m_data.span.endNs, lane.ends.back());
+            for (size_t i = 0; i < lane.size(); ++i)
+                if (placeIndex(lane.sources[i]) < kPlacedSources) {
+                    auto& places = m_places[track.model][placeIndex(lane.sources[i])];
+                    if (size_t(lane.rows[i]) < places.size())
+                        places[size_t(lane.rows[i])] = trackIndex << kLaneBits | std::min(l, kMaxLane);
+                }
+        }
         m_data.tracks.push_back(std::move(track));
     }
 
@@ -176,6 +186,45 @@ void addStepsTrack(Builder& b, uint32_t m, const TimelineInput& in, size_t input
     b.addFixedTrack(std::move(track));
 }
 
+// A GPU's memory as one lane: each memory event holds until the device's next one, the last until the end
+// of the trace. Allocated memory when the trace says, with the reserved memory beside it; else the
+// reserved memory alone (nsys). A trace with allocation sizes only draws their running sum: a lower bound.
+void addMemoryTrack(Builder& b, uint32_t m, const TraceModel& model, int32_t device, std::string group) {
+    MemoryCurve curve = memoryCurve(model, device, MemoryTotal::Allocated);
+    const bool allocated = curve.source != MemorySource::None;
+    if (!allocated) curve = memoryCurve(model, device, MemoryTotal::Reserved);
+    if (curve.timeNs.empty()) return;
+    Track track;
+    track.type = TrackType::Memory;
+    track.model = m;
+    track.group = std::move(group);
+    track.lanes.resize(1);
+    const auto span = model.span();
+    const int64_t end = std::max(span ? span->endNs : curve.timeNs.back(), curve.timeNs.back());
+    const uint32_t name = b.syntheticName("GPU memory");
+    int64_t peak = 0, peakReserved = -1;
+    for (size_t i = 0; i < curve.timeNs.size(); ++i) {
+        const int64_t until = i + 1 < curve.timeNs.size() ? curve.timeNs[i + 1] : end;
+        track.lanes[0].add(curve.timeNs[i], until, EventKind::Memory, Source::MemoryEvent, curve.rows[i], name);
+        const int64_t reserved = allocated ? model.memoryEvents.reservedBytes[size_t(curve.rows[i])] : -1;
+        track.memory.allocated.push_back(curve.bytes[i]);
+        track.memory.reserved.push_back(reserved);
+        peak = std::max(peak, curve.bytes[i]);
+        peakReserved = std::max(peakReserved, reserved);
+    }
+    track.memory.scaleBytes = std::max<int64_t>({ 1, peak, peakReserved });
+    track.title = std::string("memory · ") + (allocated ? "allocated" : "reserved") + " peak " + formatBytes(peak);
+    if (peakReserved >= 0) track.memory.detail = "reserved peak " + formatBytes(peakReserved);
+    if (curve.source == MemorySource::Deltas) track.memory.detail = "sizes only: a lower bound";
+    b.addFixedTrack(std::move(track));
+}
+
+std::string gpuGroup(const TimelineInput& in, int32_t device) {
+    std::string group = in.label + " · GPU " + std::to_string(device);
+    if (const DeviceInfo* d = in.model->device(device); d && !d->name.empty()) group += " (" + d->name + ")";
+    return group;
+}
+
 void addGpuTracks(Builder& b, uint32_t m, const TimelineInput& in) {
     const TraceModel& model = *in.model;
     std::map<std::pair<int32_t, int32_t>, Pending> streams;
@@ -200,16 +249,28 @@ void addGpuTracks(Builder& b, uint32_t m, const TimelineInput& in) {
     for (size_t i = 0; i < model.memsets.size(); ++i)
         streams[{ model.memsets.device[i], model.memsets.stream[i] }].add(model.memsets.startNs[i],
             model.memsets.endNs[i], 1, EventKind::Memset, Source::Memset, RowIndex(i), memset);
+    // Each GPU's memory track after its streams.
+    std::set<int32_t> memory;
+    for (const int32_t device : model.memoryEvents.device)
+        if (device != kHostMemory) memory.insert(device);
+    auto addMemory = [&](int32_t device) {
+        if (memory.erase(device)) addMemoryTrack(b, m, model, device, gpuGroup(in, device));
+    };
+    std::optional<int32_t> current;
     for (auto& [key, pending] : streams) {
+        if (current && *current != key.first) addMemory(*current);
+        current = key.first;
         Track track;
         track.type = TrackType::Gpu;
         track.model = m;
         // One heading per GPU (its model in it), a track per stream under it.
-        track.group = in.label + " · GPU " + std::to_string(key.first);
-        if (const DeviceInfo* d = model.device(key.first); d && !d->name.empty()) track.group += " (" + d->name + ")";
+        track.group = gpuGroup(in, key.first);
         track.title = "stream " + std::to_string(key.second);
         b.addTrack(std::move(track), pending);
     }
+    if (current) addMemory(*current);
+    for (const int32_t device : std::set<int32_t>(memory))
+        addMemory(device);
 }
 
 std::string processLabel(const TraceModel& model, int64_t pid) {
@@ -346,6 +407,7 @@ TimelineData buildTimeline(std::span<const TimelineInput> inputs, const std::ato
         places[size_t(EventTable::Annotation)].assign(model.annotations.size(), TimelineData::kNowhere);
         places[size_t(EventTable::GemmCall)].assign(model.gemmCalls.size(), TimelineData::kNowhere);
         places[size_t(EventTable::ConvCall)].assign(model.convCalls.size(), TimelineData::kNowhere);
+        places[size_t(EventTable::MemoryEvent)].assign(model.memoryEvents.size(), TimelineData::kNowhere);
         places[placeIndex(Source::GpuAnnotation)].assign(model.gpuAnnotations.size(), TimelineData::kNowhere);
         data.m_places.push_back(std::move(places));
     }

@@ -30,12 +30,13 @@ enum class Source : uint8_t {
     Collective = uint8_t(analysis::EventTable::Collective),
     GemmCall = uint8_t(analysis::EventTable::GemmCall),
     ConvCall = uint8_t(analysis::EventTable::ConvCall),
+    MemoryEvent = uint8_t(analysis::EventTable::MemoryEvent),
     Step = 100,
     IdleGap = 101,
     GpuAnnotation = 102, // rows of TraceModel::gpuAnnotations (Kineto gpu_user_annotation)
     ThreadState = 103, // rows of TraceModel::threadStates: each holds until the thread's next sample
 };
-inline constexpr size_t kEventTables = size_t(analysis::EventTable::ConvCall) + 1;
+inline constexpr size_t kEventTables = size_t(analysis::EventTable::MemoryEvent) + 1;
 inline Source sourceOf(analysis::EventTable t) {
     return Source(uint8_t(t));
 }
@@ -69,7 +70,17 @@ struct Lane {
     void add(int64_t start, int64_t end, EventKind kind, Source source, analysis::RowIndex row, uint32_t name);
 };
 
-enum class TrackType : uint8_t { Steps, Gpu, Thread, ThreadState };
+// Memory: a GPU's memory over time, one event per memory event, drawn as a level (Track::memory).
+enum class TrackType : uint8_t { Steps, Gpu, Thread, ThreadState, Memory };
+
+// The levels a memory track draws, parallel to its lane's events: the allocated memory after each event
+// and the reserved memory (-1 where unknown); the scale is the highest of them. `detail`: a second line
+// under the title (the reserved peak, or that the levels are lower bounds).
+struct MemoryLevels {
+    std::vector<int64_t> allocated, reserved;
+    int64_t scaleBytes = 1;
+    std::string detail;
+};
 
 struct Track {
     TrackType type = TrackType::Gpu;
@@ -77,6 +88,7 @@ struct Track {
     std::string group; // its GPU or process ("run.db · GPU 0 (A100)"), shown as a heading when it changes
     std::string title; // "stream 7", "thread 4242 · pt_main_thread"
     std::vector<Lane> lanes;
+    MemoryLevels memory; // TrackType::Memory only
     size_t events() const;
 };
 
@@ -122,9 +134,9 @@ private:
     std::vector<std::vector<std::vector<uint32_t>>> m_places;
 };
 
-// Builds the tracks of every input: per input, a steps track (when it has steps), its GPU streams,
-// then its CPU threads by process. `cancel` (may be null) is polled between tracks; when it is set the
-// result is incomplete and must be dropped.
+// Builds the tracks of every input: per input, a steps track (when it has steps), its GPU streams with
+// each GPU's memory track (when the trace records memory events), then its CPU threads by process. `cancel` (may be
+// null) is polled between tracks; when it is set the result is incomplete and must be dropped.
 TimelineData buildTimeline(std::span<const TimelineInput> inputs, const std::atomic<bool>* cancel = nullptr);
 
 // The step span to start with: a few typical steps from the middle of the run (past the warm-up), else

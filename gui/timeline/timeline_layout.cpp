@@ -46,10 +46,11 @@ void TimelineView::relayout() {
         }
         const uint32_t shown
             = m_collapsed[t] ? std::min<uint32_t>(1, uint32_t(track.lanes.size())) : uint32_t(track.lanes.size());
+        const int laneHeight = track.type == TrackType::Memory ? kMemoryHeight : kLaneHeight;
         for (uint32_t l = 0; l < shown; ++l) {
             m_rowOfLane[t][l] = int(m_rows.size());
-            m_rows.push_back({ Row::Lane, t, l, m_contentHeight, kLaneHeight, false });
-            m_contentHeight += kLaneHeight;
+            m_rows.push_back({ Row::Lane, t, l, m_contentHeight, laneHeight, false });
+            m_contentHeight += laneHeight;
         }
         m_contentHeight += kTrackGap;
     }

@@ -142,6 +142,10 @@ void TimelineView::paintStepBands(QPainter& p, const TimeMapping& m, int top, in
 
 void TimelineView::paintLane(QPainter& p, const TimeMapping& m, const Row& row, int y) {
     const Track& track = m_data->tracks[row.track];
+    if (track.type == TrackType::Memory) {
+        paintMemoryLane(p, m, row, y);
+        return;
+    }
     const Lane& lane = track.lanes[row.lane];
     const bool filtering = !m_filterText.isEmpty();
     const double left = trackArea().left();
@@ -187,6 +191,33 @@ void TimelineView::paintLane(QPainter& p, const TimeMapping& m, const Row& row, 
     }
 }
 
+// A memory track: the allocated level filled from the bottom, the reserved level as a line above it; a
+// box folding many events shows their highest levels.
+void TimelineView::paintMemoryLane(QPainter& p, const TimeMapping& m, const Row& row, int y) {
+    const Track& track = m_data->tracks[row.track];
+    const Lane& lane = track.lanes[row.lane];
+    const MemoryLevels& levels = track.memory;
+    const double left = trackArea().left();
+    const double bottom = y + row.height - 1, height = row.height - 3;
+    auto top = [&](int64_t bytes) { return bottom - height * double(bytes) / double(levels.scaleBytes); };
+    QColor fill = color(EventKind::Memory);
+    if (!m_filterText.isEmpty()) fill = faded(fill);
+    const QColor line = fill.darker(150);
+    mergeUnderPixel(lane.starts, lane.ends, m.visible(), int64_t(m.nsPerPx()) + 1, m_boxes);
+    for (const LodBox& b : m_boxes) {
+        int64_t allocated = 0, reserved = -1;
+        for (uint32_t i = b.first; i < b.first + b.count; ++i) {
+            allocated = std::max(allocated, levels.allocated[i]);
+            reserved = std::max(reserved, levels.reserved[i]);
+        }
+        const double x0 = left + std::max(-1.0, m.toX(b.startNs));
+        const double x1 = left + std::min(m.widthPx() + 1, m.toX(b.endNs));
+        const double w = std::max(x1 - x0, 1.0);
+        p.fillRect(QRectF(x0, top(allocated), w, bottom - top(allocated)), fill);
+        if (reserved >= 0) p.fillRect(QRectF(x0, top(reserved), w, 1.5), line);
+    }
+}
+
 void TimelineView::paintLabels(QPainter& p) {
     const int scrolledTop = kRulerHeight + m_pinnedHeight;
     p.fillRect(QRect(0, kRulerHeight, kLabelWidth, height() - kRulerHeight), kLabelBackground);
@@ -208,6 +239,15 @@ void TimelineView::paintLabels(QPainter& p) {
             return;
         }
         if (row.lane != 0) return;
+        if (track.type == TrackType::Memory && !track.memory.detail.empty()) { // two lines: title, detail
+            p.setPen(QColor(0x30, 0x30, 0x30));
+            p.drawText(QRect(6, y + 2, kLabelWidth - 10, kLaneHeight), Qt::AlignLeft | Qt::AlignVCenter,
+                fm.elidedText(QString::fromStdString(track.title), Qt::ElideRight, kLabelWidth - 10));
+            p.setPen(QColor(0x70, 0x70, 0x70));
+            p.drawText(QRect(18, y + 2 + kLaneHeight, kLabelWidth - 22, kLaneHeight), Qt::AlignLeft | Qt::AlignVCenter,
+                fm.elidedText(QString::fromStdString(track.memory.detail), Qt::ElideRight, kLabelWidth - 22));
+            return;
+        }
         QString title = QString::fromStdString(track.title);
         if (track.lanes.size() > 1 && !row.pinned)
             title = (m_collapsed[row.track] ? QStringLiteral("▸ ") : QStringLiteral("▾ ")) + title;

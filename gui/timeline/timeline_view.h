@@ -1,6 +1,7 @@
 #pragma once
 // The timeline: a widget that paints its tracks itself (no QGraphicsScene, so that it scales to
-// millions of events): a ruler, the steps pinned under it, then GPU streams and CPU threads by process.
+// millions of events): a ruler, the steps pinned under it, then GPU streams (with each GPU's memory as a
+// level graph) and CPU threads by process.
 // Each repaint asks lod.h for the boxes of the visible lanes only. Wheel zooms around the cursor
 // (Shift+wheel scrolls), dragging pans, Shift+drag or right-drag selects a time range; keys W/S zoom,
 // A/D pan, F fits, Z zooms to the selection. Layout lives in timeline_layout.cpp, painting in
@@ -66,6 +67,7 @@ public:
     static constexpr int kRulerHeight = 24;
     static constexpr int kLaneHeight = 17;
     static constexpr int kGroupHeight = 18;
+    static constexpr int kMemoryHeight = 2 * kLaneHeight + 6; // a memory track's level graph
 
 signals:
     void eventSelected(const tuneup::gui::EventId& id); // invalid id: cleared
@@ -104,6 +106,7 @@ private:
     void paintRuler(QPainter& p, const TimeMapping& m);
     void paintStepBands(QPainter& p, const TimeMapping& m, int top, int bottom);
     void paintLane(QPainter& p, const TimeMapping& m, const Row& row, int y);
+    void paintMemoryLane(QPainter& p, const TimeMapping& m, const Row& row, int y);
     void paintLabels(QPainter& p);
     void paintOverlays(QPainter& p, const TimeMapping& m);
 

@@ -92,10 +92,21 @@ TEST(KinetoJson, SyntheticTraceFillsEveryTable) {
 
         ASSERT_EQ(m.pythonFunctions.size(), 1u); // python_function frames are kept
         EXPECT_EQ(m.str(m.pythonFunctions.name[0]), "train.py(1): step");
-        EXPECT_EQ(m.stats.value("skipped_memory_events"), 1);
+        // The [memory] event with sizes and totals is read; the one with neither is counted.
+        ASSERT_EQ(m.memoryEvents.size(), 1u);
+        const MemoryEvent mem = m.memoryEvents.row(0);
+        EXPECT_EQ(mem.timeNs, base + 992500);
+        EXPECT_EQ(mem.device, 0);
+        EXPECT_EQ(mem.allocatedBytes, 1048576);
+        EXPECT_EQ(mem.reservedBytes, 2097152);
+        EXPECT_EQ(mem.deltaBytes, -4096);
+        EXPECT_EQ(mem.deltaOf, MemoryTotal::Allocated);
+        EXPECT_EQ(mem.address, 140000000000000u);
+        EXPECT_EQ(mem.thread, mm.thread);
+        EXPECT_EQ(m.stats.value("memory_events_unread"), 1);
         EXPECT_EQ(m.stats.value("events_without_ts"), 1);
         EXPECT_EQ(m.stats.unknownCategories.at("mystery"), 1);
-        EXPECT_EQ(m.stats.eventsRead, 17u);
+        EXPECT_EQ(m.stats.eventsRead, 18u);
         EXPECT_EQ(m.stats.bytesRead, kSynthetic.size());
     }
 }

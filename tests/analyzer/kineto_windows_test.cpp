@@ -36,6 +36,7 @@ std::string modelText(const TraceModel& m) {
     table("counterRanges", m.counterRanges);
     table("counterValues", m.counterValues);
     table("pythonFunctions", m.pythonFunctions);
+    table("memoryEvents", m.memoryEvents);
     for (StringId id = 0; id < m.strings.size(); ++id)
         out << m.str(id) << '\n';
     for (const auto& t : m.threads)
@@ -113,7 +114,8 @@ TEST(KinetoJsonWindows, AnyWindowSizeGivesTheSameModel) {
             { "hta/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
                 "param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json",
                 "kineto-tbplugin-testdata/tb_plugin/test/data/tracing/resnet50_newAPI_ddp/"
-                "worker0_span1.pt.trace.json.gz" })
+                "worker0_span1.pt.trace.json.gz",
+                "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz" })
             inputs.push_back({ relative, readFile(kTraces / relative), { 5000, 0 } });
     for (const auto& [name, bytes, sizes] : inputs) {
         SCOPED_TRACE(name);

@@ -99,6 +99,10 @@ std::optional<std::pair<ThreadIndex, int64_t>> CallSites::issuedAt(const EventRe
     case EventTable::ConvCall:
         if (row < m.convCalls.size()) return std::pair { m.convCalls.thread[row], m.convCalls.startNs[row] };
         return std::nullopt;
+    case EventTable::MemoryEvent:
+        if (row < m.memoryEvents.size() && m.memoryEvents.thread[row] != kNoThread)
+            return std::pair { m.memoryEvents.thread[row], m.memoryEvents.timeNs[row] };
+        return std::nullopt;
     case EventTable::Collective:
         break;
     }

@@ -61,6 +61,8 @@ std::string_view eventTableName(EventTable t) {
         return "gemm_calls";
     case EventTable::ConvCall:
         return "conv_calls";
+    case EventTable::MemoryEvent:
+        return "memory_events";
     }
     return "kernels";
 }

@@ -16,7 +16,19 @@ std::string_view severityName(Severity s); // "warning"
 std::optional<Severity> parseSeverity(std::string_view text);
 
 // An event the GUI can jump to: a row of one of the TraceModel's tables.
-enum class EventTable { Kernel, Memcpy, Memset, Sync, ApiCall, CpuOp, Annotation, Collective, GemmCall, ConvCall };
+enum class EventTable {
+    Kernel,
+    Memcpy,
+    Memset,
+    Sync,
+    ApiCall,
+    CpuOp,
+    Annotation,
+    Collective,
+    GemmCall,
+    ConvCall,
+    MemoryEvent,
+};
 std::string_view eventTableName(EventTable t); // "kernels"
 
 struct EventRef {

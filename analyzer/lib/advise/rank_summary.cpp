@@ -33,7 +33,7 @@ RankSummary summarizeRank(const RankAnalysis& rank, size_t jobRanks) {
     s.steps.median = rank.steps.median;
     s.communication = communicationProfile(m, rank.steps, rank.kernelClasses);
     s.collectiveCount = m.collectives.size();
-    for (unsigned i = 0; i <= unsigned(Input::MultipleRanks); ++i)
+    for (unsigned i = 0; i <= unsigned(kLastInput); ++i)
         if (hasInput(rank, jobRanks, Input(i))) s.inputs |= 1u << i;
     s.settings = recordedSettings(m);
     s.topKernels = topKernels(m, kTopKernels, &s.kernelCount, &s.kernelNs);

@@ -24,7 +24,9 @@ enum class Input {
     TorchFlags, // torch settings read from the process (cudnn.benchmark, anomaly mode...)
     Collectives, // communication kernels or ops
     MultipleRanks, // more than one rank's trace in the job
+    MemoryUsage, // GPU memory events (allocations and frees, with or without the allocator's totals)
 };
+inline constexpr Input kLastInput = Input::MemoryUsage;
 std::string_view inputName(Input input); // "GPU kernel activity"
 
 class RuleContext;

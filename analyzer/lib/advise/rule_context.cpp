@@ -30,6 +30,9 @@ std::string_view inputName(Input input) {
         return "collective communication (NCCL kernels or record_param_comms)";
     case Input::MultipleRanks:
         return "traces of two or more ranks";
+    case Input::MemoryUsage:
+        return "GPU memory events (torch.profiler with profile_memory=True, or nsys profile "
+               "--cuda-memory-usage=true)";
     }
     return "?";
 }
@@ -102,6 +105,10 @@ bool hasInput(const RankAnalysis& rank, size_t jobRanks, Input input) {
         return !m.collectives.empty();
     case Input::MultipleRanks:
         return jobRanks > 1;
+    case Input::MemoryUsage:
+        for (const int32_t device : m.memoryEvents.device)
+            if (device != kHostMemory) return true;
+        return false;
     }
     return false;
 }

@@ -69,6 +69,7 @@ public:
         metadata();
         gpuWork();
         hostWork();
+        memory();
         flows();
         if (marks.steps) steps(*marks.steps);
         if (marks.findings) findings(*marks.findings);
@@ -326,6 +327,32 @@ private:
     }
 
     // Launch -> GPU work arrows (Kineto's ac2g flows), by correlation id.
+    // Memory events as PyTorch writes them with profile_memory=True: "[memory]" instants with the caching
+    // allocator's totals. nsys's driver-level allocations (deltaOf Reserved) have no such form: left out.
+    void memory() {
+        const MemoryEventTable& e = m_model.memoryEvents;
+        for (size_t i = 0; i < e.size(); ++i) {
+            if (e.deltaOf[i] != MemoryTotal::Allocated) continue;
+            const ThreadInfo* t = e.thread[i] < m_model.threads.size() ? &m_model.threads[e.thread[i]] : nullptr;
+            begin("i", "[memory]", "cpu_instant_event", t ? t->pid : 0, t ? t->tid : 0);
+            string("s", "t");
+            time("ts", e.timeNs[i]);
+            m_json.Key("args");
+            m_json.StartObject();
+            if (e.allocatedBytes[i] >= 0) integer("Total Allocated", e.allocatedBytes[i]);
+            if (e.reservedBytes[i] >= 0) integer("Total Reserved", e.reservedBytes[i]);
+            integer("Bytes", e.deltaBytes[i]);
+            if (e.address[i]) {
+                m_json.Key("Addr");
+                m_json.Uint64(e.address[i]);
+            }
+            integer("Device Id", e.device[i]);
+            integer("Device Type", e.device[i] == kHostMemory ? 0 : 1); // c10::DeviceType CPU, CUDA
+            m_json.EndObject();
+            m_json.EndObject();
+        }
+    }
+
     void flows() {
         auto arrows = [&](const auto& table) {
             for (size_t i = 0; i < table.size(); ++i) {

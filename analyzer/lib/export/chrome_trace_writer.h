@@ -4,7 +4,8 @@
 //
 // GPU work goes on one track per (device, stream) — pid = device, tid = stream, as Kineto does — CPU
 // work on its (pid, tid); categories and args are Kineto's (kernel, gpu_memcpy, cuda_runtime, cpu_op,
-// user_annotation, ...), launches are joined to their kernels by ac2g flow arrows. Times are exact:
+// user_annotation, ...), launches are joined to their kernels by ac2g flow arrows, memory events are
+// "[memory]" instants as profile_memory writes them. Times are exact:
 // nanoseconds written as microseconds with three decimals. Steps and findings get a track of their own
 // in a "tuneup" process: one range per step, one per finding's evidence span (named after the rule,
 // with the title, gain and fix in args).

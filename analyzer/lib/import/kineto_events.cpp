@@ -1,6 +1,6 @@
 // What a complete (X) event becomes in the model, by its category: a kernel, copy, memset, CUDA call,
 // CPU op, range, GPU annotation, synchronisation, counter range, profiler window or Python frame, and the
-// collective an NCCL kernel or record_param_comms op stands for.
+// collective an NCCL kernel or record_param_comms op stands for; and what a memory event becomes.
 
 #include "import/kineto_names.h"
 #include "import/kineto_sax_handler.h"
@@ -200,6 +200,38 @@ void KinetoHandler::completeEvent() {
         break;
     }
     }
+}
+
+// A "[memory]" instant event (profile_memory=True): an allocation (Bytes > 0) or a free (Bytes < 0) from
+// PyTorch's allocator on a device, with the caching allocator's totals after it since PyTorch 1.10 (older
+// traces: Bytes only).
+void KinetoHandler::memoryEvent() {
+    const auto ts = has(Field::Ts) ? nanosFromMicros(get(Field::Ts)) : std::nullopt;
+    if (!ts) {
+        count(Counter::NoTs);
+        return;
+    }
+    MemoryEvent e;
+    e.timeNs = *ts;
+    // c10::DeviceType: 0 CPU, 1 CUDA (ROCm builds say CUDA too), 6 HIP.
+    const int64_t type = integerOr(Field::DeviceType, -1);
+    if (type == 1 || type == 6) e.device = int32Or(Field::DeviceId, -1);
+    const bool known = type == 0 || e.device >= 0;
+    const auto total = [this](Field f) {
+        const int64_t v = integerOr(f, -1);
+        return v >= 0 ? v : -1;
+    };
+    e.allocatedBytes = total(Field::TotalAllocated);
+    e.reservedBytes = total(Field::TotalReserved);
+    if (!known || (!has(Field::MemoryBytes) && e.allocatedBytes < 0 && e.reservedBytes < 0)) {
+        count(Counter::MemoryUnread);
+        return;
+    }
+    e.deltaBytes = integerOr(Field::MemoryBytes, 0);
+    e.deltaOf = MemoryTotal::Allocated;
+    e.address = unsignedOr(Field::Addr, 0);
+    if (has(Field::Pid)) e.thread = m_b.thread(trackId(Field::Pid), trackId(Field::Tid));
+    m_b.addMemoryEvent(e);
 }
 
 void KinetoHandler::addCollective(

@@ -49,6 +49,13 @@ enum class Field : uint8_t {
     Grid,
     Block,
     GraphId,
+    // memory events ("[memory]", profile_memory=True)
+    TotalAllocated,
+    TotalReserved,
+    MemoryBytes,
+    DeviceId,
+    DeviceType,
+    Addr,
     Count,
     // not stored
     Args,
@@ -86,7 +93,9 @@ inline constexpr KeyEntry kArgKeys[] = { { "External id", Field::ExternalId }, {
     { "Process Group Ranks", Field::PgRanks }, { "Comms Id", Field::CommsId }, { "cuda_sync_kind", Field::SyncKind },
     { "wait_on_stream", Field::WaitOnStream }, { "wait_on_cuda_event_id", Field::WaitOnEvent },
     { "name", Field::ArgName }, { "labels", Field::ArgLabels }, { "kind", Field::ArgKind }, { "cid", Field::Cbid },
-    { "graph id", Field::GraphId } };
+    { "graph id", Field::GraphId }, { "Total Allocated", Field::TotalAllocated },
+    { "Total Reserved", Field::TotalReserved }, { "Bytes", Field::MemoryBytes }, { "Device Id", Field::DeviceId },
+    { "Device Type", Field::DeviceType }, { "Addr", Field::Addr } };
 
 // With equal signatures, whether the bytes between the first and the last agree too. A loop rather
 // than memcmp: keys are short, and a call per key showed in profiles.

@@ -17,8 +17,11 @@ struct CounterInfo {
 };
 constexpr CounterInfo kCounterInfo[] = {
     { "skipped_instant_events", StatSeverity::Info, "instant events (markers) are not modelled" },
-    { "skipped_memory_events", StatSeverity::Info,
-        "cpu_instant_event memory events (profile_memory) are not modelled" },
+    { "skipped_cpu_instant_events", StatSeverity::Info,
+        "cpu_instant_event events other than [memory] ([OutOfMemory]...) are not modelled" },
+    { "memory_events_unread", StatSeverity::DataLoss,
+        "[memory] events with neither a size (Bytes) nor the allocator's totals, or on a device other than the CPU "
+        "or a GPU: not read" },
     { "skipped_overhead", StatSeverity::Info, "CUPTI overhead ranges are not modelled" },
     { "skipped_begin_end_events", StatSeverity::DataLoss, "B/E duration events are not read (Kineto writes X events)" },
     { "skipped_counter_events", StatSeverity::Info, "C (counter) events are not modelled" },

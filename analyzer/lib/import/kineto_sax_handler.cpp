@@ -350,7 +350,10 @@ void KinetoHandler::endEvent() {
         break;
     case 'i':
     case 'I':
-        count(m_category == Category::CpuInstant ? Counter::CpuInstant : Counter::Instant);
+        if (m_category == Category::CpuInstant && get(Field::Name) == "[memory]")
+            memoryEvent();
+        else
+            count(m_category == Category::CpuInstant ? Counter::CpuInstant : Counter::Instant);
         break;
     case 'B':
     case 'E':

@@ -28,6 +28,7 @@ namespace kineto {
 enum class Counter : uint8_t {
     Instant,
     CpuInstant,
+    MemoryUnread,
     Overhead,
     BeginEnd,
     CounterEvent,
@@ -172,6 +173,7 @@ private:
     void endEvent();
     void completeEvent();
     void metadataEvent();
+    void memoryEvent();
     void flowEvent(char phase);
     void addCollective(CollectiveOrigin origin, RowIndex row, int64_t start, int64_t end, std::string_view kernelName);
 

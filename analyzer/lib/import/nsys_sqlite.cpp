@@ -4,6 +4,7 @@
 #include "import/nsys_capture.h"
 #include "import/nsys_db.h"
 #include "import/nsys_kinds.h"
+#include "import/nsys_memory.h"
 #include "model/trace_builder.h"
 
 #include <algorithm>
@@ -78,6 +79,8 @@ public:
         readMemcpys();
         readMemsets();
         readSyncs();
+        m_rowsRead += uint64_t(readNsysMemoryUsage(m_db, m_kinds, m_builder));
+        m_readTables.insert(kNsysMemoryUsageTable);
         readNvtx();
         readNsysDevices(m_db, m_gpuPids, m_builder);
         readNames();

@@ -269,7 +269,7 @@ public:
         std::vector<EventRef> out;
         for (const auto& item : array(v, where).GetArray()) {
             const auto f = integers(item, 2, where);
-            if (f[0] < 0 || f[0] > int64_t(EventTable::ConvCall) || f[1] < -1 || f[1] > INT32_MAX)
+            if (f[0] < 0 || f[0] > int64_t(EventTable::MemoryEvent) || f[1] < -1 || f[1] > INT32_MAX)
                 fail(where, "an event reference out of range");
             out.push_back({ EventTable(f[0]), RowIndex(f[1]) });
         }

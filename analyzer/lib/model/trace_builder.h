@@ -57,6 +57,8 @@ public:
     RowIndex addExternalCorrelation(const ExternalCorrelation& row) {
         return append(m_model.externalCorrelations, row);
     }
+    // An allocation or free the trace recorded, with the allocator's totals when known (see MemoryEventTable).
+    RowIndex addMemoryEvent(const MemoryEvent& row) { return append(m_model.memoryEvents, row); }
 
     // Room for rows about to be added, when the importer knows how many (saves regrowing columns).
     struct RowCounts {

@@ -105,6 +105,9 @@ std::vector<StringId> TraceBuilder::append(TraceBuilder& part) {
         r.name = s[r.name];
     });
     appendRows(into.externalCorrelations, from.externalCorrelations, [](ExternalCorrelation&) {});
+    appendRows(into.memoryEvents, from.memoryEvents, [&](MemoryEvent& r) {
+        if (r.thread != kNoThread) r.thread = t[r.thread];
+    });
 
     into.info.profilerWindows.insert(
         into.info.profilerWindows.end(), from.info.profilerWindows.begin(), from.info.profilerWindows.end());

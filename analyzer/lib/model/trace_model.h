@@ -405,6 +405,30 @@ TUNEUP_TABLE(ConvCallTable, ConvCall, TUNEUP_CONV_CALL_COLUMNS)
     X(uint64_t, externalId, 0)
 TUNEUP_TABLE(ExternalCorrelationTable, ExternalCorrelation, TUNEUP_EXTERNAL_CORRELATION_COLUMNS)
 
+// Memory observations: one row per allocation or free the trace recorded, in time order (Kineto's
+// "[memory]" instant events with profile_memory=True; nsys's CUDA_GPU_MEMORY_USAGE_EVENTS). device is
+// the GPU, or kHostMemory for host memory. allocatedBytes and reservedBytes are the allocator's totals
+// after the event (PyTorch's caching allocator: memory in tensors, and memory it holds from the driver),
+// -1 when the trace does not give them; deltaBytes is the change itself (negative for a free) in the
+// total deltaOf names. Older PyTorch traces and nsys give deltas only: what was allocated before the
+// trace began is then unknown (steps/memory_peak.h). Empty when the trace records no memory events.
+enum class MemoryTotal : uint8_t {
+    Allocated = 1, // a tensor's memory from the caching allocator (Kineto "Bytes")
+    Reserved = 2, // memory taken from or given back to the driver (cudaMalloc/cudaFree: nsys)
+};
+inline constexpr int32_t kHostMemory = -1;
+inline constexpr ThreadIndex kNoThread = UINT32_MAX; // the trace names no thread (nsys: a process)
+#define TUNEUP_MEMORY_EVENT_COLUMNS(X)                                                                                 \
+    X(int64_t, timeNs, 0)                                                                                              \
+    X(int32_t, device, kHostMemory)                                                                                    \
+    X(int64_t, allocatedBytes, -1)                                                                                     \
+    X(int64_t, reservedBytes, -1)                                                                                      \
+    X(int64_t, deltaBytes, 0)                                                                                          \
+    X(MemoryTotal, deltaOf, MemoryTotal::Allocated)                                                                    \
+    X(uint64_t, address, 0) /* 0 = unknown */                                                                          \
+    X(ThreadIndex, thread, kNoThread)
+TUNEUP_TABLE(MemoryEventTable, MemoryEvent, TUNEUP_MEMORY_EVENT_COLUMNS)
+
 // ---- facts about the recording -------------------------------------------------------------------
 
 enum class SourceFormat : uint8_t { Unknown, KinetoJson, TuneupDb, NsysSqlite };
@@ -526,6 +550,7 @@ public:
     GemmCallTable gemmCalls;
     ConvCallTable convCalls;
     ExternalCorrelationTable externalCorrelations;
+    MemoryEventTable memoryEvents;
 
     std::string_view str(StringId id) const { return strings.get(id); }
     const DeviceInfo* device(int32_t id) const; // nullptr when the trace did not describe it
