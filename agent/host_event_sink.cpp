@@ -198,7 +198,31 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
         m_db.addConvCall(header.timeNs, tid, functionName(call.function), call);
         break;
     }
+    case HostEventKind::PythonName: {
+        const auto name = readFixed<NvtxNameFixed>(body);
+        m_pythonNames[name.id] = m_db.intern(textAfter<NvtxNameFixed>(header, body));
+        break;
     }
+    case HostEventKind::PythonCall: {
+        const auto call = readFixed<PythonCallFixed>(body);
+        m_db.addPythonCall(header.timeNs, call.endNs, pythonName(call.call), pythonFrame(call.frame));
+        break;
+    }
+    case HostEventKind::PythonSample:
+        m_db.addPythonSample(header.timeNs, pythonFrame(readFixed<PythonFrameFixed>(body)));
+        break;
+    }
+}
+
+int64_t HostEventSink::pythonName(int64_t id) const {
+    const auto it = m_pythonNames.find(uint64_t(id));
+    return it == m_pythonNames.end() ? 0 : it->second;
+}
+
+TraceDb::PythonFrameRow HostEventSink::pythonFrame(const PythonFrameFixed& frame) {
+    const int tid = int(frame.tid);
+    noteThread(tid);
+    return { tid, pythonName(frame.file), frame.line, pythonName(frame.function) };
 }
 
 void HostEventSink::closeOpenRanges() {

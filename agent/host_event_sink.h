@@ -1,7 +1,8 @@
 #pragma once
 // Turns the records that threads put in their rings into trace rows: pairs NVTX push/pop per
 // thread and domain (with depth and parent), start/end by range id, resolves registered strings
-// and domains, writes the interposers' GEMM and convolution calls. Runs on the writer thread only.
+// and domains, writes the interposers' GEMM and convolution calls and the Python bootstrap's watched calls and
+// stack samples. Runs on the writer thread only.
 
 #include "event_counts.h"
 #include "host_events.h"
@@ -43,6 +44,8 @@ private:
     int64_t functionName(uint16_t function); // strings.id of an interposed function's name
     std::optional<int64_t> messageId(const NvtxEventFixed& event, std::string_view text);
     void noteThread(int tid);
+    int64_t pythonName(int64_t id) const; // strings.id of a name the bootstrap numbered; 0 unknown
+    TraceDb::PythonFrameRow pythonFrame(const PythonFrameFixed& frame);
 
     TraceDb& m_db;
     int m_pid;
@@ -53,6 +56,7 @@ private:
     std::vector<int64_t> m_functionNames; // LibraryFunction -> strings.id, -1 until interned
     std::unordered_map<uint64_t, int64_t> m_registeredStrings; // handle id -> strings.id
     std::unordered_map<uint64_t, bool> m_knownDomains;
+    std::unordered_map<uint64_t, int64_t> m_pythonNames; // the bootstrap's number -> strings.id
     static constexpr std::string_view kBootstrapDomain = "tuneup"; // the Python bootstrap's NVTX domain
     uint64_t m_bootstrapDomain = 0; // its handle, once seen (0 is the default domain, never it)
     bool m_workerNoted = false; // the process was recorded as a DataLoader worker

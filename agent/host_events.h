@@ -22,6 +22,9 @@ enum class HostEventKind : uint8_t {
     FrameworkFlag = 10, // FrameworkFlagFixed + flag name (torch_probe.h)
     GemmCall = 11, // GemmCallFixed; header time = the call's start
     ConvCall = 12, // ConvCallFixed; header time = the call's start
+    PythonName = 13, // NvtxNameFixed(id = the bootstrap's number for it) + text: a file, function or call name
+    PythonCall = 14, // PythonCallFixed; header time = the call's start
+    PythonSample = 15, // PythonFrameFixed; header time = the sample's
 };
 
 struct RecordHeader {
@@ -58,6 +61,20 @@ struct NvtxScopeFixed {
 struct NvtxNameFixed {
     uint64_t domain;
     uint64_t id;
+};
+
+// A frame of the user's Python code (python_calls, python_samples): the bootstrap's numbers for its file and
+// function (PythonName records), 0 unknown; `tid` the thread it was seen on, which need not be the one that
+// handed it over (the bootstrap hands over in batches).
+struct PythonFrameFixed {
+    int64_t tid;
+    int64_t file, line, function;
+};
+
+struct PythonCallFixed {
+    uint64_t endNs;
+    int64_t call; // the bootstrap's number for the watched call's name
+    PythonFrameFixed frame;
 };
 
 struct FrameworkFlagFixed {

@@ -7,6 +7,7 @@
 #include "agent.h"
 #include "nvtx_source.h"
 #include "process_guard.h"
+#include "python_sites.h"
 #include "writer.h"
 #ifdef TUNEUP_HAVE_CUPTI
 #include "cupti_source.h"
@@ -52,6 +53,18 @@ TUNEUP_EXPORT int tuneup_range_pop(void) {
 }
 TUNEUP_EXPORT void tuneup_mark(const char* name, int64_t value) {
     bootstrapMark(name, value);
+}
+TUNEUP_EXPORT int tuneup_python_sample_ms(void) {
+    return bootstrapPythonSampleMs();
+}
+TUNEUP_EXPORT void tuneup_python_name(int64_t id, const char* text) {
+    bootstrapPythonName(id, text);
+}
+TUNEUP_EXPORT void tuneup_python_calls(int64_t tid, const int64_t* records, int64_t count) {
+    bootstrapPythonCalls(tid, records, count);
+}
+TUNEUP_EXPORT void tuneup_python_samples(int64_t tid, const int64_t* records, int64_t count) {
+    bootstrapPythonSamples(tid, records, count);
 }
 
 // Writes everything recorded so far and commits it. For hosts that want a checkpoint (the Python

@@ -362,13 +362,13 @@ nvtxDomainHandle_t bootstrapDomain() {
     return domain;
 }
 
+} // namespace
+
 bool bootstrapRecording() {
     if (!ensureStarted() || !config().trace.nvtx) return false;
     if (!s_announced.exchange(true)) Writer::setMeta("capture.nvtx", "on");
     return true;
 }
-
-} // namespace
 
 int bootstrapRangePush(const char* name) {
     if (!bootstrapRecording()) return -1;

@@ -32,5 +32,7 @@ size_t openRangeReserveBytes();
 int bootstrapRangePush(const char* name);
 int bootstrapRangePop();
 void bootstrapMark(const char* name, int64_t value);
+// Whether the bootstrap's events are recorded in this process (the agent started, NVTX capture on).
+bool bootstrapRecording();
 
 } // namespace tuneup::agent

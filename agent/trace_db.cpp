@@ -140,10 +140,10 @@ TraceDb::~TraceDb() {
 }
 
 void TraceDb::finalizeStatements() {
-    for (sqlite3_stmt** s :
-        { &m_insertString, &m_setMeta, &m_setStat, &m_addThread, &m_nameThread, &m_addProcess, &m_endProcess,
-            &m_addDomain, &m_nameCategory, &m_addRange, &m_addMark, &m_addFlag, &m_addThreadState, &m_kernel, &m_memcpy,
-            &m_memset, &m_sync, &m_api, &m_device, &m_gemmCall, &m_convCall, &m_externalCorrelation }) {
+    for (sqlite3_stmt** s : { &m_insertString, &m_setMeta, &m_setStat, &m_addThread, &m_nameThread, &m_addProcess,
+             &m_endProcess, &m_addDomain, &m_nameCategory, &m_addRange, &m_addMark, &m_addFlag, &m_addThreadState,
+             &m_pythonCall, &m_pythonSample, &m_kernel, &m_memcpy, &m_memset, &m_sync, &m_api, &m_device, &m_gemmCall,
+             &m_convCall, &m_externalCorrelation }) {
         sqlite3_finalize(*s);
         *s = nullptr;
     }
@@ -175,8 +175,8 @@ bool TraceDb::step(sqlite3_stmt* s) {
 }
 
 bool TraceDb::isEventStatement(sqlite3_stmt* s) const {
-    for (sqlite3_stmt* event : { m_addRange, m_addMark, m_addFlag, m_addThreadState, m_kernel, m_memcpy, m_memset,
-             m_sync, m_api, m_gemmCall, m_convCall, m_externalCorrelation })
+    for (sqlite3_stmt* event : { m_addRange, m_addMark, m_addFlag, m_addThreadState, m_pythonCall, m_pythonSample,
+             m_kernel, m_memcpy, m_memset, m_sync, m_api, m_gemmCall, m_convCall, m_externalCorrelation })
         if (s == event) return true;
     return false;
 }
@@ -461,6 +461,39 @@ void TraceDb::addThreadState(uint64_t tsNs, int tid, char state, int64_t syscall
     else
         sqlite3_bind_int64(s, 4, syscall);
     step(s);
+}
+
+namespace {
+// Binds a Python frame from column `first` on: file, line, function.
+void bindPythonFrame(sqlite3_stmt* s, int first, const TraceDb::PythonFrameRow& frame) {
+    bindOptional(s, first, frame.fileId ? std::optional(frame.fileId) : std::nullopt);
+    bindOptional(s, first + 1, frame.line > 0 ? std::optional(frame.line) : std::nullopt);
+    bindOptional(s, first + 2, frame.functionId ? std::optional(frame.functionId) : std::nullopt);
+}
+} // namespace
+
+void TraceDb::addPythonCall(uint64_t startNs, uint64_t endNs, int64_t callId, const PythonFrameRow& frame) {
+    if (!m_pythonCall)
+        m_pythonCall = prepare("INSERT INTO python_calls(start_ns, end_ns, tid, call_id, file_id, line, function_id) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_pythonCall;
+    sqlite3_bind_int64(s, 1, int64_t(startNs));
+    sqlite3_bind_int64(s, 2, int64_t(std::max(endNs, startNs)));
+    sqlite3_bind_int(s, 3, frame.tid);
+    bindOptional(s, 4, callId ? std::optional(callId) : std::nullopt);
+    bindPythonFrame(s, 5, frame);
+    if (step(s)) ++m_eventsWritten;
+}
+
+void TraceDb::addPythonSample(uint64_t tsNs, const PythonFrameRow& frame) {
+    if (!m_pythonSample)
+        m_pythonSample
+            = prepare("INSERT INTO python_samples(ts_ns, tid, file_id, line, function_id) VALUES (?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_pythonSample;
+    sqlite3_bind_int64(s, 1, int64_t(tsNs));
+    sqlite3_bind_int(s, 2, frame.tid);
+    bindPythonFrame(s, 3, frame);
+    if (step(s)) ++m_eventsWritten;
 }
 
 } // namespace tuneup::agent

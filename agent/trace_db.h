@@ -110,6 +110,14 @@ public:
     // A sampled thread state (thread_sampler.h); syscall -2 (unknown) is stored as NULL.
     void addThreadState(uint64_t tsNs, int tid, char state, int64_t syscall);
 
+    // A frame of the user's Python code (python_calls, python_samples); ids are strings.id, 0 stored as NULL.
+    struct PythonFrameRow {
+        int tid = 0;
+        int64_t fileId = 0, line = 0, functionId = 0;
+    };
+    void addPythonCall(uint64_t startNs, uint64_t endNs, int64_t callId, const PythonFrameRow& frame);
+    void addPythonSample(uint64_t tsNs, const PythonFrameRow& frame);
+
     // What `source` wrote and dropped on thread `tid` (0: no thread), for event_counts.
     void addEventCount(std::string_view source, int tid, uint64_t written, uint64_t dropped);
 
@@ -171,6 +179,8 @@ private:
     sqlite3_stmt* m_addMark = nullptr;
     sqlite3_stmt* m_addFlag = nullptr;
     sqlite3_stmt* m_addThreadState = nullptr;
+    sqlite3_stmt* m_pythonCall = nullptr;
+    sqlite3_stmt* m_pythonSample = nullptr;
     sqlite3_stmt* m_kernel = nullptr;
     sqlite3_stmt* m_memcpy = nullptr;
     sqlite3_stmt* m_memset = nullptr;

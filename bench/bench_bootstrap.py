@@ -3,7 +3,10 @@ times optimizer.zero_grad() as wrapped by the bootstrap (a range pushed and popp
 plus the set_to_none fact) against the same call unwrapped, in one process, the median of 9 alternating rounds of
 100 000 calls. A training step makes four such calls (DataLoader batch, zero_grad, backward, step).
 Then the forward pass: a model of 32 nested modules called through the bootstrap's nn.Module.__call__
-(one range around the outermost call, a counter test in each inner one) against the original.
+(one range around the outermost call, a counter test in each inner one) against the original. Then the
+call sites (tuneup_sites.py): Tensor.item() as the bootstrap watches it against the original, called from this
+file and from one level deeper; and the main thread's sampler: a pure-Python loop with the sampler running
+(every TUNEUP_SAMPLE_MS) against stopped.
 
     build/release/bin/tuneup record -o /tmp/b.db --force -- python3 bench/bench_bootstrap.py
 """
@@ -57,6 +60,71 @@ def main():
     forward_costs = sorted(w - o for o, w in forward_rounds)
     print("forward of %d nested modules: %.1f us unwrapped; the bootstrap adds %.2f us per forward"
           % (calls, sorted(o for o, _ in forward_rounds)[4] * 1e6, forward_costs[4] * 1e6))
+
+    call_sites()
+
+
+def median(values):
+    return sorted(values)[len(values) // 2]
+
+
+def call_sites():
+    import sitecustomize
+
+    sites = sitecustomize._sites
+    if sites is None:
+        raise SystemExit("the bootstrap records no call sites here: run this under `tuneup record`")
+    watched = torch.Tensor.item
+    original = inspect.unwrap(watched)
+    if original is watched:
+        raise SystemExit("Tensor.item is not watched")
+    t = torch.ones(())
+
+    # A CPU tensor's .item() returns within MIN_TENSOR_CALL_NS: watched, not noted. A call on a GPU tensor is
+    # noted: `noted` is the same wrapper without that minimum, so that the CPU shows what a noted call costs.
+    noted = sites.watch("Tensor.item (bench)", original)
+
+    def deeper(x):
+        return noted(x)
+
+    rounds = []
+    for _ in range(9):
+        torch.Tensor.item = original
+        plain = time_per_call(t.item, calls=200_000)
+        torch.Tensor.item = watched
+        rounds.append((plain, time_per_call(t.item, calls=200_000), time_per_call(noted, t, calls=200_000),
+                       time_per_call(deeper, t, calls=200_000)))
+        sites.hand()  # what the records cost to hand over is in the rounds: every 1024 calls
+    torch.Tensor.item = watched
+    plain = median([r[0] for r in rounds])
+    print("Tensor.item(): %.0f ns unwatched; watched, not noted (a CPU tensor): +%.0f ns; noted: +%.0f ns, "
+          "+%.0f ns one frame deeper (hand-over to the agent included)"
+          % (plain * 1e9, median([r[1] - r[0] for r in rounds]) * 1e9, median([r[2] - r[0] for r in rounds]) * 1e9,
+             median([r[3] - r[0] for r in rounds]) * 1e9))
+
+    # The sampler: a pure-Python loop (it holds the interpreter's lock, which each sample must take).
+    def spin(n=2_000_000):
+        total = 0
+        for i in range(n):
+            total += i
+        return total
+
+    if not sites._sampling:
+        print("sampler: off (TUNEUP_SAMPLE_MS=0)")
+        return
+    loops = []
+    for _ in range(7):
+        start = time.perf_counter()
+        spin()
+        sampled = time.perf_counter() - start
+        sites.stop_sampling()
+        start = time.perf_counter()
+        spin()
+        loops.append((sampled, time.perf_counter() - start))
+        sites.start_sampling()
+    cost = median([(s - u) / u for s, u in loops])
+    print("sampler every %.0f ms: a pure-Python loop of %.0f ms takes %+.2f%% with it"
+          % (sites._sample_seconds * 1e3, median([u for _, u in loops]) * 1e3, cost * 100))
 
 
 if __name__ == "__main__":

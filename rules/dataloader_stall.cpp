@@ -1,5 +1,6 @@
 // dataloader-stall: the GPU waits for the next batch. See dataloader-stall.md.
 
+#include "advise/call_sites.h"
 #include "advise/rule_context.h"
 #include "all_rules.h"
 #include "dataloader_diagnosis.h"
@@ -196,6 +197,10 @@ public:
         }
         if (const std::string host = describeHostTime(hostTime); !host.empty())
             evidence.facts.push_back({ "main thread during the waits (sampled)", host });
+        // Which lines of the user's Python the main thread ran during the waits (the bootstrap's samples).
+        SampledSites lines = sampledSites(m, waitSpans);
+        if (const std::string text = describeSampledSites(lines); !text.empty())
+            evidence.facts.push_back({ "main thread's Python during the waits (sampled)", text });
         if (during.workers > 0) {
             const std::string states = describeHostTime(during.states);
             evidence.facts.push_back({ "DataLoader workers during the waits (recorded)",
@@ -235,6 +240,8 @@ public:
                     + " per step (waiting for other ranks; see rank-straggler)" });
 
         Finding f;
+        f.sources = std::move(lines.sites);
+        f.sourceCalls = { "DataLoader" }; // where it is made: where num_workers and pin_memory are set
         f.severity = share >= 0.20 ? Severity::Error : Severity::Warning;
         if (gpu) {
             f.gain = context.gainOverSteps(lossNs,

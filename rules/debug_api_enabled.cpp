@@ -5,6 +5,7 @@
 #include "all_rules.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 namespace tuneup::rules {
@@ -23,6 +24,13 @@ constexpr size_t kMinNvtxRanges = 10;
 constexpr size_t kMinStackCaptures = 10;
 // emit_nvtx: the record_function callback and the range's name (with sizes, when recorded) per op.
 constexpr int64_t kNvtxRangeCostNs = 1'000;
+// The Python bootstrap's names for the gradient checks it watches (python_calls).
+constexpr std::array<std::string_view, 2> kGradcheckCalls
+    = { "torch.autograd.gradcheck", "torch.autograd.gradgradcheck" };
+
+bool isOneOf(std::string_view name, const std::array<std::string_view, 2>& names) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
 
 bool contains(std::string_view s, std::string_view part) {
     return s.find(part) != std::string_view::npos;
@@ -137,8 +145,9 @@ public:
                 ++anomalyFrames;
             else if (contains(name, "traceback.py") && name.ends_with(": format_stack"))
                 ++stackCaptures;
-            else if (contains(name, "torch/autograd/gradcheck.py")
-                && (name.ends_with(": gradcheck") || name.ends_with(": gradgradcheck"))) {
+            else if ((contains(name, "torch/autograd/gradcheck.py")
+                         && (name.ends_with(": gradcheck") || name.ends_with(": gradgradcheck")))
+                || isOneOf(m.str(m.pythonFunctions.call[i]), kGradcheckCalls)) { // the bootstrap's watched calls
                 ++gradcheckFrames;
                 gradcheckSpans.push_back({ m.pythonFunctions.startNs[i], m.pythonFunctions.endNs[i] });
             }
@@ -167,6 +176,7 @@ public:
                        "through the profiler's callbacks and, with record_shapes, with_stack or profile_memory, "
                        "records much more; the cost is not measured here (tuneup bench can).";
             f.evidence.facts = { { "profiler.enabled", "on" }, { "reads", std::to_string(profiler.observations) } };
+            f.sourceCalls = { "torch.profiler.profile", "torch.autograd.profiler.profile" };
             f.fixPython = "# profile a few steps only, then let training run without the profiler:\n"
                           "from torch.profiler import profile, schedule\n"
                           "with profile(schedule=schedule(wait=5, warmup=2, active=3, repeat=1)) as prof:\n"
@@ -212,6 +222,7 @@ public:
                       { "example", std::string(m.str(m.annotations.name[size_t(nvtxEvidence.events.front().row)])) } };
             nvtxEvidence.eventsTotal = nvtxRanges;
             f.evidence = std::move(nvtxEvidence);
+            f.sourceCalls = { "torch.autograd.profiler.emit_nvtx" };
             f.fixPython = "# remove the emit_nvtx block, or enable it only when profiling:\n"
                           "import contextlib, os, torch\n"
                           "nvtx = torch.autograd.profiler.emit_nvtx() if os.environ.get(\"EMIT_NVTX\") else "
@@ -242,6 +253,7 @@ public:
                 { "time in gradcheck", formatDuration(total) } };
             f.evidence.spans = mergeSpans(std::move(gradcheckSpans));
             if (f.evidence.spans.size() > 50) f.evidence.spans.resize(50);
+            f.sourceCalls.assign(kGradcheckCalls.begin(), kGradcheckCalls.end());
             f.fixPython = "# move gradient checks to a unit test (pytest), out of the training script:\n"
                           "def test_my_function_gradients():\n"
                           "    x = torch.randn(4, 8, dtype=torch.double, requires_grad=True)\n"
@@ -266,6 +278,7 @@ private:
         bool nanChecksOn, size_t anomalyFrames, size_t stackCaptures) {
         Finding f;
         f.kind = FindingKind::Correctness;
+        f.sourceCalls = { "torch.autograd.set_detect_anomaly", "torch.autograd.detect_anomaly" };
         std::string how;
         if (flag.everOn) how = "the torch probe read torch.is_anomaly_enabled() as on";
         if (nanChecksOn)

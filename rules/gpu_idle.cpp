@@ -1,5 +1,6 @@
 // gpu-idle: GPU idle time inside steps that no other rule explains. See gpu-idle.md.
 
+#include "advise/call_sites.h"
 #include "all_rules.h"
 #include "launch_profile.h"
 
@@ -14,6 +15,8 @@ namespace {
 
 constexpr double kMinShare = 0.10;
 constexpr size_t kGapsShown = 5;
+// A line of the user's Python the main thread sat at for this share of the sampled gaps is named in the detail.
+constexpr double kMainLineShare = 0.25;
 
 // The CPU thread that launches most GPU work: where the training loop runs.
 std::optional<ThreadIndex> launchingThread(const TraceModel& m) {
@@ -142,6 +145,9 @@ public:
         const HostTime hostTime = steps.hostStates.timeIn(gapSpans);
         if (const std::string sampled = describeHostTime(hostTime); !sampled.empty())
             evidence.facts.push_back({ "main thread in these gaps (sampled)", sampled });
+        SampledSites lines = sampledSites(m, gapSpans);
+        if (const std::string text = describeSampledSites(lines); !text.empty())
+            evidence.facts.push_back({ "main thread's Python in these gaps (sampled)", text });
         std::string biggest;
         for (size_t i = 0; i < gaps.size() && i < kGapsShown; ++i) {
             const IdleGap& g = *gaps[i];
@@ -172,6 +178,7 @@ public:
         evidence.eventsTotal = gaps.size();
 
         Finding f;
+        f.sources = std::move(lines.sites);
         f.gain = context.gain(perStepNs,
             "the host-caused idle of the median step that neither data loading, synchronisation nor launch overhead "
             "explains; how much of it can go depends on what the host does then",
@@ -186,6 +193,10 @@ public:
               "operators that run on the CPU. The evidence lists the biggest gaps and what the training thread was "
               "doing then.";
         if (const std::string why = explainHostTime(hostTime); !why.empty()) f.detail += " " + why;
+        if (!f.sources.empty() && f.sources.front().share >= kMainLineShare)
+            f.detail += " The main thread's Python was mostly at " + f.sources.front().file + ":"
+                + std::to_string(f.sources.front().line) + " (" + f.sources.front().function + "), "
+                + formatPercent(f.sources.front().share) + " of the samples in these gaps.";
         f.evidence = std::move(evidence);
         f.fixPython = "# Find what the host does in the gaps (with_stack shows the Python lines):\n"
                       "with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"

@@ -49,7 +49,7 @@ if [ $do_build = 1 ]; then
     || die "the build failed"
 fi
 
-for f in bin/tuneup-static lib/libtuneup-agent.so lib/python/sitecustomize.py lib/python/tuneup_bench.py bin/cuda_check; do
+for f in bin/tuneup-static lib/libtuneup-agent.so lib/python/sitecustomize.py lib/python/tuneup_bench.py lib/python/tuneup_sites.py bin/cuda_check; do
   [ -f "$build/$f" ] || die "$build/$f is missing: build the targets tuneup-static, tuneup-agent and cuda_check there (configured with -DTUNEUP_BUILD_STATIC_CLI=ON and the tests), or leave out --no-build"
 done
 
@@ -72,7 +72,7 @@ else
   cp "$build/bin/cuda_check" "$tmp/bin/cuda_check"
 fi
 cp "$build/lib/libtuneup-agent.so" "$tmp/lib/"
-cp "$build/lib/python/sitecustomize.py" "$build/lib/python/tuneup_bench.py" "$tmp/lib/python/"
+cp "$build/lib/python/sitecustomize.py" "$build/lib/python/tuneup_bench.py" "$build/lib/python/tuneup_sites.py" "$tmp/lib/python/"
 cp "$src"/samples/python/*.py "$tmp/samples/python/"
 cp "$src"/scripts/gpu_bundle/{gpu_check.py,bundle_files.py,check_support.py,sample_specs.py,capture_checks.py,probe.py,capture_workload.py,overhead_step.py} "$tmp/driver/"
 cp "$src/scripts/gpu_bundle/gpu-check" "$tmp/gpu-check"

@@ -4,7 +4,8 @@ Once torch is imported it marks, in the NVTX domain "tuneup", what the advisor's
 DataLoader iteration, Optimizer.zero_grad and Optimizer.step (named as torch.profiler names them),
 the model's forward pass and backward, and each batch a DataLoader worker makes (in the worker's own file); and it records facts as marks with an integer payload: the DataLoader's num_workers,
 pin_memory and persistent_workers, zero_grad's set_to_none, DataParallel or DistributedDataParallel
-wrapping, gradcheck. It chains any other sitecustomize on the path, is switched off with
+wrapping, gradcheck. Where the agent records, it also notes the line of the user's code behind the calls it
+watches and samples the main thread's Python stack (tuneup_sites.py, beside it). It chains any other sitecustomize on the path, is switched off with
 TUNEUP_PYTHON_BOOTSTRAP=0, and never breaks the program: a failure of its own is reported once on
 stderr and the bootstrap steps aside. Under `tuneup bench` it also loads tuneup_bench.py, beside it: the
 fixes bench applies in the process and its step limit (docs/bench.md).
@@ -16,6 +17,9 @@ import threading
 
 # Per thread: how deep in nn.Module calls it is, and whether it is making a DataLoader batch.
 _thread_state = threading.local()
+
+# The call sites and the sampler (tuneup_sites.Sites) where the agent records; None elsewhere.
+_sites = None
 
 
 def _not_compiling():
@@ -68,7 +72,16 @@ class _Agent:
         self._mark = lib.tuneup_mark
         self._mark.argtypes = [ctypes.c_char_p, ctypes.c_int64]
         self._mark.restype = None
+        self._sample_ms = getattr(lib, "tuneup_python_sample_ms", None)  # an older agent has none
         self._facts = {}
+
+    def python_sample_ms(self):
+        """The agent's period for sampling the main thread's Python stack (0: none); -1: call sites are not
+        recorded in this process."""
+        if self._sample_ms is None:
+            return -1
+        self._sample_ms.restype = __import__("ctypes").c_int
+        return self._sample_ms()
 
     def push(self, name):
         self._push(name.encode())
@@ -100,7 +113,12 @@ def _ranged(agent, name_of, function):
     return wrapper
 
 
-def _patch_optimizer(agent, module):
+def _watched(sites, name, function):
+    """`function` with its call sites noted as `name` (tuneup_sites.py), or as it is without them."""
+    return function if sites is None else sites.watch(name, function)
+
+
+def _patch_optimizer(agent, sites, module):
     import functools
     import inspect
 
@@ -127,8 +145,10 @@ def _patch_optimizer(agent, module):
             version_recorded.append(True)
         return zero_grad(self, *args, **kwargs)
 
-    Optimizer.zero_grad = _ranged(
-        agent, lambda a: "Optimizer.zero_grad#%s.zero_grad" % type(a[0]).__name__, zero_grad_with_fact
+    Optimizer.zero_grad = _watched(
+        sites,
+        "Optimizer.zero_grad",
+        _ranged(agent, lambda a: "Optimizer.zero_grad#%s.zero_grad" % type(a[0]).__name__, zero_grad_with_fact),
     )
 
     # Subclasses define step: wrap each class's step once, from the first optimizer made of it
@@ -140,12 +160,30 @@ def _patch_optimizer(agent, module):
         cls = type(self)
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "_tuneup_wrapped", False):
-            cls.step = _ranged(agent, lambda a: "Optimizer.step#%s.step" % type(a[0]).__name__, step)
+            cls.step = _watched(
+                sites,
+                "Optimizer.step",
+                _handing_over(sites, _ranged(agent, lambda a: "Optimizer.step#%s.step" % type(a[0]).__name__, step)),
+            )
 
     Optimizer.__init__ = init_and_wrap_step
 
 
-def _patch_dataloader(agent, module):
+def _handing_over(sites, function):
+    """`function`, then this thread's call sites handed to the agent: once per optimizer step."""
+    if sites is None:
+        return function
+
+    def handing_over(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        finally:
+            sites.hand()
+
+    return handing_over
+
+
+def _patch_dataloader(agent, sites, module):
     Iter = module._BaseDataLoaderIter
     init = Iter.__init__
 
@@ -156,9 +194,13 @@ def _patch_dataloader(agent, module):
         agent.fact("tuneup.dataloader.persistent_workers", bool(getattr(loader, "persistent_workers", False)))
 
     Iter.__init__ = init_with_facts
-    Iter.__next__ = _ranged(
-        agent, lambda a: "enumerate(DataLoader)#%s.__next__" % type(a[0]).__name__, Iter.__next__
+    Iter.__next__ = _watched(
+        sites,
+        "DataLoader.__next__",
+        _ranged(agent, lambda a: "enumerate(DataLoader)#%s.__next__" % type(a[0]).__name__, Iter.__next__),
     )
+    if sites is not None:
+        sites.watch_method(module.DataLoader, "__init__", "DataLoader")
 
 
 def _patch_fetchers(agent, module):
@@ -218,7 +260,44 @@ def _torch_version_number(version):
     return major * 10000 + minor * 100 + min(patch, 99)
 
 
-def _patch_torch(agent, torch):
+# The calls whose lines the call sites name (docs/agent.md): those that wait for the GPU or copy, and the
+# debugging and profiling APIs. (owner's path from torch, attribute, name; a path without attribute is a
+# function.) Tensor methods are noted only when they took long enough to have done GPU work.
+_TENSOR_CALLS = ("item", "cpu", "tolist", "numpy", "to", "cuda")
+_WATCHED_CALLS = [
+    ("cuda.synchronize", None, "torch.cuda.synchronize"),
+    ("autograd.set_detect_anomaly", "__init__", "torch.autograd.set_detect_anomaly"),
+    ("autograd.detect_anomaly", "__init__", "torch.autograd.detect_anomaly"),
+    ("autograd.gradgradcheck", None, "torch.autograd.gradgradcheck"),
+    ("autograd.profiler.profile", "__init__", "torch.autograd.profiler.profile"),
+    ("autograd.profiler.emit_nvtx", "__init__", "torch.autograd.profiler.emit_nvtx"),
+    ("profiler.profile", "__init__", "torch.profiler.profile"),
+]
+
+
+def _watch_calls(sites, torch):
+    for method in _TENSOR_CALLS:
+        sites.watch_method(torch.Tensor, method, "Tensor." + method, sites.MIN_TENSOR_CALL_NS)
+    for path, attribute, name in _WATCHED_CALLS:
+        owner = torch
+        parts = path.split(".")
+        if attribute is None:  # a function: watched where it is looked up
+            parts, attribute = parts[:-1], parts[-1]
+        for part in parts:
+            owner = getattr(owner, part, None)
+        if owner is not None:
+            sites.watch_method(owner, attribute, name)
+
+
+def _in_main_process():
+    """Not a multiprocessing child (a spawned DataLoader worker imports torch too)."""
+    import multiprocessing
+
+    parent = getattr(multiprocessing, "parent_process", None)
+    return parent is None or parent() is None
+
+
+def _patch_torch(agent, sites, torch):
     import functools
 
     global _is_compiling
@@ -227,7 +306,9 @@ def _patch_torch(agent, torch):
     if callable(is_compiling):
         _is_compiling = is_compiling
 
-    torch.Tensor.backward = _ranged(agent, lambda a: "tuneup.backward", torch.Tensor.backward)
+    torch.Tensor.backward = _watched(
+        sites, "Tensor.backward", _ranged(agent, lambda a: "tuneup.backward", torch.Tensor.backward)
+    )
     gradcheck = getattr(torch.autograd, "gradcheck", None)
     if callable(gradcheck):
 
@@ -236,7 +317,13 @@ def _patch_torch(agent, torch):
             agent.fact("tuneup.gradcheck", 1)
             return gradcheck(*args, **kwargs)
 
-        torch.autograd.gradcheck = gradcheck_with_fact
+        torch.autograd.gradcheck = _watched(sites, "torch.autograd.gradcheck", gradcheck_with_fact)
+    if sites is not None:
+        sites.set_is_compiling(_is_compiling)
+        sites.exclude(os.path.dirname(os.path.abspath(torch.__file__)))
+        _watch_calls(sites, torch)
+        if _in_main_process():
+            sites.start_sampling()
 
 
 # Modules whose calls are data transforms, not a model's forward pass (torchvision.transforms.v2 and
@@ -346,6 +433,24 @@ class _AfterImport:
         return spec
 
 
+def _load_sites(agent):
+    """tuneup_sites.py, beside this file, when the agent records this process's bootstrap events."""
+    import importlib.util
+
+    sample_ms = agent.python_sample_ms()
+    if sample_ms < 0:
+        return None
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tuneup_sites.py")
+    try:
+        spec = importlib.util.spec_from_file_location("_tuneup_sites", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.Sites(sample_ms)
+    except Exception as error:
+        _warn("call sites (%s)" % path, error)
+        return None
+
+
 def _add_bench_hooks(agent, hooks):
     """Under `tuneup bench`: its fixes and step limit (tuneup_bench.py, beside this file), after ours."""
     import importlib.util
@@ -365,11 +470,13 @@ def _install():
         agent = _Agent()
     except (OSError, AttributeError):
         return  # not under the agent (e.g. LD_PRELOAD was cleared): nothing to do
+    global _sites
+    sites = _sites = _load_sites(agent)
     hooks = {
-        "torch": lambda m: _patch_torch(agent, m),
-        "torch.optim.optimizer": lambda m: _patch_optimizer(agent, m),
+        "torch": lambda m: _patch_torch(agent, sites, m),
+        "torch.optim.optimizer": lambda m: _patch_optimizer(agent, sites, m),
         "torch.nn.modules.module": lambda m: _patch_module(agent, m),
-        "torch.utils.data.dataloader": lambda m: _patch_dataloader(agent, m),
+        "torch.utils.data.dataloader": lambda m: _patch_dataloader(agent, sites, m),
         "torch.utils.data._utils.fetch": lambda m: _patch_fetchers(agent, m),
         "torch.nn.parallel.data_parallel": lambda m: _patch_wrapper_class(
             agent, m.DataParallel, "tuneup.wrap.data_parallel"

@@ -189,6 +189,35 @@ CREATE TABLE thread_states (
   syscall INTEGER
 );
 
+-- Calls the Python bootstrap watches (schema 5): DataLoader iteration and construction, zero_grad, the optimizer's
+-- step, backward, the calls that typically wait for the GPU or copy (Tensor.item, .cpu, .tolist, .numpy, .to,
+-- .cuda, torch.cuda.synchronize) and the debug and profiling APIs (detect_anomaly, set_detect_anomaly, gradcheck,
+-- torch.autograd.profiler.*, torch.profiler.profile). Each row is one call with the innermost frame of the user's
+-- code it came from (not PyTorch's, the standard library's or an installed package's): file (as Python names it,
+-- made absolute), line, function (qualified name on Python 3.11+). call_id names the watched call.
+CREATE TABLE python_calls (
+  id          INTEGER PRIMARY KEY,
+  start_ns    INTEGER NOT NULL,
+  end_ns      INTEGER NOT NULL,
+  tid         INTEGER NOT NULL,
+  call_id     INTEGER REFERENCES strings(id),
+  file_id     INTEGER REFERENCES strings(id),
+  line        INTEGER,
+  function_id INTEGER REFERENCES strings(id)
+);
+
+-- The main thread's Python stack, sampled by the bootstrap every TUNEUP_SAMPLE_MS (schema 5): the innermost frame
+-- of the user's code at that moment (as python_calls). A sample with no user frame (the interpreter idle, in
+-- PyTorch's code only) has no row.
+CREATE TABLE python_samples (
+  id          INTEGER PRIMARY KEY,
+  ts_ns       INTEGER NOT NULL,
+  tid         INTEGER NOT NULL,
+  file_id     INTEGER REFERENCES strings(id),
+  line        INTEGER,
+  function_id INTEGER REFERENCES strings(id)
+);
+
 -- GEMM calls seen by the agent's cuBLAS and cuBLASLt interposers (schema 3): the outermost call on its thread
 -- only (cuBLAS runs cuBLASLt inside). Dimensions as the library sees them, column-major: op(A) is m x k, op(B)
 -- k x n, C m x n (cuBLASLt: m = rows(D), n = cols(D), k from A and transa; C columns describe D).
@@ -274,7 +303,7 @@ CREATE TABLE stats (
 ) WITHOUT ROWID;
 
 -- What each source of events wrote to this file and dropped, per thread (schema 4). source: nvtx, python (the
--- Python bootstrap's ranges and marks), torch (setting changes), gemm, conv (library calls), cupti (GPU
+-- Python bootstrap's ranges, marks, watched calls and stack samples), torch (setting changes), gemm, conv (library calls), cupti (GPU
 -- records), host_sampler (thread_states). tid NULL: not tied to one thread. A thread that wrote nothing and
 -- dropped nothing has no row. A process that exec()s adds its rows again: sum rows of one (source, tid).
 CREATE TABLE event_counts (

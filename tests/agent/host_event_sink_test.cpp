@@ -1,6 +1,7 @@
 // HostEventSink + TraceDb: records as threads put them in their rings become trace rows. Push/pop
 // nesting (depth, parent) per thread and domain, start/end across threads, registered strings,
-// domains, categories, thread names, unmatched ends, payloads of every type; read back with SQLite.
+// domains, categories, thread names, unmatched ends, payloads of every type, the Python bootstrap's calls
+// and samples; read back with SQLite.
 
 #include "event_counts.h"
 #include "host_event_sink.h"
@@ -64,6 +65,22 @@ public:
     void name(HostEventKind kind, int tid, uint64_t domain, uint64_t id, const std::string& text) {
         const NvtxNameFixed fixed { domain, id };
         feed(kind, tid, 1, &fixed, sizeof fixed, text);
+    }
+
+    // The Python bootstrap's records (python_sites.h).
+    void pythonName(int tid, int64_t id, const std::string& text) {
+        const NvtxNameFixed fixed { 0, uint64_t(id) };
+        feed(HostEventKind::PythonName, tid, 0, &fixed, sizeof fixed, text, EventSource::Python);
+    }
+    void pythonCall(int tid, uint64_t start, uint64_t end, int64_t call, const PythonFrameFixed& frame) {
+        PythonCallFixed fixed {};
+        fixed.endNs = end;
+        fixed.call = call;
+        fixed.frame = frame;
+        feed(HostEventKind::PythonCall, tid, start, &fixed, sizeof fixed, {}, EventSource::Python);
+    }
+    void pythonSample(int tid, uint64_t t, const PythonFrameFixed& frame) {
+        feed(HostEventKind::PythonSample, tid, t, &frame, sizeof frame, {}, EventSource::Python);
     }
 
     // A mark or push with no message, from `source`.
@@ -254,6 +271,32 @@ TEST_F(HostEventSinkTest, RegisteredStringsNameRangesAndMarks) {
         (std::vector<Row> { { v("step") }, { null }, { v("step") } }));
     EXPECT_EQ(q->text("SELECT s.value FROM nvtx_marks m JOIN strings s ON s.id = m.name_id"), v("step"));
     EXPECT_EQ(q->scalar("SELECT count(*) FROM strings WHERE value = 'step'"), 1);
+}
+
+TEST_F(HostEventSinkTest, PythonCallsAndSamplesGetTheirNamesAndThreads) {
+    auto& f = *m_feed;
+    f.pythonName(7, 1, "/home/me/train.py");
+    f.pythonName(7, 2, "main");
+    f.pythonName(7, 3, "Tensor.item");
+    f.pythonName(7, 4, "main"); // the same text under another number: one string row
+    // Handed over on thread 7 (the bootstrap at exit) for the thread that made them, 9.
+    f.pythonCall(7, 100, 150, 3, { 9, 1, 57, 2 });
+    f.pythonCall(7, 200, 190, 3, { 9, 1, 58, 99 }); // an end before the start; an unknown function number
+    f.pythonSample(8, 300, { 9, 1, 60, 4 });
+    f.pythonSample(8, 310, { 9, 0, 0, 0 }); // nothing known: NULLs, not a broken row
+    auto q = finish();
+    EXPECT_EQ(q->rows("SELECT p.start_ns, p.end_ns, p.tid, c.value, fi.value, p.line, fu.value FROM python_calls p "
+                      "LEFT JOIN strings c ON c.id = p.call_id LEFT JOIN strings fi ON fi.id = p.file_id "
+                      "LEFT JOIN strings fu ON fu.id = p.function_id ORDER BY p.id"),
+        (std::vector<Row> {
+            { v("100"), v("150"), v("9"), v("Tensor.item"), v("/home/me/train.py"), v("57"), v("main") },
+            { v("200"), v("200"), v("9"), v("Tensor.item"), v("/home/me/train.py"), v("58"), null } }));
+    EXPECT_EQ(q->rows("SELECT p.ts_ns, p.tid, fi.value, p.line, fu.value FROM python_samples p LEFT JOIN strings fi "
+                      "ON fi.id = p.file_id LEFT JOIN strings fu ON fu.id = p.function_id ORDER BY p.id"),
+        (std::vector<Row> { { v("300"), v("9"), v("/home/me/train.py"), v("60"), v("main") },
+            { v("310"), v("9"), null, null, null } }));
+    EXPECT_EQ(q->scalar("SELECT count(*) FROM strings WHERE value = 'main'"), 1);
+    EXPECT_EQ(q->scalar("SELECT count(*) FROM threads WHERE tid = 9"), 1); // the thread that made them
 }
 
 TEST_F(HostEventSinkTest, DomainsGetRowsWithTheirNames) {

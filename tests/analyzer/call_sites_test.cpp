@@ -48,6 +48,22 @@ public:
         m_b.addPythonFunction(f);
         return *this;
     }
+    // A call the Python bootstrap watched, made from `name`'s line (tuneup recordings).
+    Trace& call(const char* call, const char* name, int64_t start, int64_t end) {
+        PythonFunction f;
+        f.startNs = start;
+        f.endNs = end;
+        f.thread = m_b.thread(1, 1);
+        f.name = m_b.intern(name);
+        f.call = m_b.intern(call);
+        m_b.addPythonFunction(f);
+        return *this;
+    }
+    // A sample of the main thread's Python.
+    Trace& sample(const char* name, int64_t time) {
+        m_b.addPythonSample({ time, m_b.thread(1, 1), m_b.intern(name) });
+        return *this;
+    }
     Trace& op(const char* name, int64_t start, int tid = 1) {
         CpuOp o;
         o.startNs = start;
@@ -108,4 +124,66 @@ TEST(CallSites, EachEventGoesToTheInnermostUserFrameAroundIt) {
 
     EXPECT_EQ(CallSites(m).of(evidence, 1).size(), 1u);
     EXPECT_TRUE(CallSites(Trace().op("aten::item", 5).model()).of(evidence).empty()); // no Python stacks
+}
+
+TEST(CallSites, WatchedCallsGiveTheLinesTheyWereMadeFrom) {
+    // Recorded frames are the user's by construction, wherever the user keeps the code (a path isUserFrame
+    // would take for Python's own library).
+    const TraceModel m
+        = Trace()
+              .call("torch.autograd.set_detect_anomaly", "/home/me/lib/python_tools/train.py(12): main", 10, 20)
+              .call("torch.autograd.detect_anomaly", "/home/me/lib/python_tools/train.py(30): step", 100, 200)
+              .call("torch.autograd.detect_anomaly", "/home/me/lib/python_tools/train.py(30): step", 300, 400)
+              .call("Tensor.item", "/home/me/lib/python_tools/train.py(31): step", 150, 160)
+              .op("aten::item", 155)
+              .model();
+    const CallSites sites(m);
+    const auto anomaly = sites.ofCalls({ "torch.autograd.set_detect_anomaly", "torch.autograd.detect_anomaly" });
+    ASSERT_EQ(anomaly.size(), 2u);
+    EXPECT_EQ(anomaly[0].line, 30);
+    EXPECT_EQ(anomaly[0].events, 2u);
+    EXPECT_EQ(anomaly[0].call, "torch.autograd.detect_anomaly");
+    EXPECT_EQ(anomaly[1].line, 12);
+    EXPECT_EQ(anomaly[1].call, "torch.autograd.set_detect_anomaly");
+    EXPECT_FALSE(anomaly[0].sampled);
+    EXPECT_TRUE(sites.ofCalls({ "torch.autograd.gradcheck" }).empty()); // never called
+    EXPECT_TRUE(sites.ofCalls({}).empty());
+
+    // An event inside a watched call goes to its line: the innermost frame around it.
+    Evidence evidence;
+    evidence.events.push_back({ EventTable::CpuOp, 0 });
+    const auto item = sites.of(evidence);
+    ASSERT_EQ(item.size(), 1u);
+    EXPECT_EQ(item[0].file, "/home/me/lib/python_tools/train.py");
+    EXPECT_EQ(item[0].line, 31);
+    EXPECT_TRUE(item[0].call.empty());
+}
+
+TEST(CallSites, SampledSitesCountTheSamplesInsideTheSpansOnce) {
+    const TraceModel m = Trace()
+                             .sample("data/augment.py(88): resize", 5) // before every span
+                             .sample("data/augment.py(88): resize", 10)
+                             .sample("data/augment.py(88): resize", 20)
+                             .sample("train.py(57): train_step", 25)
+                             .sample("data/augment.py(88): resize", 40) // between the spans
+                             .sample("train.py(57): train_step", 55)
+                             .sample("data/augment.py(88): resize", 60) // the span's end is not in it
+                             .model();
+    // Spans out of order and overlapping, as rules hand them over (biggest first).
+    const SampledSites sampled = sampledSites(m, { { 50, 60 }, { 10, 30 }, { 15, 28 } });
+    EXPECT_EQ(sampled.samples, 4u);
+    ASSERT_EQ(sampled.sites.size(), 2u);
+    EXPECT_EQ(sampled.sites[0].file, "data/augment.py");
+    EXPECT_EQ(sampled.sites[0].line, 88);
+    EXPECT_EQ(sampled.sites[0].function, "resize");
+    EXPECT_EQ(sampled.sites[0].events, 2u);
+    EXPECT_DOUBLE_EQ(sampled.sites[0].share, 0.5);
+    EXPECT_TRUE(sampled.sites[0].sampled);
+    EXPECT_EQ(sampled.sites[1].line, 57);
+    EXPECT_EQ(describeSampledSites(sampled, 1), "50% data/augment.py:88 in resize (4 samples)");
+
+    EXPECT_TRUE(sampledSites(m, {}).sites.empty());
+    EXPECT_TRUE(sampledSites(m, { { 100, 200 } }).sites.empty());
+    EXPECT_EQ(describeSampledSites(sampledSites(m, { { 100, 200 } })), "");
+    EXPECT_TRUE(sampledSites(Trace().op("aten::item", 5).model(), { { 0, 100 } }).sites.empty()); // no samples
 }

@@ -30,6 +30,16 @@ void finish(RuleOutcome& outcome, const Rule& rule) {
         f.ruleId = outcome.ruleId;
 }
 
+// The lines behind a finding's events and its watched calls, before the sites the rule gave (sampled).
+void addCallSites(Finding& f, const CallSites& sites) {
+    std::vector<SourceSite> found = sites.of(f.evidence);
+    for (SourceSite& site : sites.ofCalls(f.sourceCalls))
+        if (std::none_of(found.begin(), found.end(),
+                [&](const SourceSite& s) { return s.file == site.file && s.line == site.line; }))
+            found.push_back(std::move(site));
+    f.sources.insert(f.sources.begin(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
+}
+
 } // namespace
 
 RankAdvice adviseRank(const TraceModel& model, int defaultRank, size_t jobRanks, const RuleSet& rules,
@@ -53,7 +63,7 @@ RankAdvice adviseRank(const TraceModel& model, int defaultRank, size_t jobRanks,
         const CallSites sites(model);
         for (RuleOutcome& outcome : advice.outcomes)
             for (Finding& f : outcome.findings)
-                f.sources = sites.of(f.evidence);
+                addCallSites(f, sites);
     }
     return advice;
 }

@@ -1,5 +1,7 @@
 #include "advise/call_sites.h"
 
+#include "units.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -24,6 +26,27 @@ constexpr std::array kStdlib = { "abc", "argparse", "ast", "asyncio", "bisect", 
     "tokenize", "traceback", "types", "typing", "unittest", "uuid", "warnings", "weakref", "zipfile" };
 constexpr std::array kPyTorch = { "torch", "torchvision", "torchaudio", "functorch", "triton" };
 
+} // namespace
+
+namespace {
+// The frames of `countByFrame` (names parsePythonFrame reads), the most counted first.
+std::vector<SourceSite> rankSites(
+    const TraceModel& model, const std::map<StringId, size_t>& countByFrame, size_t total, size_t limit, bool sampled) {
+    std::vector<std::pair<size_t, StringId>> ranked;
+    ranked.reserve(countByFrame.size());
+    for (const auto& [name, count] : countByFrame)
+        ranked.emplace_back(count, name);
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<SourceSite> sites;
+    for (const auto& [count, name] : ranked) {
+        if (sites.size() == limit) break;
+        const auto frame = parsePythonFrame(model.str(name));
+        if (!frame) continue;
+        sites.push_back({ std::string(frame->file), frame->line, std::string(frame->function), count,
+            double(count) / double(total), sampled, {} });
+    }
+    return sites;
+}
 } // namespace
 
 std::optional<PythonFrame> parsePythonFrame(std::string_view name) {
@@ -58,7 +81,8 @@ CallSites::CallSites(const TraceModel& model)
     const auto& p = model.pythonFunctions;
     for (size_t i = 0; i < p.size(); ++i) {
         const auto frame = parsePythonFrame(model.str(p.name[i]));
-        if (!frame || !isUserFrame(frame->file) || p.endNs[i] < p.startNs[i]) continue;
+        // The bootstrap's frames are the user's by construction (it knows the interpreter's own paths).
+        if (!frame || (p.call[i] == 0 && !isUserFrame(frame->file)) || p.endNs[i] < p.startNs[i]) continue;
         if (p.thread[i] >= m_framesByThread.size()) m_framesByThread.resize(size_t(p.thread[i]) + 1);
         m_framesByThread[p.thread[i]].push_back({ p.startNs[i], p.endNs[i], RowIndex(i) });
     }
@@ -134,19 +158,69 @@ std::vector<SourceSite> CallSites::of(const Evidence& evidence, size_t limit) co
         ++eventsAt[m_model.pythonFunctions.name[size_t(frame)]];
         ++traced;
     }
-    std::vector<std::pair<size_t, StringId>> ranked;
-    ranked.reserve(eventsAt.size());
-    for (const auto& [name, count] : eventsAt)
-        ranked.emplace_back(count, name);
-    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    std::vector<SourceSite> sites;
-    for (const auto& [count, name] : ranked) {
-        if (sites.size() == limit) break;
-        const auto frame = parsePythonFrame(m_model.str(name));
-        sites.push_back({ std::string(frame->file), frame->line, std::string(frame->function), count,
-            double(count) / double(traced) });
+    return rankSites(m_model, eventsAt, traced, limit, false);
+}
+
+std::vector<SourceSite> CallSites::ofCalls(const std::vector<std::string>& calls, size_t limit) const {
+    std::vector<StringId> wanted;
+    for (const std::string& call : calls)
+        if (const auto id = m_model.strings.find(call)) wanted.push_back(*id);
+    std::map<std::pair<StringId, StringId>, size_t> callsAt; // (frame, call) -> calls
+    size_t total = 0;
+    const auto& p = m_model.pythonFunctions;
+    for (size_t i = 0; i < p.size() && !wanted.empty(); ++i)
+        if (p.call[i] != 0 && std::find(wanted.begin(), wanted.end(), p.call[i]) != wanted.end()) {
+            ++callsAt[{ p.name[i], p.call[i] }];
+            ++total;
+        }
+    std::map<StringId, size_t> byFrame;
+    for (const auto& [key, count] : callsAt)
+        byFrame[key.first] += count;
+    std::vector<SourceSite> sites = rankSites(m_model, byFrame, total, limit, false);
+    // Each line with the call made there (the most made, when several).
+    for (SourceSite& site : sites) {
+        size_t most = 0;
+        for (const auto& [key, count] : callsAt)
+            if (const auto frame = parsePythonFrame(m_model.str(key.first));
+                frame && frame->file == site.file && frame->line == site.line && count > most) {
+                most = count;
+                site.call = std::string(m_model.str(key.second));
+            }
     }
     return sites;
+}
+
+SampledSites sampledSites(const TraceModel& model, std::vector<TimeSpan> spans, size_t limit) {
+    const PythonSampleTable& samples = model.pythonSamples;
+    if (samples.empty() || spans.empty()) return {};
+    std::sort(spans.begin(), spans.end(), [](const TimeSpan& a, const TimeSpan& b) { return a.startNs < b.startNs; });
+    std::map<StringId, size_t> samplesAt;
+    size_t total = 0;
+    // Samples and spans both by time: one walk over the samples from the first span on.
+    auto sample = std::lower_bound(samples.timeNs.begin(), samples.timeNs.end(), spans.front().startNs);
+    int64_t coveredTo = INT64_MIN; // spans may overlap: a sample counts once
+    for (const TimeSpan& span : spans) {
+        const int64_t from = std::max(span.startNs, coveredTo);
+        if (span.endNs <= from) continue;
+        sample = std::lower_bound(sample, samples.timeNs.end(), from);
+        for (; sample != samples.timeNs.end() && *sample < span.endNs; ++sample) {
+            ++samplesAt[samples.frame[size_t(sample - samples.timeNs.begin())]];
+            ++total;
+        }
+        coveredTo = span.endNs;
+    }
+    return { rankSites(model, samplesAt, total, limit, true), total };
+}
+
+std::string describeSampledSites(const SampledSites& sampled, size_t shown) {
+    std::string text;
+    for (size_t i = 0; i < sampled.sites.size() && i < shown; ++i) {
+        const SourceSite& s = sampled.sites[i];
+        text += (i ? "; " : "") + formatPercent(s.share) + " " + s.file + ":" + std::to_string(s.line) + " in "
+            + s.function;
+    }
+    if (!text.empty()) text += " (" + std::to_string(sampled.samples) + " samples)";
+    return text;
 }
 
 } // namespace tuneup::analysis

@@ -44,13 +44,17 @@ struct Evidence {
 };
 
 // A line of the user's code behind a finding (advise/call_sites.h): how many of its evidence events come
-// from there, and their share of those traced to a line.
+// from there, and their share of those traced to a line; or, with `call`, how many of the finding's watched
+// calls were made there; or, `sampled`, how many of the main thread's Python samples during the finding's time
+// were there, and their share of those samples.
 struct SourceSite {
     std::string file;
     int64_t line = 0;
     std::string function;
-    size_t events = 0;
+    size_t events = 0; // events, or samples when `sampled`
     double share = 0; // 0..1
+    bool sampled = false;
+    std::string call; // the watched call made there (Finding::sourceCalls), "" for the evidence's lines
 };
 
 struct Gain {
@@ -76,6 +80,10 @@ struct Finding {
     Evidence evidence;
     std::optional<Gain> gain;
     std::vector<SourceSite> sources; // where in the user's code, the most events first; empty when unknown
+    // The Python calls behind the finding that the bootstrap watches ("torch.autograd.set_detect_anomaly",
+    // "DataLoader"; tuneup recordings' python_calls): the advisor adds the lines they were made from to
+    // `sources`.
+    std::vector<std::string> sourceCalls;
     std::string fixPython; // code to paste
     std::string fixCpp;
     int rank = -1; // the rank the finding is about, -1 when the job has one process or it is job-wide

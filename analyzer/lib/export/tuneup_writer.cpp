@@ -137,12 +137,13 @@ void writeStats(const TraceModel& model, sqlite3* db) {
     const std::pair<const char*, size_t> notWritten[] = { { "cpu_ops", model.cpuOps.size() },
         { "gpu_annotations", model.gpuAnnotations.size() }, { "collectives", model.collectives.size() },
         { "flows", model.flows.size() }, { "counter_ranges", model.counterRanges.size() },
-        { "python_functions", model.pythonFunctions.size() }, { "memory_events", model.memoryEvents.size() } };
+        { "python_functions", model.pythonFunctions.size() }, { "python_samples", model.pythonSamples.size() },
+        { "memory_events", model.memoryEvents.size() } };
     for (const auto& [table, rows] : notWritten)
         if (rows > 0) {
             const std::string name = std::string("export.not_written.") + table;
-            const std::string description = std::string(table) + " rows of the source trace: schema v"
-                + std::to_string(schema::kSchemaVersion) + " has no table for them";
+            const std::string description = std::string(table) + " rows of the source trace: not written (schema v"
+                + std::to_string(schema::kSchemaVersion) + " has no table for them, or export does not write them)";
             stat.text(name).text("info").integer(int64_t(rows)).text(description).insert();
         }
 }

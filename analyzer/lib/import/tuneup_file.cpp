@@ -21,7 +21,7 @@
 namespace tuneup::analysis {
 
 const std::vector<std::string> kEventTables = { "kernels", "memcpys", "memsets", "syncs", "api_calls", "nvtx_ranges",
-    "nvtx_marks", "framework_flags", "gemm_calls", "conv_calls" };
+    "nvtx_marks", "framework_flags", "gemm_calls", "conv_calls", "python_calls", "python_samples" };
 
 namespace {
 
@@ -133,10 +133,10 @@ private:
     sqlite3_stmt* m_stmt = nullptr;
 };
 
-// The tables a reader of tuneup files reads (schema 1 to 4).
+// The tables a reader of tuneup files reads (schema 1 to 5).
 const std::set<std::string> kReadTables = { "meta", "strings", "devices", "threads", "stats", "event_counts",
     "nvtx_domains", "thread_states", "external_correlations", "kernels", "memcpys", "memsets", "syncs", "api_calls",
-    "nvtx_ranges", "nvtx_marks", "framework_flags", "gemm_calls", "conv_calls" };
+    "nvtx_ranges", "nvtx_marks", "framework_flags", "gemm_calls", "conv_calls", "python_calls", "python_samples" };
 
 SqliteTables tablesOf(sqlite3* db, const std::string& path) {
     SqliteTables tables;
@@ -484,7 +484,7 @@ TuneupFileSummary TuneupFile::summary(bool eventSpan) const {
     // together (TraceBuilder's rule: times within kMaxTimeNs); a count alone needs no scan.
     for (const std::string& table : kEventTables) {
         if (!tables.count(table)) continue;
-        const bool instant = table == "nvtx_marks" || table == "framework_flags";
+        const bool instant = table == "nvtx_marks" || table == "framework_flags" || table == "python_samples";
         Statement s(
             m_db, m_path, !eventSpan ? "SELECT count(*), NULL, NULL, 0, 0 FROM " + table : spanQuery(table, instant));
         if (!s.step()) continue;

@@ -108,6 +108,37 @@ size_t rowsIn(const TuneupFileSummary& summary, const std::string& table) {
     return 0;
 }
 
+// The Python bootstrap's watched calls and main-thread samples (schema 5), their frames named as Kineto names
+// python_function events ("file(line): function"). Rows without a whole frame are left out.
+template <class Name>
+void readPythonSites(const TuneupFile& file, TraceBuilder& builder, int64_t pid, Name&& name, int64_t& withoutTimes) {
+    constexpr const char* kFrame = "f.value || '(' || p.line || '): ' || g.value";
+    constexpr const char* kFrameJoins
+        = " JOIN strings f ON f.id = p.file_id JOIN strings g ON g.id = p.function_id WHERE p.line IS NOT NULL";
+    const std::string calls = std::string("SELECT p.start_ns, p.end_ns, p.tid, p.call_id, ") + kFrame
+        + " FROM python_calls p" + kFrameJoins + " ORDER BY p.id";
+    query(file, calls.c_str(), [&](sqlite3_stmt* s) {
+        PythonFunction f;
+        if (!times(s, f.startNs, f.endNs)) {
+            ++withoutTimes;
+            return;
+        }
+        f.thread = builder.thread(pid, i64(s, 2));
+        f.call = name(s, 3);
+        f.name = builder.intern(text(s, 4));
+        builder.addPythonFunction(f);
+    });
+    const std::string samples
+        = std::string("SELECT p.ts_ns, p.tid, ") + kFrame + " FROM python_samples p" + kFrameJoins + " ORDER BY p.id";
+    query(file, samples.c_str(), [&](sqlite3_stmt* s) {
+        if (!isTime(s, 0)) {
+            ++withoutTimes;
+            return;
+        }
+        builder.addPythonSample({ i64(s, 0), builder.thread(pid, i64(s, 1)), builder.intern(text(s, 2)) });
+    });
+}
+
 // The interposers' rows (schema 3). NULL columns read as -1 (unknown).
 template <class Name>
 void readLibraryCalls(const TuneupFile& file, TraceBuilder& builder, int64_t pid, Name&& name, int64_t& withoutTimes) {
@@ -368,6 +399,7 @@ TraceModel importTuneupFile(const std::string& path) {
                 builder.addExternalCorrelation({ uint64_t(i64(s, 0)), uint64_t(i64(s, 1)) });
             });
     }
+    if (summary.schemaVersion >= 5) readPythonSites(*file, builder, pid, name, withoutTimes);
     // The Python bootstrap's facts: marks with a payload in its "tuneup" domain.
     query(*file,
         "SELECT m.ts_ns, m.name_id, m.payload FROM nvtx_marks m JOIN nvtx_domains d ON d.id = m.domain_id "

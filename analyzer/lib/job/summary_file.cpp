@@ -98,6 +98,8 @@ void finding(Writer& w, const Finding& f) {
         w.Key("function"), str(w, site.function);
         w.Key("events"), w.Uint64(site.events);
         w.Key("share"), w.Double(site.share);
+        w.Key("sampled"), w.Bool(site.sampled);
+        w.Key("call"), str(w, site.call);
         w.EndObject();
     }
     w.EndArray();
@@ -315,6 +317,11 @@ public:
                 site.events = size_t(integer(member(s, "events", at), at + ".events", 0, INT64_MAX));
                 site.share = number(member(s, "share", at), at + ".share");
                 if (!(site.share >= 0 && site.share <= 1)) fail(at + ".share", "not a share between 0 and 1");
+                if (const auto sampled = s.FindMember("sampled"); sampled != s.MemberEnd()) { // older summaries lack it
+                    if (!sampled->value.IsBool()) fail(at + ".sampled", "not true or false");
+                    site.sampled = sampled->value.GetBool();
+                }
+                if (s.HasMember("call")) site.call = string(s["call"], at + ".call");
                 f.sources.push_back(std::move(site));
             }
         }

@@ -243,6 +243,7 @@ void TraceBuilder::shiftTimes(int64_t deltaNs) {
     shift(m.frameworkFlags.timeNs);
     shift(m.programFacts.timeNs);
     shift(m.threadStates.timeNs);
+    shift(m.pythonSamples.timeNs);
     shift(m.memoryEvents.timeNs);
     for (auto& w : m.info.profilerWindows) {
         w.startNs = saturatingAdd(w.startNs, deltaNs);
@@ -285,6 +286,7 @@ TraceModel TraceBuilder::finish() {
     sortInstants(m.frameworkFlags, repairs);
     sortInstants(m.programFacts, repairs);
     sortInstants(m.threadStates, repairs);
+    sortInstants(m.pythonSamples, repairs);
     sortInstants(m.memoryEvents, repairs);
     const Permutation rangeIndex = sortTable(m.counterRanges, repairs);
     renumber(m.counterValues.range, rangeIndex);

@@ -50,6 +50,8 @@ public:
     RowIndex addProgramFact(const ProgramFact& row) { return append(m_model.programFacts, row); }
     // A thread's sampled scheduler state (see ThreadStateTable).
     RowIndex addThreadState(const ThreadState& row) { return append(m_model.threadStates, row); }
+    // The main thread's sampled Python frame (see PythonSampleTable).
+    RowIndex addPythonSample(const PythonSample& row) { return append(m_model.pythonSamples, row); }
     // A GEMM / convolution call the agent's interposers recorded, and CUPTI's link from a CUDA call to the
     // library call it ran in (see GemmCallTable, ConvCallTable, ExternalCorrelationTable).
     RowIndex addGemmCall(const GemmCall& row) { return append(m_model.gemmCalls, row); }

@@ -92,6 +92,11 @@ std::vector<StringId> TraceBuilder::append(TraceBuilder& part) {
     appendRows(into.pythonFunctions, from.pythonFunctions, [&](PythonFunction& r) {
         r.thread = t[r.thread];
         r.name = s[r.name];
+        r.call = s[r.call];
+    });
+    appendRows(into.pythonSamples, from.pythonSamples, [&](PythonSample& r) {
+        r.thread = t[r.thread];
+        r.frame = s[r.frame];
     });
     appendRows(into.frameworkFlags, from.frameworkFlags, [&](FrameworkFlag& r) { r.name = s[r.name]; });
     appendRows(into.programFacts, from.programFacts, [&](ProgramFact& r) { r.name = s[r.name]; });

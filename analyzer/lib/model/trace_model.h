@@ -272,14 +272,26 @@ TUNEUP_TABLE(CounterRangeTable, CounterRange, TUNEUP_COUNTER_RANGE_COLUMNS)
     X(double, value, 0.0)
 TUNEUP_TABLE(CounterValueTable, CounterValue, TUNEUP_COUNTER_VALUE_COLUMNS)
 
-// Python call frames (Kineto python_function events, recorded with with_stack=True): names like
-// "torch/autograd/anomaly_mode.py(89): __init__". Empty when the trace has no Python stacks.
+// Python call frames, named like "torch/autograd/anomaly_mode.py(89): __init__": Kineto's python_function
+// events (recorded with with_stack=True), every frame; or, in tuneup recordings (python_calls), the frame of the
+// user's code each call the bootstrap watches came from, `call` naming the call ("Tensor.item",
+// "torch.autograd.set_detect_anomaly"; 0 in Kineto's). Empty when the trace has neither.
 #define TUNEUP_PYTHON_FUNCTION_COLUMNS(X)                                                                              \
     X(int64_t, startNs, 0)                                                                                             \
     X(int64_t, endNs, 0)                                                                                               \
     X(ThreadIndex, thread, 0)                                                                                          \
-    X(StringId, name, 0)
+    X(StringId, name, 0)                                                                                               \
+    X(StringId, call, 0)
 TUNEUP_TABLE(PythonFunctionTable, PythonFunction, TUNEUP_PYTHON_FUNCTION_COLUMNS)
+
+// The main thread's Python stack, sampled by the bootstrap (tuneup recordings, python_samples): the innermost
+// frame of the user's code at each sample, named as PythonFunction names frames. Samples without a user frame
+// have no row. Empty for Kineto and nsys traces.
+#define TUNEUP_PYTHON_SAMPLE_COLUMNS(X)                                                                                \
+    X(int64_t, timeNs, 0)                                                                                              \
+    X(ThreadIndex, thread, 0)                                                                                          \
+    X(StringId, frame, 0)
+TUNEUP_TABLE(PythonSampleTable, PythonSample, TUNEUP_PYTHON_SAMPLE_COLUMNS)
 
 // Framework settings over time, read from the process by the agent's torch probes: one row per
 // observation, in time order. Names: "cudnn.benchmark", "cudnn.deterministic", "tf32.cublas",
@@ -544,6 +556,7 @@ public:
     CounterRangeTable counterRanges;
     CounterValueTable counterValues;
     PythonFunctionTable pythonFunctions;
+    PythonSampleTable pythonSamples;
     FrameworkFlagTable frameworkFlags;
     ProgramFactTable programFacts;
     ThreadStateTable threadStates;

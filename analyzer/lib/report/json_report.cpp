@@ -118,7 +118,7 @@ void finding(Writer& w, const Finding& f, const ReportContext& context) {
         w.Null();
     }
     if (context.bench) measured(w, measuredFor(context, f)); // only with --bench: the layout is unchanged without
-    key(w, "sources"); // the user's code behind the evidence, the most events first
+    key(w, "sources"); // the user's code behind the evidence, the most events first; then sampled lines
     w.StartArray();
     for (const SourceSite& site : f.sources) {
         w.StartObject();
@@ -132,6 +132,10 @@ void finding(Writer& w, const Finding& f, const ReportContext& context) {
         w.Uint64(site.events);
         key(w, "share");
         w.Double(site.share);
+        key(w, "sampled");
+        w.Bool(site.sampled);
+        key(w, "call");
+        string(w, site.call);
         w.EndObject();
     }
     w.EndArray();

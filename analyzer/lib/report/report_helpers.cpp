@@ -227,8 +227,15 @@ std::string stepShareText(const Finding& f) {
 }
 
 std::string sourceSiteText(const SourceSite& site) {
-    return site.file + ":" + std::to_string(site.line) + " in " + site.function + " (" + std::to_string(site.events)
-        + (site.events == 1 ? " event, " : " events, ") + formatPercent(site.share) + ")";
+    const std::string where = site.file + ":" + std::to_string(site.line) + " in " + site.function;
+    if (site.sampled)
+        return where + " (sampled: " + formatPercent(site.share) + " of the main thread's time, "
+            + std::to_string(site.events) + (site.events == 1 ? " sample)" : " samples)");
+    if (!site.call.empty())
+        return where + " (" + site.call + ", " + std::to_string(site.events)
+            + (site.events == 1 ? " call)" : " calls)");
+    return where + " (" + std::to_string(site.events) + (site.events == 1 ? " event, " : " events, ")
+        + formatPercent(site.share) + ")";
 }
 
 std::string floorNote(const AdviceReport& report) {

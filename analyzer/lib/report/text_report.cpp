@@ -130,11 +130,15 @@ void writeTextReportRaw(std::ostream& out, const AdviceReport& report, const Rep
                 out << (k ? "; " : " ") << f.evidence.facts[k].first << " " << f.evidence.facts[k].second;
             out << "\n";
         }
-        if (!f.sources.empty()) {
-            out << "    " << style.dim("where:");
-            for (size_t k = 0; k < f.sources.size() && k < 2; ++k)
-                out << (k ? "; " : " ") << sourceSiteText(f.sources[k]);
-            out << "\n";
+        // The lines behind the evidence, then where the main thread's Python was meanwhile (sampled): two each.
+        for (const bool sampled : { false, true }) {
+            size_t shown = 0;
+            for (const SourceSite& site : f.sources) {
+                if (site.sampled != sampled || shown == 2) continue;
+                out << (shown++ ? "; " : "    " + style.dim(sampled ? "meanwhile:" : "where:") + " ")
+                    << sourceSiteText(site);
+            }
+            if (shown) out << "\n";
         }
         if (f.gain && !f.gain->model.empty())
             out << "    " << style.dim("gain:") << " " << f.gain->model << " (confidence " << f.gain->confidence
