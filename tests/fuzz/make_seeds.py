@@ -275,6 +275,14 @@ INSERT INTO gemm_calls (start_ns, end_ns, tid, api, name_id, transa, transb, m, 
   VALUES (1890, 1960, 4242, 1, 8, 0, 0, 125, 64, 320, 1, 0, 0, 0, 68, 125, 320, 125, 1, 0);
 INSERT INTO external_correlations (correlation_id, kind, external_id) VALUES (11, 5, 1);
 """
+    if version >= 5:
+        # The bootstrap's calls and samples, with the holes a damaged file may have (no file, no line).
+        rows += """
+INSERT INTO strings VALUES (9, '/home/me/train.py'), (10, 'Tensor.item');
+INSERT INTO python_calls (start_ns, end_ns, tid, call_id, file_id, line, function_id)
+  VALUES (1850, 2600, 4242, 10, 9, 57, 7), (2850, 2800, 4242, 10, NULL, 58, 7), (2860, 2870, 4242, 99, 9, NULL, 7);
+INSERT INTO python_samples (ts_ns, tid, file_id, line, function_id) VALUES (2000, 4242, 9, 25, 7), (2100, 4242, 9, 25, 99);
+"""
     data = sqlite_file("fuzz_tuneup_file", "small.tuneup", schema_sql + rows, app_id, version)
     write("fuzz_tuneup_file", "truncated.tuneup", data[: len(data) // 2])
     # Issue 18, items 7-9: tables that run code (a recursive view, a view of huge blobs, generated columns,
