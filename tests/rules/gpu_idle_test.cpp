@@ -122,6 +122,12 @@ TraceModel syntheticHostGap(const char* hostOp, int64_t dataNs, bool sampled = f
             b.addThreadState({ .timeNs = t0, .thread = thread, .state = 'R', .syscall = -1 });
             b.addThreadState({ .timeNs = t0 + 7'000'000, .thread = thread, .state = 'S', .syscall = 35 });
             b.addThreadState({ .timeNs = t0 + 9'000'000, .thread = thread, .state = 'R', .syscall = -1 });
+            // The bootstrap's Python samples, every 1 ms: in the gap, two in the augmentation, one in the step.
+            for (int64_t ms = 0; ms < 10; ++ms)
+                b.addPythonSample({ t0 + ms * 1'000'000 + 500'000, thread,
+                    b.intern(ms < 7  ? "train.py(57): train_step"
+                            : ms < 9 ? "data/augment.py(88): resize"
+                                     : "train.py(60): train_step") });
         }
         if (dataNs > 0) {
             Annotation next;
@@ -172,6 +178,25 @@ TEST(GpuIdle, SyntheticSampledThreadStatesSayWhatTheMainThreadDid) {
         << fact(f, "gap 1");
 }
 
+TEST(GpuIdle, SyntheticSampledPythonNamesTheLineTheMainThreadWasAt) {
+    // The samples in the gaps: 8 at data/augment.py:88, 4 at train.py:60; those while the GPU ran do not count.
+    std::vector<TraceModel> models;
+    models.push_back(syntheticHostGap("aten::_unique2", 0, true));
+    const auto run = ruletest::runRuleOnModels("gpu-idle", std::move(models));
+    ASSERT_EQ(run.findings(), 1u) << run.outcome.reason;
+    const Finding& f = run.outcome.findings[0];
+    EXPECT_EQ(fact(f, "main thread's Python in these gaps (sampled)"),
+        "67% data/augment.py:88 in resize; 33% train.py:60 in train_step (12 samples)");
+    ASSERT_EQ(f.sources.size(), 2u);
+    EXPECT_TRUE(f.sources[0].sampled);
+    EXPECT_EQ(f.sources[0].file, "data/augment.py");
+    EXPECT_EQ(f.sources[0].line, 88);
+    EXPECT_EQ(f.sources[0].events, 8u);
+    EXPECT_NE(f.detail.find("The main thread's Python was mostly at data/augment.py:88 (resize), 67% of the samples"),
+        std::string::npos)
+        << f.detail;
+}
+
 TEST(GpuIdle, SyntheticWithoutSamplesSaysNothingOfThem) {
     std::vector<TraceModel> models;
     models.push_back(syntheticHostGap("aten::_unique2", 0));
@@ -180,6 +205,7 @@ TEST(GpuIdle, SyntheticWithoutSamplesSaysNothingOfThem) {
     EXPECT_EQ(fact(run.outcome.findings[0], "main thread in these gaps (sampled)"), "");
     EXPECT_EQ(fact(run.outcome.findings[0], "gap 1").find("main thread"), std::string::npos);
     EXPECT_EQ(run.outcome.findings[0].detail.find("The main thread"), std::string::npos);
+    EXPECT_TRUE(run.outcome.findings[0].sources.empty());
 }
 
 TEST(GpuIdle, SyntheticDataWaitIsNotCountedTwice) {
