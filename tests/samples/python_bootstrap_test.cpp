@@ -5,6 +5,7 @@
 
 #include "sqlite_query.h"
 #include "temp_dir.h"
+#include "tuneup_record.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -14,7 +15,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 namespace fs = std::filesystem;
 
@@ -24,12 +24,10 @@ using tuneup::test::readFile;
 
 class PythonBootstrapTest : public ::testing::Test {
 protected:
-    // Runs `tuneup record -o DIR/NAME.db -- python3 ARGS` with `env` before it; returns the exit code.
+    // `tuneup record -o DIR/NAME.db -- python3 ARGS` with `env` before it; the exit code.
     int record(const std::string& name, const std::string& args, const std::string& env = "") {
-        const std::string command = env + " " + TUNEUP_BINARY + " record -o " + db(name) + " -- " + TUNEUP_PYTHON + " "
-            + args + " > " + m_dir + "/out.txt 2> " + m_dir + "/err.txt";
-        const int status = std::system(command.c_str());
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return tuneup::test::tuneupRecord(TUNEUP_BINARY, db(name), std::string(TUNEUP_PYTHON) + " " + args,
+            m_dir + "/out.txt", m_dir + "/err.txt", env);
     }
     int train(const std::string& name, const std::string& options, const std::string& env = "") {
         return record(

@@ -4,6 +4,7 @@
 
 #include "sqlite_query.h"
 #include "temp_dir.h"
+#include "tuneup_record.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -12,7 +13,6 @@
 #include <rapidjson/document.h>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 namespace fs = std::filesystem;
 
@@ -36,10 +36,8 @@ class PythonCallSitesTest : public ::testing::Test {
 protected:
     // `tuneup record -o DIR/NAME.db -- python3 ARGS` with `env` before it; the exit code.
     int record(const std::string& name, const std::string& args, const std::string& env = "") {
-        const std::string command = env + " " + TUNEUP_BINARY + " record -o " + db(name) + " -- " + TUNEUP_PYTHON + " "
-            + args + " > " + m_dir + "/out.txt 2> " + m_dir + "/err.txt";
-        const int status = std::system(command.c_str());
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return tuneup::test::tuneupRecord(TUNEUP_BINARY, db(name), std::string(TUNEUP_PYTHON) + " " + args,
+            m_dir + "/out.txt", m_dir + "/err.txt", env);
     }
     std::string db(const std::string& name) const { return m_dir + "/" + name + ".db"; }
     std::string out() const { return readFile(m_dir + "/out.txt"); }
