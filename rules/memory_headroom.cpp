@@ -120,7 +120,8 @@ public:
             const MemoryTotalPeak& known = a.source != MemorySource::None ? a : r;
             outcome.status = RuleStatus::NotEvaluated;
             outcome.reason
-                = "needs the allocator's totals (PyTorch 1.10 or later with profile_memory=True): this trace "
+                = "needs the allocator's totals (Total Allocated/Total Reserved, which newer PyTorch writes with "
+                  "profile_memory=True): this trace "
                   "records only the size of each allocation, so a step's peak is known only above "
                   "where the step began (up to "
                 + formatBytes(std::max<int64_t>(known.riseBytes, 0))

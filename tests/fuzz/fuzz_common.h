@@ -9,6 +9,7 @@
 #include "import/tuneup_file.h"
 #include "model/trace_model.h"
 #include "report/report.h"
+#include "steps/memory_peak.h"
 #include "utf8.h"
 
 #include <cstdint>
@@ -77,6 +78,10 @@ inline void checkModel(const analysis::TraceModel& m) {
         TUNEUP_FUZZ_CHECK(m.cpuOps.thread[i] < m.threads.size() && link(m.cpuOps.parent[i], m.cpuOps.size()));
     for (const ThreadInfo& t : m.threads)
         TUNEUP_FUZZ_CHECK(t.name < m.strings.size());
+    const MemoryEventTable& mem = m.memoryEvents;
+    for (size_t i = 0; i < mem.size(); ++i)
+        TUNEUP_FUZZ_CHECK(isPlausibleTime(mem.timeNs[i]) && (i == 0 || mem.timeNs[i - 1] <= mem.timeNs[i])
+            && (mem.thread[i] == kNoThread || mem.thread[i] < m.threads.size()));
     // Times within the clock's range (TraceBuilder leaves out the rest), ends after starts.
     const auto times = [](const auto& table) {
         for (size_t i = 0; i < table.size(); ++i)
@@ -95,6 +100,11 @@ inline void checkAnalysis(const analysis::TraceModel& m) {
     const StepBreakdown& b = advice.summary.steps.median;
     TUNEUP_FUZZ_CHECK(b.stepNs >= 0 && b.computeNs >= 0 && b.idleNs >= 0 && b.memcpyNs >= 0);
     TUNEUP_FUZZ_CHECK(advice.summary.kernelNs >= 0);
+    // GPU memory per step (memory-headroom's facts): levels never below their lowest, rises never negative.
+    const MemoryPeaks peaks = memoryPeaks(m, advice.analysis.steps);
+    for (const MemoryTotalPeak* total : { &peaks.allocated, &peaks.reserved })
+        for (const StepMemory& s : total->perStep)
+            TUNEUP_FUZZ_CHECK(s.peakBytes >= s.lowBytes && s.riseBytes >= 0);
     const AdviceReport report = finishAdvice({ advice.summary }, { advice.outcomes }, {});
     std::ostringstream json;
     writeJsonReport(json, report, ReportContext {});

@@ -82,6 +82,11 @@ def kineto():
                              "Group size": 2, "dtype": "Float"}},
         {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": pid, "tid": tid, "ts": 1600,
          "s": "t", "args": {"Bytes": 512}},
+        {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": pid, "tid": tid, "ts": 1610,
+         "s": "t", "args": {"Total Reserved": 2097152, "Total Allocated": 1049088, "Bytes": 1048576,
+                            "Addr": 139637976727552, "Device Id": 0, "Device Type": 1}},
+        {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": pid, "tid": tid, "ts": 1620,
+         "s": "t", "args": {"Bytes": -64, "Device Id": -1, "Device Type": 0}},
     ]
     trace = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-32GB",
              "computeMajor": 7, "computeMinor": 0, "totalGlobalMem": 34089730048, "numSms": 80}],
@@ -194,6 +199,14 @@ INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (1810, 2590, 0, 7, 13, {g
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
   correlationId INTEGER, globalPid INTEGER, bytes INTEGER, memKind INTEGER);
 INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (2700, 2710, 0, 7, 14, {gp}, 64, 2);
+CREATE TABLE ENUM_CUDA_DEV_MEM_EVENT_OPER (id INTEGER PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_CUDA_DEV_MEM_EVENT_OPER VALUES (0, 'CUDA_DEV_MEM_EVENT_OPR_ALLOCATION', 'Allocation'),
+  (1, 'CUDA_DEV_MEM_EVENT_OPR_DEALLOCATION', 'Deallocation');
+CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER, globalPid INTEGER, deviceId INTEGER, contextId INTEGER,
+  address INTEGER, pc INTEGER, bytes INTEGER, memKind INTEGER, memoryOperationType INTEGER, name TEXT,
+  correlationId INTEGER);
+INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (1900, {gp}, 0, 1, 139637976727552, 0, 2097152, 2, 0, NULL, 15),
+  (2900, {gp}, 0, 1, 139637976727552, 0, 2097152, 2, 1, NULL, 16);
 """
     data = sqlite_file("fuzz_nsys_sqlite", "export_3x.sqlite", v3)
     write("fuzz_nsys_sqlite", "truncated.sqlite", data[: len(data) * 2 // 3])

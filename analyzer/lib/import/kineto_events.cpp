@@ -203,8 +203,8 @@ void KinetoHandler::completeEvent() {
 }
 
 // A "[memory]" instant event (profile_memory=True): an allocation (Bytes > 0) or a free (Bytes < 0) from
-// PyTorch's allocator on a device, with the caching allocator's totals after it since PyTorch 1.10 (older
-// traces: Bytes only).
+// PyTorch's allocator on a device, with the caching allocator's totals after it in newer PyTorch (about
+// 1.10 on; older traces: Bytes only).
 void KinetoHandler::memoryEvent() {
     const auto ts = has(Field::Ts) ? nanosFromMicros(get(Field::Ts)) : std::nullopt;
     if (!ts) {

@@ -50,7 +50,7 @@ MemoryTotalPeak peakOver(const MemoryCurve& curve, const std::vector<TimeSpan>& 
             }
             m.lowBytes = std::min(m.lowBytes, level);
         }
-        m.riseBytes = m.peakBytes - start;
+        m.riseBytes = saturatingSub(m.peakBytes, start);
         if (s < firstSteady) continue;
         if (m.peakBytes > p.peakBytes) {
             p.peakBytes = m.peakBytes;
@@ -79,8 +79,8 @@ MemoryCurve memoryCurve(const TraceModel& model, int32_t device, MemoryTotal tot
         for (size_t i = 0; i < e.size(); ++i) {
             if (e.device[i] != device || totalOf(e, i, total) < 0) continue;
             if (c.timeNs.empty()) // before the first event: its total without its own change, when it is one
-                c.startBytes
-                    = std::max<int64_t>(0, totalOf(e, i, total) - (e.deltaOf[i] == total ? e.deltaBytes[i] : 0));
+                c.startBytes = std::max<int64_t>(
+                    0, saturatingSub(totalOf(e, i, total), e.deltaOf[i] == total ? e.deltaBytes[i] : 0));
             c.timeNs.push_back(e.timeNs[i]);
             c.bytes.push_back(totalOf(e, i, total));
             c.rows.push_back(RowIndex(i));
@@ -98,7 +98,7 @@ MemoryCurve memoryCurve(const TraceModel& model, int32_t device, MemoryTotal tot
         c.rows.push_back(RowIndex(i));
     }
     // Memory is never negative: a running sum that falls below zero freed what was allocated before.
-    c.beforeTraceBytes = -lowest;
+    c.beforeTraceBytes = saturatingSub(0, lowest);
     c.startBytes = c.beforeTraceBytes;
     for (int64_t& b : c.bytes)
         b = saturatingAdd(b, c.beforeTraceBytes);

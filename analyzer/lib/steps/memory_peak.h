@@ -1,7 +1,7 @@
 #pragma once
 // GPU memory per step, from the trace's memory events (TraceModel::memoryEvents): the peak each step
 // reaches, and the steady state's peak beside the device's capacity. Traces with the allocator's totals
-// (torch.profiler with profile_memory=True, PyTorch 1.10 and later) give levels. Traces with only the
+// (torch.profiler with profile_memory=True, in newer PyTorch) give levels. Traces with only the
 // size of each allocation (older PyTorch; nsys, whose cudaMalloc records are the reserved memory) give
 // each step's rise above where it began exactly, but the level only as a lower bound: what was allocated
 // before the trace began (weights, optimizer state) is unknown, known only to be at least what the trace
