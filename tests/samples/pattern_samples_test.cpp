@@ -1,8 +1,9 @@
 // Every anti-pattern sample in samples/ (LibTorch C++ and Python), recorded for real by `tuneup record`
 // on the CPU, broken and --fixed. The file must show the steps, the settings and facts the sample set,
 // and the main thread's sampled states; where the anti-pattern's signal exists on the CPU, its rule
-// fires on the sample and not on the twin. Signals only a GPU shows (fill kernels, GEMM shapes, copies,
-// conv algorithms) are checked by scripts/gpu-check.sh.
+// fires on the sample and not on the twin, and on Python samples names the line of the sample behind it.
+// Signals only a GPU shows (fill kernels, GEMM shapes, copies, conv algorithms) are checked by
+// scripts/gpu-check.sh.
 
 #include "sqlite_query.h"
 #include "temp_dir.h"
@@ -33,6 +34,8 @@ struct SampleCase {
     std::string args; // small sizes: the CPU here is slow
     std::vector<Setting> settings; // recorded by the torch probes or the sample's facts
     std::string rule; // fires on the sample and not on --fixed; "" when only a GPU shows it
+    // Python: the line of samples/python/<file> (the first that holds `text`) the rule's finding must name.
+    std::string sourceFile = {}, sourceText = {};
 };
 
 // gtest prints a parameter in a failing test's name: the sample, not its bytes.
@@ -76,6 +79,23 @@ protected:
         const auto it = settings.FindMember(name.c_str());
         return it == settings.MemberEnd() ? "(not recorded)" : it->value.GetString();
     }
+    // Whether a finding of `rule` names `file`:`line` among its sources (not sampled).
+    static bool names(const rapidjson::Document& advice, const std::string& rule, const std::string& file, int line) {
+        for (const auto& f : advice["findings"].GetArray())
+            if (f["rule"].GetString() == rule)
+                for (const auto& site : f["sources"].GetArray())
+                    if (site["file"].GetString() == file && site["line"].GetInt() == line && !site["sampled"].GetBool())
+                        return true;
+        return false;
+    }
+    static int lineOf(const std::string& file, const std::string& text) {
+        std::ifstream in(file);
+        std::string line;
+        for (int number = 1; std::getline(in, line); ++number)
+            if (line.find(text) != std::string::npos) return number;
+        ADD_FAILURE() << "no line of " << file << " holds " << text;
+        return 0;
+    }
     static bool raised(const rapidjson::Document& advice, const std::string& rule) {
         for (const auto& f : advice["findings"].GetArray())
             if (f["rule"].GetString() == rule) return true;
@@ -111,6 +131,12 @@ TEST_P(PatternSampleTest, RecordsTheSampleAndItsFixedTwin) {
         EXPECT_TRUE(raised(brokenAdvice, c.rule)) << c.rule << " must fire on " << c.name;
         EXPECT_FALSE(raised(fixedAdvice, c.rule)) << c.rule << " must not fire on " << c.name << " --fixed";
     }
+    if (c.python && !c.sourceFile.empty()) {
+        const std::string file = std::string(TUNEUP_SAMPLES_DIR) + "/python/" + c.sourceFile;
+        const int line = lineOf(file, c.sourceText);
+        EXPECT_TRUE(names(brokenAdvice, c.rule, file, line))
+            << c.rule << " must name " << file << ":" << line << " (" << c.sourceText << ")";
+    }
 }
 
 // The signals a CPU recording holds. DataLoader waits are made long enough to matter on the CPU
@@ -122,10 +148,13 @@ std::vector<SampleCase> cases(bool python) {
     const Setting workers { "dataloader.num_workers", "0", "4" };
     std::vector<SampleCase> list = {
         { "cudnn_autotuner", python, "--steps 4 --batch 2", { benchmark }, "" },
-        { "zero_grad_fill", python, "--steps 6 --layers 4", { setToNone }, "zero-grad-fill" },
+        { "zero_grad_fill", python, "--steps 6 --layers 4", { setToNone }, "zero-grad-fill", "sample.py",
+            "optimizer.zero_grad(set_to_none=set_to_none)" },
         { "unaligned_linear", python, "--steps 4", {}, "" },
-        { "dataloader_workers", python, "--steps 12 --load-ms 2", { workers }, "dataloader-stall" },
-        { "anomaly", python, "--steps 4", { anomaly }, "debug-api-enabled" },
+        { "dataloader_workers", python, "--steps 12 --load-ms 2", { workers }, "dataloader-stall",
+            "dataloader_workers.py", "loader = DataLoader(dataset, batch_size=args.batch)" },
+        { "anomaly", python, "--steps 4", { anomaly }, "debug-api-enabled", "anomaly.py",
+            "torch.autograd.set_detect_anomaly(not args.fixed)" },
         { "pageable_copy", python, "--steps 4 --batch 16", {}, "" },
         { "cpu_tensor_copy", python, "--steps 4", {}, "" },
         // Python: the bootstrap records the model's layers; C++ programs have no such fact.
