@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <initializer_list>
 #include <string>
 #include <unordered_map>
 
@@ -14,35 +13,45 @@ bool has(std::string_view name, std::string_view part) {
     return name.find(part) != std::string_view::npos;
 }
 
-// Case-insensitive search, for names that mix conventions (NCCL vs nccl).
-bool hasNoCase(std::string_view name, std::string_view part) {
-    return std::search(name.begin(), name.end(), part.begin(), part.end(), [](char a, char b) {
-        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-    }) != name.end();
+// A kernel name with its lower-case copy, made once per name: names run to hundreds of characters
+// (template arguments) and some searches ignore case (NCCL vs nccl).
+struct Name {
+    explicit Name(std::string_view name)
+        : text(name)
+        , lower(name.size(), ' ') {
+        std::transform(name.begin(), name.end(), lower.begin(),
+            [](char c) { return char(std::tolower(static_cast<unsigned char>(c))); });
+    }
+    std::string_view text;
+    std::string lower;
+};
+
+bool has(const Name& name, std::string_view part) {
+    return has(name.text, part);
 }
 
-// `part` somewhere in `name` other than inside one of the longer words `unlike`: names carry the
-// libraries and types of their template arguments ("fbgemm_gpu::FixedDivisor" in FBGEMM's embedding
-// kernels, "_typeConvert" in vLLM's norms, "normal_and_transform" in torch.randn's kernel).
-bool hasWord(std::string_view name, std::string_view part, std::initializer_list<std::string_view> unlike) {
-    const auto lower = [](char c) { return char(std::tolower(static_cast<unsigned char>(c))); };
-    std::string text(name.size(), ' ');
-    std::transform(name.begin(), name.end(), text.begin(), lower);
-    for (std::string_view word : unlike) {
-        std::string w(word.size(), ' ');
-        std::transform(word.begin(), word.end(), w.begin(), lower);
-        for (size_t at = text.find(w); at != std::string::npos; at = text.find(w, at + 1))
-            text.replace(at, w.size(), w.size(), ' ');
-    }
-    std::string p(part.size(), ' ');
-    std::transform(part.begin(), part.end(), p.begin(), lower);
-    return text.find(p) != std::string::npos;
+// Case-insensitive search; `part` is in lower case.
+bool hasNoCase(const Name& name, std::string_view part) {
+    return name.lower.find(part) != std::string::npos;
+}
+
+// `part` (lower case) somewhere in the name, ignoring case, other than inside one of the longer words
+// `unlike`: names carry the libraries and types of their template arguments ("fbgemm_gpu::FixedDivisor" in
+// FBGEMM's embedding kernels, "_typeConvert" in vLLM's norms, "normal_and_transform" in torch.randn's kernel).
+bool hasWord(const Name& name, std::string_view part, std::string_view unlike) {
+    const size_t first = name.lower.find(part);
+    if (first == std::string::npos) return false;
+    if (name.lower.find(unlike) == std::string::npos) return true;
+    std::string text = name.lower;
+    for (size_t at = text.find(unlike); at != std::string::npos; at = text.find(unlike, at + 1))
+        text.replace(at, unlike.size(), unlike.size(), ' ');
+    return text.find(part, first) != std::string::npos;
 }
 
 // Fused attention kernels: FlashAttention 2 (flash_fwd_kernel, flash_bwd_*), 3 (FlashAttnFwdSm90, flash::),
 // cuDNN's SDPA engines (cudnn_generated_fort_native_sdpa_*), TensorRT-LLM/FlashInfer FMHA (fmhaSm100a...),
 // xFormers/PyTorch memory-efficient attention (fmha_cutlassF, efficient_attention), vLLM paged attention.
-bool isAttention(std::string_view name) {
+bool isAttention(const Name& name) {
     return hasNoCase(name, "flash_fwd") || hasNoCase(name, "flash_bwd") || hasNoCase(name, "flashattn")
         || has(name, "flash::") || hasNoCase(name, "fmha") || has(name, "_sdpa") || has(name, "sdpa_")
         || has(name, "efficient_attention") || has(name, "paged_attention") || has(name, "attention_kernel");
@@ -87,37 +96,38 @@ Precision tensilePrecision(std::string_view types) {
 
 } // namespace
 
-KernelClass classifyKernel(std::string_view name) {
+KernelClass classifyKernel(std::string_view text) {
+    const Name name(text);
     if (hasNoCase(name, "nccl") || hasNoCase(name, "rccl") || has(name, "cross_device_reduce")
         || has(name, "all_reduce") || has(name, "allreduce"))
         return KernelClass::Communication;
-    if (!tensileTypes(name).empty()) return KernelClass::Gemm; // hipBLASLt/rocBLAS (Tensile)
+    if (!tensileTypes(text).empty()) return KernelClass::Gemm; // hipBLASLt/rocBLAS (Tensile)
     // TensorRT-LLM's batched (MoE) GEMMs on Blackwell: bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256..._sm100f.
-    if (name.starts_with("bmm_")) return KernelClass::Gemm;
+    if (text.starts_with("bmm_")) return KernelClass::Gemm;
     // Inductor's templates: triton_tem_fused_mm_0, triton_tem_fused_addmm_1, ...; reductions and persistent
     // reductions: triton_red_*, triton_per_*.
-    if (name.starts_with("triton_tem_") && (has(name, "mm") || has(name, "bmm"))) return KernelClass::Gemm;
-    if (name.starts_with("triton_red_") || name.starts_with("triton_per_")) return KernelClass::Reduction;
+    if (text.starts_with("triton_tem_") && (has(name, "mm") || has(name, "bmm"))) return KernelClass::Gemm;
+    if (text.starts_with("triton_red_") || text.starts_with("triton_per_")) return KernelClass::Reduction;
     if (isAttention(name)) return KernelClass::Attention;
     // MIOpen: batch norm (MIOpenBatchNorm*) before the convolution words; implicit-GEMM convolutions
     // (igemm_fwd_gtcx_*, igemm_bwd_*, igemm_wrw_*), assembly ones (miopenSp3AsmConv*), naive_conv_*.
     if (has(name, "MIOpenBatchNorm")) return KernelClass::Reduction;
-    if (name.starts_with("igemm_") || has(name, "miopenSp3AsmConv") || has(name, "MIOpenConv")
-        || name.starts_with("naive_conv"))
+    if (text.starts_with("igemm_") || has(name, "miopenSp3AsmConv") || has(name, "MIOpenConv")
+        || text.starts_with("naive_conv"))
         return KernelClass::Convolution;
     if (has(name, "FillFunctor") || has(name, "fill_kernel") || has(name, "zero_kernel")) return KernelClass::Fill;
     if (has(name, "multi_tensor_apply") || has(name, "Adam") || has(name, "adam_") || has(name, "sgd_kernel"))
         return KernelClass::Optimizer;
     // cuDNN batch-norm kernels (cudnn::bn_fw_tr_1C11_kernel_NCHW, bn_bw_1C11_kernel_new) are not convolutions.
     if (has(name, "bn_fw") || has(name, "bn_bw")) return KernelClass::Reduction;
-    if (has(name, "cudnn") || hasWord(name, "conv", { "convert" }) || has(name, "winograd")
+    if (has(name, "cudnn") || hasWord(name, "conv", "convert") || has(name, "winograd")
         || has(name, "implicit_convolve") || has(name, "fft2d") || has(name, "fft_") || has(name, "dgrad")
         || has(name, "wgrad") || has(name, "fprop"))
         return has(name, "nchwToNhwc") || has(name, "nhwcToNchw") ? KernelClass::Copy : KernelClass::Convolution;
-    if (hasWord(name, "gemm", { "fbgemm" }) || has(name, "nvjet") || has(name, "gemv") || has(name, "xmma")
+    if (hasWord(name, "gemm", "fbgemm") || has(name, "nvjet") || has(name, "gemv") || has(name, "xmma")
         || has(name, "wgmma") || has(name, "cublas") || has(name, "matmul") || has(name, "Kernel2<cutlass"))
         return KernelClass::Gemm;
-    if (has(name, "reduce_kernel") || has(name, "softmax") || hasWord(name, "norm", { "normal_" })
+    if (has(name, "reduce_kernel") || has(name, "softmax") || hasWord(name, "norm", "normal_")
         || has(name, "reduction"))
         return KernelClass::Reduction;
     if (has(name, "elementwise_kernel") || has(name, "elementwise") || has(name, "pointwise")
