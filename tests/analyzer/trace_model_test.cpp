@@ -34,6 +34,56 @@ TEST(DecimalText, MicrosecondsBecomeExactNanoseconds) {
         EXPECT_EQ(microsToNanos(bad), std::nullopt) << bad;
 }
 
+// Kineto's integer timestamps in microseconds have 16 digits, 19 in nanoseconds; fractions of up to 19
+// digits; checked against arithmetic in 128 bits, at the edges of int64 and around rounding.
+TEST(DecimalText, NineteenDigitTimestampsAndEveryFractionMatchWideArithmetic) {
+    EXPECT_EQ(microsToNanos("1661203462611636"), 1661203462611636000); // HTA's trace_diff traces
+    EXPECT_EQ(microsToNanos("9223372036854775"), 9223372036854775000);
+    EXPECT_EQ(microsToNanos("9223372036854776"), std::nullopt); // 19 digits past int64
+    EXPECT_EQ(microsToNanos("18446744073709551"), std::nullopt); // past uint64 once scaled
+    EXPECT_EQ(microsToNanos("-9223372036854775.808"), INT64_MIN);
+    EXPECT_EQ(microsToNanos("1.9999999999999999995"), 2000); // 20 digits: the general path
+    EXPECT_EQ(microsToNanos("0.0005"), 1);
+    EXPECT_EQ(microsToNanos("9999999999999999.9995"), std::nullopt);
+    EXPECT_EQ(scaledDecimal("9999999999999999999", 0), std::nullopt); // 19 nines: within uint64, not int64
+    EXPECT_EQ(scaledDecimal("999999999999999999.5", 0), 1000000000000000000);
+    EXPECT_EQ(scaledDecimal("0.9999999999999999995", 19), std::nullopt);
+    EXPECT_EQ(scaledDecimal("0.5", 19), 5000000000000000000);
+
+    __extension__ typedef __int128 i128;
+    uint64_t state = 12345;
+    auto next = [&state] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
+    for (int n = 0; n < 20000; ++n) {
+        const int digits = 1 + int(next() >> 59) % 19, fraction = int(next() >> 60) % (digits + 1);
+        const int scale = int(next() >> 61) % 8;
+        std::string text = next() % 4 == 0 ? "-" : "";
+        i128 value = 0;
+        for (int d = 0; d < digits; ++d) {
+            if (d == digits - fraction && fraction > 0) text += '.';
+            const int digit = int(next() >> 60) % 10;
+            text += char('0' + digit);
+            value = value * 10 + digit;
+        }
+        // value * 10^(scale - fraction), rounded half away from zero.
+        for (int k = fraction; k < scale; ++k)
+            value *= 10;
+        if (fraction > scale) {
+            i128 divisor = 1;
+            for (int k = scale; k < fraction; ++k)
+                divisor *= 10;
+            const i128 rest = value % divisor;
+            value = value / divisor + (rest * 2 >= divisor ? 1 : 0);
+        }
+        if (text[0] == '-') value = -value;
+        const bool fits = value >= INT64_MIN && value <= INT64_MAX;
+        const auto got = scaledDecimal(text, scale);
+        ASSERT_EQ(got.has_value(), fits) << text << " scale " << scale;
+        if (fits) {
+            ASSERT_EQ(*got, int64_t(value)) << text << " scale " << scale;
+        }
+    }
+}
+
 TEST(DecimalText, UnsignedIdsKeepAll64Bits) {
     EXPECT_EQ(parseUnsigned("10159970886766084423"), 10159970886766084423ull); // > 2^63
     EXPECT_EQ(parseUnsigned("18446744073709551615"), UINT64_MAX);

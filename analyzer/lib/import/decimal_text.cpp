@@ -14,8 +14,14 @@ bool isDigit(char c) {
     return c >= '0' && c <= '9';
 }
 
-// The common case in 64-bit arithmetic: an optional '-', at most 18 digits and at most one '.'.
-// Returns false to leave anything else (exponents, long numbers, bad text) to the general path.
+constexpr uint64_t kPowersOf10[]
+    = { 1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+          10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull, 100000000000000ull, 1000000000000000ull,
+          10000000000000000ull, 100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull };
+
+// The common case in 64-bit arithmetic: an optional '-', at most 19 digits (below 10^19, so within
+// uint64) and at most one '.'; Kineto's timestamps in microseconds are 16 or 19 digits. Returns false to
+// leave anything else (exponents, longer numbers, a product past uint64, bad text) to the general path.
 bool scaledMagnitudeFast(std::string_view t, int scale, u128& magnitude, bool& negative) {
     size_t i = 0;
     negative = !t.empty() && t[0] == '-';
@@ -25,29 +31,24 @@ bool scaledMagnitudeFast(std::string_view t, int scale, u128& magnitude, bool& n
     for (; i < t.size(); ++i) {
         const char c = t[i];
         if (isDigit(c)) {
+            if (++digits > 19) return false;
             v = v * 10 + static_cast<uint64_t>(c - '0');
-            ++digits;
             if (fraction >= 0) ++fraction;
         } else if (c == '.' && fraction < 0) {
             fraction = 0;
         } else {
             return false;
         }
-        if (digits > 18) return false;
     }
-    if (digits == 0 || scale < 0 || scale > 18) return false;
+    if (digits == 0 || scale < 0 || scale > 19) return false;
     const int shift = scale - std::max(fraction, 0);
     if (shift >= 0) {
-        if (digits + shift > 18) return false;
-        for (int k = 0; k < shift; ++k)
-            v *= 10;
+        if (__builtin_mul_overflow(v, kPowersOf10[shift], &v)) return false;
     } else {
-        uint64_t divisor = 1;
-        for (int k = 0; k < -shift; ++k)
-            divisor *= 10;
+        const uint64_t divisor = kPowersOf10[-shift]; // -shift <= digits <= 19
         const uint64_t rest = v % divisor;
         v /= divisor;
-        if (rest * 2 >= divisor) // halves away from zero
+        if (rest >= divisor - rest) // halves away from zero (rest * 2 could pass uint64)
             ++v;
     }
     magnitude = v;
