@@ -87,7 +87,7 @@ public:
     GzipSource(std::unique_ptr<ByteSource> in, std::string path)
         : m_in(std::move(in))
         , m_path(std::move(path))
-        , m_inBuffer(std::make_unique<unsigned char[]>(kInBytes)) {
+        , m_inBuffer(std::make_unique_for_overwrite<unsigned char[]>(kInBytes)) {
         std::memset(&m_z, 0, sizeof(m_z));
         // 16 + MAX_WBITS: gzip framing only, so that the CRC and length trailer are checked.
         if (inflateInit2(&m_z, 16 + MAX_WBITS) != Z_OK)
@@ -221,7 +221,7 @@ ChunkReader::ChunkReader(std::unique_ptr<ByteSource> source, bool background, si
     , m_background(background) {
     const int count = background ? std::max(chunks, 2) : 1;
     for (int i = 0; i < count; ++i)
-        m_buffers.push_back({ std::make_unique<char[]>(chunkBytes), 0 });
+        m_buffers.push_back({ std::make_unique_for_overwrite<char[]>(chunkBytes), 0 }); // filled before read
     if (m_background) m_thread = std::thread([this] { produce(); });
 }
 

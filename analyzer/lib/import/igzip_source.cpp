@@ -47,7 +47,7 @@ public:
     IsalGzipSource(std::unique_ptr<ByteSource> in, std::string path)
         : m_in(std::move(in))
         , m_path(std::move(path))
-        , m_inBuffer(std::make_unique<unsigned char[]>(kInBytes)) {
+        , m_inBuffer(std::make_unique_for_overwrite<unsigned char[]>(kInBytes)) {
         startMember();
     }
 
