@@ -127,10 +127,10 @@ int runImport(const ImportOptions& options) {
         { model.annotations.size(), "ranges" }, { model.gemmCalls.size(), "GEMM calls" },
         { model.convCalls.size(), "convolution calls" }, { model.frameworkFlags.size(), "framework flags" } });
     // What the tuneup schema has no table for (its stats list them too, as export.not_written.*).
-    const std::string leftOut
-        = tableCounts({ { model.cpuOps.size(), "CPU ops" }, { model.gpuAnnotations.size(), "GPU annotations" },
-            { model.collectives.size(), "collectives" }, { model.flows.size(), "flows" },
-            { model.counterRanges.size(), "counter ranges" }, { model.pythonFunctions.size(), "Python frames" } });
+    const std::string leftOut = tableCounts({ { model.cpuOps.size(), "CPU ops" },
+        { model.gpuAnnotations.size(), "GPU annotations" }, { model.collectives.size(), "collectives" },
+        { model.flows.size(), "flows" }, { model.counterRanges.size(), "counter ranges" },
+        { model.pythonFunctions.size(), "Python frames" }, { model.memoryEvents.size(), "memory events" } });
     struct stat st { };
     const uint64_t bytes = stat(output.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
     fprintf(stderr, "tuneup: imported %s events from %s (%s) -> %s (%s)%s%s\n",
@@ -159,8 +159,8 @@ std::function<int()> addImportCommand(CLI::App& app, const std::vector<std::stri
         "  tuneup import report.sqlite -o run.db                 # nsys export --type sqlite report.nsys-rep\n"
         "  tuneup import worker0.pt.trace.json.gz -o worker0.db --force\n"
         "  sqlite3 run.db 'SELECT count(*), sum(end_ns - start_ns) FROM kernels'\n\n"
-        "CPU operators, GPU annotations, collectives, flows and Python frames have no table in the tuneup\n"
-        "schema: they are counted in the file's stats (export.not_written.*) and left out.\n\n"
+        "CPU operators, GPU annotations, collectives, flows, Python frames and memory events have no table in\n"
+        "the tuneup schema: they are counted in the file's stats (export.not_written.*) and left out.\n\n"
         + std::string(kExitCodes));
     return [options] { return runImport(*options); };
 }

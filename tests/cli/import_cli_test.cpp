@@ -149,6 +149,12 @@ TEST_F(ImportCliTest, ImportWritesATuneupFileTheOtherCommandsRead) {
     const Result kineto = run({ "import", kAlexnet, "-o", path("alexnet.db") });
     ASSERT_EQ(kineto.code, 0) << kineto.err;
     EXPECT_CONTAINS(kineto.err, "not in the tuneup schema, so left out: 359 CPU ops");
+    // Memory events (profile_memory=True) too: 236 in TraceLens's BERT-small trace.
+    const Result memory = run(
+        { "import", (kTraces / "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz").string(),
+            "-o", path("bert.db") });
+    ASSERT_EQ(memory.code, 0) << memory.err;
+    EXPECT_CONTAINS(memory.err, ", 236 memory events (tuneup advise reads them from");
 }
 
 TEST_F(ImportCliTest, ImportRefusesToReplaceWithoutForceAndNeverReplacesOtherData) {
