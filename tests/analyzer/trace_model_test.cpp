@@ -3,9 +3,11 @@
 
 #include "import/decimal_text.h"
 #include "import/format_detect.h"
+#include "import/large_buffer.h"
 #include "kineto_test_support.h"
 #include "model/trace_builder.h"
 
+#include <cstring>
 #include <gtest/gtest.h>
 #include <map>
 
@@ -91,6 +93,23 @@ TEST(DecimalText, UnsignedIdsKeepAll64Bits) {
     EXPECT_EQ(parseUnsigned("0x1F"), 31u);
     EXPECT_EQ(parseUnsigned("-1"), std::nullopt);
     EXPECT_EQ(parseInteger("-42"), -42);
+}
+
+// Buffers for windows and chunks: uninitialised, usable to the last byte, on 2 MiB boundaries from 2 MiB on
+// (so that huge pages can back them), freed with free().
+TEST(LargeBuffer, WholeHugePagesFromTwoMebibytes) {
+    for (size_t bytes : { size_t(0), size_t(1), size_t(4096), (size_t(2) << 20) - 1, size_t(2) << 20,
+             (size_t(4) << 20) - 66, (size_t(9) << 20) + 1 }) {
+        LargeBuffer buffer = allocateLargeBuffer(bytes);
+        ASSERT_NE(buffer.get(), nullptr) << bytes;
+        if (bytes >= (size_t(2) << 20)) {
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer.get()) % (size_t(2) << 20), 0u) << bytes;
+        }
+        if (bytes > 0) {
+            std::memset(buffer.get(), 'x', bytes);
+            EXPECT_EQ(buffer[bytes - 1], 'x');
+        }
+    }
 }
 
 // ---- model pieces ----------------------------------------------------------------------------------

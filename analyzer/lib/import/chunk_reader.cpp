@@ -219,9 +219,10 @@ ChunkReader::ChunkReader(std::unique_ptr<ByteSource> source, bool background, si
     : m_source(std::move(source))
     , m_chunkBytes(chunkBytes)
     , m_background(background) {
-    const int count = background ? std::max(chunks, 2) : 1;
-    for (int i = 0; i < count; ++i)
-        m_buffers.push_back({ std::make_unique_for_overwrite<char[]>(chunkBytes), 0 }); // filled before read
+    const size_t count = background ? static_cast<size_t>(std::max(chunks, 2)) : 1;
+    m_memory = allocateLargeBuffer(count * chunkBytes); // uninitialised: read only where filled
+    for (size_t i = 0; i < count; ++i)
+        m_buffers.push_back({ m_memory.get() + i * chunkBytes, 0 });
     if (m_background) m_thread = std::thread([this] { produce(); });
 }
 
@@ -240,7 +241,7 @@ size_t ChunkReader::fill(Buffer& buffer) {
     size_t total = 0;
     try {
         while (total < m_chunkBytes) {
-            const size_t n = m_source->read(buffer.data.get() + total, m_chunkBytes - total);
+            const size_t n = m_source->read(buffer.data + total, m_chunkBytes - total);
             if (n == 0) break;
             total += n;
         }
@@ -276,7 +277,7 @@ std::string_view ChunkReader::next() {
         Buffer& buffer = m_buffers[0];
         buffer.size = fill(buffer);
         if (buffer.size < m_chunkBytes || m_error) m_done = true;
-        return std::string_view(buffer.data.get(), buffer.size);
+        return std::string_view(buffer.data, buffer.size);
     }
     std::unique_lock lock(m_mutex);
     if (m_holding) {
@@ -288,7 +289,7 @@ std::string_view ChunkReader::next() {
     if (m_produced == m_consumed) return {};
     m_holding = true;
     const Buffer& buffer = m_buffers[m_consumed % m_buffers.size()];
-    return std::string_view(buffer.data.get(), buffer.size);
+    return std::string_view(buffer.data, buffer.size);
 }
 
 std::exception_ptr ChunkReader::error() const {

@@ -3,6 +3,8 @@
 // second thread so that reading and inflating overlap with parsing. Memory stays bounded by the
 // chunks in flight whatever the file size.
 
+#include "import/large_buffer.h"
+
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -52,7 +54,7 @@ public:
 
 private:
     struct Buffer {
-        std::unique_ptr<char[]> data;
+        char* data = nullptr; // in m_memory
         size_t size = 0;
     };
     void produce();
@@ -60,6 +62,7 @@ private:
 
     std::unique_ptr<ByteSource> m_source;
     const size_t m_chunkBytes;
+    LargeBuffer m_memory; // every buffer's bytes, in one block (huge pages where offered)
     std::vector<Buffer> m_buffers;
     // Buffers cycle in order: the producer fills m_buffers[m_produced % n], the consumer reads
     // m_buffers[m_consumed % n]; a buffer is free again once the consumer moved past it.

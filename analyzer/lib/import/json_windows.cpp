@@ -53,7 +53,7 @@ void JsonWindowReader::append(JsonWindow& window, const char* bytes, size_t n) {
     const size_t needed = window.size + n + kPadding;
     if (needed > window.capacity) {
         const size_t capacity = std::max(needed, window.capacity * 2);
-        auto grown = std::make_unique_for_overwrite<char[]>(capacity);
+        LargeBuffer grown = allocateLargeBuffer(capacity);
         if (window.size > 0) std::memcpy(grown.get(), window.buffer.get(), window.size);
         window.buffer = std::move(grown);
         window.capacity = capacity;
@@ -80,7 +80,7 @@ void JsonWindowReader::next(JsonWindow& window) {
         // Room for the usual window at once (its content ends at the first element end past
         // m_windowBytes), rather than growing to it through copies.
         window.capacity = std::min<size_t>(m_windowBytes + m_windowBytes / 16, size_t(64) << 20) + kPadding + 2;
-        window.buffer = std::make_unique_for_overwrite<char[]>(window.capacity);
+        window.buffer = allocateLargeBuffer(window.capacity);
     }
     window.size = window.contentSize = 0;
     window.offset = m_input.offset();

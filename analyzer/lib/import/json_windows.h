@@ -5,6 +5,7 @@
 // size of the array; an element larger than a window grows that window.
 
 #include "import/json_window_splitter.h"
+#include "import/large_buffer.h"
 
 #include <cstdint>
 #include <memory>
@@ -64,7 +65,7 @@ public:
 // "[\"\"" + ", {...}, {...}" + "]". (A string, as whatever follows cannot be read as part of it.)
 struct JsonWindow {
     static constexpr size_t kPadding = 64; // the '\0' and the zeros after text()
-    std::unique_ptr<char[]> buffer;
+    LargeBuffer buffer;
     size_t capacity = 0;
     size_t size = 0; // of the text to parse, without the '\0'
     size_t prefix = 0; // bytes before the content: 1 for "[", 3 with the placeholder

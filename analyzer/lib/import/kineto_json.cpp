@@ -22,8 +22,10 @@ namespace tuneup::analysis {
 namespace {
 
 // Text per parsing window: big enough that the per-window costs (a builder, the merge) vanish, small
-// enough that a few in flight stay a small part of memory and two cores share even small traces.
-constexpr size_t kDefaultWindowBytes = size_t(4) << 20;
+// enough that a few in flight stay a small part of memory and two cores share even small traces. 3.75 MiB:
+// a window's buffer (its text, up to a sixteenth more to end on an element, and padding) then fills two
+// huge pages rather than touching part of a third (large_buffer.h).
+constexpr size_t kDefaultWindowBytes = size_t(15) << 18;
 
 bool isTruncationError(rapidjson::ParseErrorCode code) {
     switch (code) {

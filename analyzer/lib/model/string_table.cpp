@@ -64,14 +64,14 @@ uint64_t StringTable::hash(std::string_view s) {
 std::string_view StringTable::store(std::string_view s) {
     if (s.empty()) return {};
     if (s.size() > kChunkBytes / 4) {
-        auto big = std::make_unique<char[]>(s.size());
+        auto big = std::make_unique_for_overwrite<char[]>(s.size());
         std::memcpy(big.get(), s.data(), s.size());
         std::string_view view(big.get(), s.size());
         m_chunks.push_back(std::move(big));
         return view;
     }
     if (m_chunk == nullptr || m_chunkUsed + s.size() > kChunkBytes) {
-        m_chunks.push_back(std::make_unique<char[]>(kChunkBytes));
+        m_chunks.push_back(std::make_unique_for_overwrite<char[]>(kChunkBytes)); // touched as filled
         m_chunk = m_chunks.back().get();
         m_chunkUsed = 0;
     }
