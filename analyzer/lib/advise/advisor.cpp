@@ -1,8 +1,10 @@
 #include "advise/advisor.h"
 
 #include "advise/call_sites.h"
+#include "model/parallel_for.h"
 
 #include <algorithm>
+#include <thread>
 
 namespace tuneup::analysis {
 
@@ -14,6 +16,14 @@ template <class Present> std::string missingInputs(const Rule& rule, Present pre
     for (Input need : rule.info().needs)
         if (!present(need)) missing += (missing.empty() ? "" : "; ") + std::string(inputName(need));
     return missing;
+}
+
+// A job's ranks are advised side by side (forEachTrace, one per core): each gets its share of the cores.
+unsigned ruleThreads(const AdviseOptions& options, size_t jobRanks, size_t rules) {
+    if (options.ruleThreads > 0) return options.ruleThreads;
+    constexpr unsigned kMostThreads = 4; // past this the longest rule alone sets the time
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    return usefulThreads(rules, std::min<unsigned>(kMostThreads, unsigned(cores / std::max<size_t>(jobRanks, 1))));
 }
 
 RuleOutcome notEvaluated(const std::string& missing) {
@@ -49,16 +59,22 @@ RankAdvice adviseRank(const TraceModel& model, int defaultRank, size_t jobRanks,
     advice.analysis.loaderWorkers = std::move(loaderWorkers);
     advice.summary = summarizeRank(advice.analysis, jobRanks);
     const RuleContext context(advice.analysis, jobRanks);
-    for (const auto& rule : rules) {
-        if (rule->info().jobWide) continue;
-        const std::string missing = missingInputs(*rule, [&](Input need) { return context.has(need); });
+    std::vector<const Rule*> perRank;
+    for (const auto& rule : rules)
+        if (!rule->info().jobWide) perRank.push_back(rule.get());
+    // Rules only read the trace and its analysis (nothing in them is computed lazily), so they run side
+    // by side, each into its own slot: the outcomes keep the rules' order whatever finishes first.
+    advice.outcomes.resize(perRank.size());
+    parallelFor(perRank.size(), ruleThreads(options, jobRanks, perRank.size()), [&](size_t k) {
+        const Rule& rule = *perRank[k];
+        const std::string missing = missingInputs(rule, [&](Input need) { return context.has(need); });
         RuleOutcome outcome = missing.empty() ? RuleOutcome {} : notEvaluated(missing);
-        if (missing.empty()) rule->evaluate(context, outcome);
-        finish(outcome, *rule);
+        if (missing.empty()) rule.evaluate(context, outcome);
+        finish(outcome, rule);
         for (Finding& f : outcome.findings)
             if (f.rank < 0 && jobRanks > 1) f.rank = advice.analysis.rank;
-        advice.outcomes.push_back(std::move(outcome));
-    }
+        advice.outcomes[k] = std::move(outcome);
+    });
     if (!model.pythonFunctions.empty()) {
         const CallSites sites(model);
         for (RuleOutcome& outcome : advice.outcomes)

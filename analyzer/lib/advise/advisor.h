@@ -17,6 +17,9 @@ using RuleSet = std::vector<std::unique_ptr<Rule>>;
 
 struct AdviseOptions {
     std::string stepRange; // --step-range NAME
+    // Threads a rank's rules are evaluated on, side by side (the findings come out the same, in rule order).
+    // 0: by the machine's cores, shared among the job's ranks (which are advised side by side too).
+    unsigned ruleThreads = 0;
 };
 
 // One rank, advised on its own.

@@ -1,5 +1,6 @@
 #include "model/trace_builder.h"
 
+#include "model/parallel_for.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -10,6 +11,10 @@ namespace tuneup::analysis {
 namespace {
 
 using Permutation = std::vector<uint32_t>;
+
+// Rows (kernels, API calls, CPU ops, annotations) from which finish() sorts on two threads: below, the
+// thread would cost about what it saves.
+constexpr size_t kParallelRows = 10000;
 
 // Order by start, the longer event first when two start together (so an enclosing range precedes
 // what it encloses), then by arrival: a deterministic order that nesting can be read from.
@@ -128,21 +133,25 @@ void computeNesting(const std::vector<int64_t>& start, const std::vector<int64_t
 
 // An API call whose External id names no CPU op (traces rewritten by HTA, where kernels and runtime
 // calls carry their correlation id instead) belongs to the innermost CPU op of its thread that
-// encloses it in time. Needs cpuOps sorted and their nesting computed.
+// encloses it in time. Needs cpuOps and apiCalls sorted and the ops' nesting computed.
 void linkApiCallsByNesting(TraceModel& m) {
     std::vector<std::vector<RowIndex>> opsByThread(m.threads.size());
     for (size_t i = 0; i < m.cpuOps.size(); ++i)
         if (m.cpuOps.thread[i] < opsByThread.size())
             opsByThread[m.cpuOps.thread[i]].push_back(static_cast<RowIndex>(i));
+    // Calls come sorted by start, so each thread's ops that start at or before the call only grow:
+    // one cursor per thread walks them once.
+    std::vector<size_t> started(m.threads.size(), 0);
     for (size_t i = 0; i < m.apiCalls.size(); ++i) {
         if (m.apiCalls.cpuOp[i] != kNoRow || m.apiCalls.thread[i] >= opsByThread.size()) continue;
         const auto& ops = opsByThread[m.apiCalls.thread[i]];
         const int64_t start = m.apiCalls.startNs[i], end = m.apiCalls.endNs[i];
         // The last op that starts at or before the call, then up its parents to one that encloses it.
-        auto it = std::upper_bound(ops.begin(), ops.end(), start,
-            [&m](int64_t t, RowIndex op) { return t < m.cpuOps.startNs[static_cast<size_t>(op)]; });
-        if (it == ops.begin()) continue;
-        RowIndex op = *(it - 1);
+        size_t& n = started[m.apiCalls.thread[i]];
+        while (n < ops.size() && m.cpuOps.startNs[static_cast<size_t>(ops[n])] <= start)
+            ++n;
+        if (n == 0) continue;
+        RowIndex op = ops[n - 1];
         while (op != kNoRow && m.cpuOps.endNs[static_cast<size_t>(op)] < end)
             op = m.cpuOps.parent[static_cast<size_t>(op)];
         m.apiCalls.cpuOp[i] = op;
@@ -270,27 +279,45 @@ TraceModel TraceBuilder::finish() {
     }
     std::sort(m.devices.begin(), m.devices.end(), [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
 
-    TimeRepairs repairs;
-    const Permutation kernelIndex = sortTable(m.kernels, repairs);
-    sortTable(m.memcpys, repairs);
-    sortTable(m.memsets, repairs);
-    sortTable(m.syncs, repairs);
-    sortTable(m.apiCalls, repairs);
-    const Permutation opIndex = sortTable(m.cpuOps, repairs);
-    sortTable(m.annotations, repairs);
-    sortTable(m.gpuAnnotations, repairs);
-    sortTable(m.flows, repairs);
-    sortTable(m.pythonFunctions, repairs);
-    sortTable(m.gemmCalls, repairs);
-    sortTable(m.convCalls, repairs);
-    sortInstants(m.frameworkFlags, repairs);
-    sortInstants(m.programFacts, repairs);
-    sortInstants(m.threadStates, repairs);
-    sortInstants(m.pythonSamples, repairs);
-    sortInstants(m.memoryEvents, repairs);
-    const Permutation rangeIndex = sortTable(m.counterRanges, repairs);
-    renumber(m.counterValues.range, rangeIndex);
-    dropValuesOfDroppedRanges(m.counterValues);
+    // The GPU's tables with their runtime calls, and the host's, sort on two threads where the trace is
+    // large enough for it to pay: each side writes only its own tables and key indexes.
+    TimeRepairs repairs, gpuRepairs;
+    Permutation kernelIndex, opIndex;
+    const auto gpuSide = [&] {
+        kernelIndex = sortTable(m.kernels, gpuRepairs);
+        sortTable(m.memcpys, gpuRepairs);
+        sortTable(m.memsets, gpuRepairs);
+        sortTable(m.syncs, gpuRepairs);
+        sortTable(m.apiCalls, gpuRepairs);
+        m.m_apiCallByCorrelation = TraceModel::buildKeyIndex(m.apiCalls.correlation);
+        m.m_kernelByCorrelation = TraceModel::buildKeyIndex(m.kernels.correlation);
+    };
+    const auto hostSide = [&] {
+        opIndex = sortTable(m.cpuOps, repairs);
+        sortTable(m.annotations, repairs);
+        sortTable(m.gpuAnnotations, repairs);
+        sortTable(m.flows, repairs);
+        sortTable(m.pythonFunctions, repairs);
+        sortTable(m.gemmCalls, repairs);
+        sortTable(m.convCalls, repairs);
+        sortInstants(m.frameworkFlags, repairs);
+        sortInstants(m.programFacts, repairs);
+        sortInstants(m.threadStates, repairs);
+        sortInstants(m.pythonSamples, repairs);
+        sortInstants(m.memoryEvents, repairs);
+        const Permutation rangeIndex = sortTable(m.counterRanges, repairs);
+        renumber(m.counterValues.range, rangeIndex);
+        dropValuesOfDroppedRanges(m.counterValues);
+        m.m_cpuOpByExternalId = TraceModel::buildKeyIndex(m.cpuOps.externalId);
+        computeNesting(
+            m.cpuOps.startNs, m.cpuOps.endNs, m.cpuOps.thread, m.threads.size(), m.cpuOps.depth, m.cpuOps.parent);
+        computeNesting(m.annotations.startNs, m.annotations.endNs, m.annotations.thread, m.threads.size(),
+            m.annotations.depth, m.annotations.parent);
+    };
+    const size_t rows = m.kernels.size() + m.apiCalls.size() + m.cpuOps.size() + m.annotations.size();
+    parallelFor(2, rows >= kParallelRows ? 2 : 1, [&](size_t side) { side == 0 ? gpuSide() : hostSide(); });
+    repairs.dropped += gpuRepairs.dropped;
+    repairs.clamped += gpuRepairs.clamped;
     std::erase_if(m.info.profilerWindows,
         [](const TimeSpan& w) { return !isPlausibleTime(w.startNs) || !isPlausibleTime(w.endNs); });
 
@@ -312,11 +339,6 @@ TraceModel TraceBuilder::finish() {
             "events that end before they start: read as instantaneous (their end set to their start)");
 
     // Links: kernel/copy/set/sync -> API call (correlation) -> CPU op (external id).
-    m.m_apiCallByCorrelation = TraceModel::buildKeyIndex(m.apiCalls.correlation);
-    m.m_kernelByCorrelation = TraceModel::buildKeyIndex(m.kernels.correlation);
-    m.m_cpuOpByExternalId = TraceModel::buildKeyIndex(m.cpuOps.externalId);
-    computeNesting(
-        m.cpuOps.startNs, m.cpuOps.endNs, m.cpuOps.thread, m.threads.size(), m.cpuOps.depth, m.cpuOps.parent);
     for (size_t i = 0; i < m.apiCalls.size(); ++i)
         m.apiCalls.cpuOp[i] = m.cpuOpByExternalId(m.apiCalls.externalId[i]).value_or(kNoRow);
     linkApiCallsByNesting(m);
@@ -324,9 +346,6 @@ TraceModel TraceBuilder::finish() {
     linkGpuRows(m.memcpys, m);
     linkGpuRows(m.memsets, m);
     linkGpuRows(m.syncs, m);
-
-    computeNesting(m.annotations.startNs, m.annotations.endNs, m.annotations.thread, m.threads.size(),
-        m.annotations.depth, m.annotations.parent);
 
     TraceModel result = std::move(m_model);
     m_model = TraceModel();
