@@ -11,6 +11,7 @@
 #define TUNEUP_BUILTIN_RULES(RULE)                                                                                     \
     RULE(CudnnAutotunerOff)                                                                                            \
     RULE(ZeroGradFill)                                                                                                 \
+    RULE(UnfusedOptimizer)                                                                                             \
     RULE(GemmDimsNotAligned)                                                                                           \
     RULE(DataParallel)                                                                                                 \
     RULE(DataloaderStall)                                                                                              \
