@@ -40,7 +40,7 @@ class CaptureChecks:
             for name in ("capture: GPU capture on", "capture: kernels", "capture: memcpys (pageable, pinned, DtoH)",
                          "capture: memsets", "capture: syncs", "capture: event queries are not syncs",
                          "capture: CUDA API calls", "capture: GEMM shapes (cuBLAS/cuBLASLt)",
-                         "capture: cuDNN convolutions", "capture: NVTX ranges and marks"):
+                         "capture: cuDNN convolutions", "capture: NVTX ranges and marks", "capture: Python call sites"):
                 self.report.add(name, "skipped", self.no_gpu)
             return
         for name, function in (("capture: GPU capture on", self.capture_on), ("capture: kernels", self.capture_kernels),
@@ -50,7 +50,8 @@ class CaptureChecks:
                                ("capture: CUDA API calls", self.capture_api),
                                ("capture: GEMM shapes (cuBLAS/cuBLASLt)", self.capture_gemms),
                                ("capture: cuDNN convolutions", self.capture_convs),
-                               ("capture: NVTX ranges and marks", self.capture_nvtx)):
+                               ("capture: NVTX ranges and marks", self.capture_nvtx),
+                               ("capture: Python call sites", self.capture_call_sites)):
             self.guard(name, function, name, d, done)
 
     def verdict(self, name, problems, detail):
@@ -174,6 +175,32 @@ class CaptureChecks:
         self.verdict(name, problems, ", ".join("%s %d" % kv for kv in sorted(by_type.items())) + " (done: %d event, "
                      "%d stream, %d device synchronisations)" % (done["event_syncs"], done["stream_syncs"],
                                                                  done["device_syncs"]))
+
+    def capture_call_sites(self, name, d, done):
+        """The bootstrap's call sites (docs/agent.md): each step's loss.item() waits for the GPU, so it is noted at
+        its line of capture_workload.py, with the stream wait it caused inside it; torch.cuda.synchronize too."""
+        workload = os.path.join(DRIVER, "capture_workload.py")
+        with open(workload) as f:
+            item_line = next(i for i, text in enumerate(f, 1) if "loss.item()  # a device-to-host copy" in text)
+        calls = "select p.start_ns, p.end_ns, p.tid from python_calls p join strings c on c.id = p.call_id " \
+                "join strings f on f.id = p.file_id where c.value = ? and f.value like ? and p.line = ?"
+        items = d.rows(calls, "Tensor.item", "%capture_workload.py", item_line)
+        problems = []
+        if len(items) < done["dtoh_copies"]:
+            problems.append("%d Tensor.item calls at capture_workload.py:%d, want >= %d" % (
+                len(items), item_line, done["dtoh_copies"]))
+        waits = d.scalar("select count(*) from api_calls a join strings s on s.id = a.name_id join python_calls p "
+                         "on a.tid = p.tid and a.start_ns >= p.start_ns and a.end_ns <= p.end_ns join strings c on "
+                         "c.id = p.call_id where c.value = 'Tensor.item' and s.value like 'cuda%Synchronize%'")
+        if items and not waits:
+            problems.append("no stream wait inside the Tensor.item calls")
+        device_syncs = d.scalar("select count(*) from python_calls p join strings c on c.id = p.call_id "
+                                "where c.value = 'torch.cuda.synchronize'")
+        if device_syncs < done["device_syncs"]:
+            problems.append("%d torch.cuda.synchronize calls noted, want >= %d" % (device_syncs, done["device_syncs"]))
+        samples = d.count("python_samples")
+        self.verdict(name, problems, "%d Tensor.item calls at line %d with %d CUDA waits inside; %d "
+                     "torch.cuda.synchronize; %d Python samples" % (len(items), item_line, waits, device_syncs, samples))
 
     def capture_queries(self, name, d, done):
         n = d.count("syncs")
