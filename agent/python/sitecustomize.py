@@ -3,8 +3,8 @@
 Once torch is imported it marks, in the NVTX domain "tuneup", what the advisor's rules look for:
 DataLoader iteration, Optimizer.zero_grad and Optimizer.step (named as torch.profiler names them),
 the model's forward pass and backward, and each batch a DataLoader worker makes (in the worker's own file); and it records facts as marks with an integer payload: the DataLoader's num_workers,
-pin_memory and persistent_workers, zero_grad's set_to_none, DataParallel or DistributedDataParallel
-wrapping, gradcheck. Where the agent records, it also notes the line of the user's code behind the calls it
+pin_memory and persistent_workers, zero_grad's set_to_none, each optimizer's foreach/fused implementation,
+parameter count and family, DataParallel or DistributedDataParallel wrapping, gradcheck. Where the agent records, it also notes the line of the user's code behind the calls it
 watches and samples the main thread's Python stack (tuneup_sites.py, beside it). It chains any other sitecustomize on the path, is switched off with
 TUNEUP_PYTHON_BOOTSTRAP=0, and never breaks the program: a failure of its own is reported once on
 stderr and the bootstrap steps aside. Under `tuneup bench` it also loads tuneup_bench.py, beside it: the
@@ -157,6 +157,7 @@ def _patch_optimizer(agent, sites, module):
 
     def init_and_wrap_step(self, *args, **kwargs):
         init(self, *args, **kwargs)
+        _record_optimizer(agent, self, version)
         cls = type(self)
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "_tuneup_wrapped", False):
@@ -167,6 +168,58 @@ def _patch_optimizer(agent, sites, module):
             )
 
     Optimizer.__init__ = init_and_wrap_step
+
+
+# What the optimizer's step runs as (docs/agent.md): tuneup.optimizer.family.
+_FAMILY_OTHER, _FAMILY_TORCH, _FAMILY_APEX = 0, 1, 2
+_optimizer_warned = []
+
+
+def _foreach_default(optimizer, version):
+    """What foreach=None (the default) runs: from PyTorch 2.0, the foreach implementation when every parameter
+    is a plain tensor on a device with foreach kernels (CUDA) and the optimizer is not differentiable
+    (torch.optim.optimizer._default_to_fused_or_foreach); in 1.x, the per-parameter loop."""
+    if version is None or version < 20000 or optimizer.defaults.get("differentiable"):
+        return False
+    import torch
+
+    try:
+        from torch.utils._foreach_utils import _get_foreach_kernels_supported_devices
+
+        devices = set(_get_foreach_kernels_supported_devices())
+    except Exception:  # older 2.x: CUDA only
+        devices = {"cuda"}
+    plain = (torch.Tensor, torch.nn.parameter.Parameter)
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    return bool(params) and all(type(p) in plain and p.device.type in devices for p in params)
+
+
+def _record_optimizer(agent, optimizer, version):
+    """Facts about an optimizer just made: which family its class is, how many parameters it updates, and
+    whether its step runs foreach (multi-tensor) or fused kernels (1/0, -1 when it has no such option)."""
+    try:
+        defaults = getattr(optimizer, "defaults", None) or {}
+        module = type(optimizer).__module__ or ""
+        family = (_FAMILY_TORCH if module.startswith("torch.optim")
+                  else _FAMILY_APEX if module.startswith("apex.") else _FAMILY_OTHER)
+        # None is "the default": never fused (no PyTorch picks fused by itself); foreach as _foreach_default.
+        fused = bool(defaults["fused"]) if "fused" in defaults else -1
+        foreach = -1
+        if "foreach" in defaults:
+            setting = defaults["foreach"]
+            if setting is not None:
+                foreach = bool(setting)
+            else:
+                foreach = fused is not True and _foreach_default(optimizer, version)
+        params = sum(len(group["params"]) for group in optimizer.param_groups)
+        agent.fact("tuneup.optimizer.family", family)
+        agent.fact("tuneup.optimizer.params", params)
+        agent.fact("tuneup.optimizer.foreach", foreach)
+        agent.fact("tuneup.optimizer.fused", fused)
+    except Exception as error:  # an optimizer this does not understand: no facts, no harm
+        if not _optimizer_warned:
+            _optimizer_warned.append(True)
+            _warn("reading the optimizer's settings", error)
 
 
 def _handing_over(sites, function):

@@ -103,6 +103,65 @@ TEST_F(PythonBootstrapTest, FactsFollowTheProgram) {
     EXPECT_EQ(flag(q, "autograd.anomaly"), "1");
 }
 
+TEST_F(PythonBootstrapTest, OptimizerFactsFollowItsSettings) {
+    // Adam(foreach=False) and its --fixed twin (foreach=True on the CPU), over 25 layers' weights and biases.
+    const std::string sample = std::string(TUNEUP_SAMPLES_DIR) + "/python/unfused_optimizer.py --steps 2 --width 16";
+    ASSERT_EQ(record("loop", sample), 0) << err();
+    ASSERT_EQ(record("foreach", sample + " --fixed"), 0) << err();
+    tuneup::test::SqliteQuery loop(db("loop")), foreach (db("foreach"));
+    ASSERT_TRUE(loop.ok() && foreach.ok()) << loop.error() << foreach.error();
+    EXPECT_EQ(fact(loop, "tuneup.optimizer.foreach"), "0");
+    EXPECT_EQ(fact(foreach, "tuneup.optimizer.foreach"), "1");
+    for (auto* q : { &loop, &foreach }) {
+        EXPECT_EQ(fact(*q, "tuneup.optimizer.fused"), "0"); // Adam has the option (1.13: fused=False)
+        EXPECT_EQ(fact(*q, "tuneup.optimizer.params"), "50");
+        EXPECT_EQ(fact(*q, "tuneup.optimizer.family"), "1"); // torch.optim
+        EXPECT_EQ(ranges(*q, "Optimizer.step#Adam.step"), 2);
+    }
+
+    // foreach left unset: 1.x runs the per-parameter loop (2.x on the CPU too: foreach kernels are CUDA's).
+    // An optimizer of the program's own, with no such options: -1, family "other".
+    const std::string own = "-c 'import torch\n"
+                            "p = [torch.zeros(2, requires_grad=True) for _ in range(3)]\n"
+                            "torch.optim.SGD(p, lr=0.1)\n"
+                            "class Mine(torch.optim.Optimizer):\n"
+                            "    def __init__(self, params):\n"
+                            "        super().__init__(params, dict(lr=0.1))\n"
+                            "Mine(p[:2])'";
+    ASSERT_EQ(record("own", own), 0) << err();
+    tuneup::test::SqliteQuery q(db("own"));
+    const auto values = [&](const std::string& name) {
+        std::string all;
+        for (const auto& row : q.rows("SELECT m.payload FROM nvtx_marks m JOIN strings s ON s.id = m.name_id WHERE "
+                                      "s.value = '"
+                 + name + "' ORDER BY m.ts_ns"))
+            all += (all.empty() ? "" : ",") + (row[0] ? *row[0] : std::string("NULL"));
+        return all;
+    };
+    EXPECT_EQ(values("tuneup.optimizer.foreach"), "0,-1");
+    EXPECT_EQ(values("tuneup.optimizer.fused"), "-1"); // 1.13's SGD has no fused option, nor has Mine
+    EXPECT_EQ(values("tuneup.optimizer.params"), "3,2");
+    EXPECT_EQ(values("tuneup.optimizer.family"), "1,0");
+}
+
+TEST_F(PythonBootstrapTest, AnOptimizerItCannotReadIsWarnedAboutOnceAndWorks) {
+    // A foreach setting that cannot be read as a bool: the bootstrap says so once, the program goes on.
+    const std::string odd = "-c 'import torch\n"
+                            "class Odd:\n"
+                            "    def __bool__(self):\n"
+                            "        raise ValueError(\"odd\")\n"
+                            "p = [torch.zeros(2, requires_grad=True)]\n"
+                            "for _ in range(3):\n"
+                            "    opt = torch.optim.SGD(p, lr=0.1, foreach=Odd())\n"
+                            "print(\"made\", len(opt.param_groups))'";
+    ASSERT_EQ(record("odd", odd), 0) << err();
+    EXPECT_NE(readFile(m_dir + "/out.txt").find("made 1"), std::string::npos) << readFile(m_dir + "/out.txt");
+    const std::string warning = "tuneup: Python bootstrap: reading the optimizer's settings: odd";
+    const size_t first = err().find(warning);
+    EXPECT_NE(first, std::string::npos) << err();
+    EXPECT_EQ(err().find(warning, first + 1), std::string::npos) << "once: " << err();
+}
+
 TEST_F(PythonBootstrapTest, DataLoaderWorkersWriteTheirOwnFilesWithTheBatchesTheyMade) {
     ASSERT_EQ(train("workers", "--workers 2 --load-ms 5"), 0) << err();
     std::vector<std::string> workerFiles;
