@@ -197,9 +197,9 @@ public:
         // one op may run once per parameter or several times).
         const int64_t parameters = params && *params > 0 ? *params : 0;
         const double perParameterKernels = parameters > 0 ? perStep / double(parameters) : 0;
-        const std::string counts = formatCount(int64_t(perStep + 0.5)) + " per-parameter kernels and "
-            + formatCount(int64_t(multiPerStep + 0.5)) + " multi-tensor kernels per step (" + std::to_string(working)
-            + " steps)";
+        const std::string counts = formatCount(int64_t(perStep + 0.5)) + " per-parameter and "
+            + formatCount(int64_t(multiPerStep + 0.5)) + " multi-tensor kernels per step, over "
+            + std::to_string(working) + (working == 1 ? " step" : " steps");
         if (multiPerStep >= kMaxMultiTensorShare * perStep && multiTensor > 0) {
             outcome.reason = "the optimizer step already runs multi-tensor kernels: " + counts;
             return;
