@@ -54,6 +54,16 @@ SAMPLES = {
         ("fp16/bf16 GEMMs", "select count(*) from gemm_calls where status = 0 and a_type in (2, 14)", "v == 0",
          "v > 0"),
     ]),
+    "unfused_optimizer": dict(rule="unfused-optimizer", python_only=True, checks=[
+        ("optimizer foreach or fused (facts)", "select max(m.payload) from nvtx_marks m join strings s on s.id = "
+         "m.name_id where s.value in ('tuneup.optimizer.foreach', 'tuneup.optimizer.fused')", "v == 0", "v == 1"),
+        ("elementwise kernels per Optimizer.step",
+         "select count(*) * 1.0 / max(1, (select count(*) from nvtx_ranges r join strings s on s.id = r.name_id "
+         "where s.value like 'Optimizer.step%')) from kernels k join strings kn on kn.id = k.name_id join api_calls a "
+         "using (correlation_id) join nvtx_ranges r on r.tid = a.tid and a.start_ns between r.start_ns and r.end_ns "
+         "join strings s on s.id = r.name_id where s.value like 'Optimizer.step%' and kn.value like "
+         "'%elementwise_kernel%'", "v >= 100", "v < 10"),
+    ]),
     "data_parallel": dict(rule=None, python_only=True, checks=[  # data-parallel needs two GPUs
         ("wrap.data_parallel", "FACT tuneup.wrap.data_parallel", "v == 1", None),
         ("wrap.distributed_data_parallel", "FACT tuneup.wrap.distributed_data_parallel", None, "v == 1"),

@@ -15,6 +15,17 @@ FILLS_PER_ZERO_GRAD = (
     "s.value like 'Optimizer.zero_grad%')) from kernels k join api_calls a using (correlation_id) join nvtx_ranges r on "
     "r.tid = a.tid and a.start_ns between r.start_ns and r.end_ns join strings s on s.id = r.name_id where s.value "
     "like 'Optimizer.zero_grad%'")
+# Elementwise kernels (mangled names hold the word too) launched inside Optimizer.step, per step: the per-parameter
+# kernels of the unfused-optimizer rule.
+ELEMENTWISE_PER_OPTIMIZER_STEP = (
+    "select count(*) * 1.0 / max(1, (select count(*) from nvtx_ranges r join strings s on s.id = r.name_id where "
+    "s.value like 'Optimizer.step%')) from kernels k join strings kn on kn.id = k.name_id join api_calls a using "
+    "(correlation_id) join nvtx_ranges r on r.tid = a.tid and a.start_ns between r.start_ns and r.end_ns join strings "
+    "s on s.id = r.name_id where s.value like 'Optimizer.step%' and kn.value like '%elementwise_kernel%'")
+# The optimizer's step runs foreach or fused kernels (the bootstrap's facts; 1 when either is on).
+OPTIMIZER_FOREACH_OR_FUSED = (
+    "select max(m.payload) from nvtx_marks m join strings s on s.id = m.name_id where s.value in "
+    "('tuneup.optimizer.foreach', 'tuneup.optimizer.fused')")
 COPIES_PER_STEP = (
     "select count(*) * 1.0 / max(1, (select count(*) from nvtx_ranges r join strings s on s.id = r.name_id where "
     "s.value = 'step')) from memcpys where copy_kind = 1")
@@ -85,6 +96,14 @@ SAMPLES = [
                     Signal("fp16/bf16 GEMMs", "select count(*) from gemm_calls where status = 0 and a_type in (2, 14)",
                            "v == 0", "v > 0")],
            rule="amp-unused"),
+    # Settings differ by device (--fixed: fused=True on CUDA with PyTorch 2.x, foreach=True elsewhere): the signal
+    # is either.
+    Sample("unfused_optimizer", "--steps 4 --layers 8 --width 32", "--steps 30",
+           signals=[Signal("foreach or fused (bootstrap facts)", OPTIMIZER_FOREACH_OR_FUSED, "v == 0", "v == 1",
+                           gpu=False),
+                    Signal("elementwise kernels per Optimizer.step", ELEMENTWISE_PER_OPTIMIZER_STEP, "v >= 100",
+                           "v < 10")],
+           rule="unfused-optimizer"),
     Sample("data_parallel", "--steps 4 --batch 8", "--steps 30",
            settings=[("wrap.data_parallel", "1", "(not recorded)")],
            signals=[Signal("wrap.distributed_data_parallel fact", "FACT tuneup.wrap.distributed_data_parallel", None,

@@ -161,9 +161,13 @@ std::vector<SampleCase> cases(bool python) {
         { "conv_bias_bn", python, "--steps 4 --batch 2", {}, python ? "conv-bias-before-batchnorm" : "" },
         { "amp", python, "--steps 4 --hidden 128", {}, "" },
     };
-    if (python)
+    if (python) {
         list.push_back(
             { "data_parallel", true, "--steps 4 --batch 8", { { "wrap.data_parallel", "1", "(not recorded)" } }, "" });
+        // The per-parameter kernels exist only on a GPU: on the CPU, the settings the bootstrap read.
+        list.push_back({ "unfused_optimizer", true, "--steps 4 --layers 8 --width 32",
+            { { "optimizer.foreach", "0", "1" }, { "optimizer.fused", "0", "0" } }, "" });
+    }
     return list;
 }
 
