@@ -164,6 +164,25 @@ TEST(JsonWindowReader, WindowsHoldWholeElementsAndParse) {
     }
 }
 
+// The first windows are 1/16, 1/8, 1/4 and 1/2 of the size asked for, so that parsing threads start early;
+// each ends at the first element end past its size.
+TEST(JsonWindowReader, FirstWindowsRampUpToTheSizeAskedFor) {
+    const std::string body = eventsText(5000, false);
+    const std::string text = "[" + body + "]";
+    const size_t element = body.size() / 5000 + 8; // an upper bound on one element and its comma
+    StringCursor cursor(text, 4096);
+    cursor.consume(1);
+    constexpr size_t kWindow = 64 * 1024;
+    JsonWindowReader reader(cursor, kWindow);
+    JsonWindow window;
+    for (size_t target : { kWindow / 16, kWindow / 8, kWindow / 4, kWindow / 2, kWindow, kWindow }) {
+        reader.next(window);
+        ASSERT_FALSE(window.last);
+        EXPECT_GE(window.contentSize, target);
+        EXPECT_LT(window.contentSize, target + element);
+    }
+}
+
 TEST(JsonWindowReader, EndOfTextAndParserState) {
     {
         StringCursor cursor("[ ]", 10);
@@ -187,7 +206,7 @@ TEST(JsonWindowReader, EndOfTextAndParserState) {
         const std::string text = R"([{"a": 1}, {"b": [2)";
         StringCursor cursor(text, 4);
         cursor.consume(1);
-        JsonWindowReader reader(cursor, 100);
+        JsonWindowReader reader(cursor, 1600); // a first window of 100 bytes
         JsonWindow window;
         reader.next(window);
         EXPECT_TRUE(window.last);

@@ -90,6 +90,10 @@ void JsonWindowReader::next(JsonWindow& window) {
     window.prefix = window.size;
     m_splitter.startWindow();
 
+    // The first windows are smaller, so that the parsing threads start while the text is still being
+    // read, rather than after a whole window of it: m_windowBytes / 16, doubling up to m_windowBytes.
+    const size_t target = std::max<size_t>(m_windowBytes >> std::max(4 - m_windowsCut, 0), 1);
+    ++m_windowsCut;
     const size_t growthLimit = m_windowBytes * kGrowthBeforeChecks;
     size_t nextCheck = growthLimit;
     bool closed = false;
@@ -101,9 +105,9 @@ void JsonWindowReader::next(JsonWindow& window) {
         }
         size_t n = bytes.size();
         auto cut = JsonArraySplitter::Cut::AfterElement;
-        if (window.contentSize < m_windowBytes) {
+        if (window.contentSize < target) {
             cut = JsonArraySplitter::Cut::None;
-            n = std::min(n, m_windowBytes - window.contentSize);
+            n = std::min(n, target - window.contentSize);
         } else if (window.contentSize >= growthLimit) {
             cut = JsonArraySplitter::Cut::AfterElementOrComma;
             if (window.contentSize >= nextCheck) {
