@@ -1,14 +1,16 @@
 """tuneup's Python bootstrap, loaded as `sitecustomize` by `tuneup record` (see docs/agent.md).
 
-Once torch is imported it marks, in the NVTX domain "tuneup", what the advisor's rules look for:
-DataLoader iteration, Optimizer.zero_grad and Optimizer.step (named as torch.profiler names them),
-the model's forward pass and backward, and each batch a DataLoader worker makes (in the worker's own file); and it records facts as marks with an integer payload: the DataLoader's num_workers,
-pin_memory and persistent_workers, zero_grad's set_to_none, each optimizer's foreach/fused implementation,
-parameter count and family, DataParallel or DistributedDataParallel wrapping, gradcheck.
-Where the agent records, it also notes the line of the user's code behind the calls it watches and samples the main thread's Python stack (tuneup_sites.py, beside it). It chains any other sitecustomize on the path, is switched off with
-TUNEUP_PYTHON_BOOTSTRAP=0, and never breaks the program: a failure of its own is reported once on
-stderr and the bootstrap steps aside. Under `tuneup bench` it also loads tuneup_bench.py, beside it: the
-fixes bench applies in the process and its step limit (docs/bench.md).
+Once torch is imported it marks, in the NVTX domain "tuneup", what the advisor's rules look for: DataLoader
+iteration, Optimizer.zero_grad and Optimizer.step (named as torch.profiler names them), the model's forward
+pass and backward, and each batch a DataLoader worker makes (in the worker's own file); and it records facts
+as marks with an integer payload: the DataLoader's num_workers, pin_memory and persistent_workers, zero_grad's
+set_to_none, each optimizer's foreach/fused implementation, parameter count and family, DataParallel or
+DistributedDataParallel wrapping, gradcheck. Where the agent records, it also notes the line of the user's
+code behind the calls it watches and samples the main thread's Python stack (tuneup_sites.py, beside it). It
+chains any other sitecustomize on the path, is switched off with TUNEUP_PYTHON_BOOTSTRAP=0, and never breaks
+the program: a failure of its own is reported once on stderr and the bootstrap steps aside. Under `tuneup
+bench` it also loads tuneup_bench.py, beside it: the fixes bench applies in the process and its step limit
+(docs/bench.md).
 """
 
 import os
