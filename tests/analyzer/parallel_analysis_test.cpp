@@ -1,8 +1,8 @@
 // The analysis done on several threads gives what one thread gives: parallelFor itself (every piece once,
 // the first exception in piece order), TraceBuilder::finish sorting the GPU's and the host's tables side
 // by side (orders, key lookups and links checked against plain loops on a trace large enough to take
-// that path), and a rank's rules evaluated side by side (the same report as one at a time, on a real
-// HTA trace). The tsan preset runs these ("threads" label).
+// that path), kernel names classified on two threads, and a rank's rules evaluated side by side (the same
+// report as one at a time, on a real HTA trace). The tsan preset runs these ("threads" label).
 
 #include "advise/advisor.h"
 #include "advise/rule_context.h"
@@ -16,6 +16,7 @@
 #include <atomic>
 #include <gtest/gtest.h>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -217,6 +218,35 @@ TEST(TraceBuilderOnTwoThreads, CountsRepairsOfBothSides) {
     EXPECT_EQ(m.kernels.size(), 12000u - 6);
     EXPECT_EQ(m.stats.value("times.out_of_range"), 6);
     EXPECT_EQ(m.stats.value("times.end_before_start"), 12 + 4) << "ops and kernels together";
+}
+
+// ---- kernel classes, names split between threads ----------------------------------------------
+
+TEST(KernelClassesSideBySide, EachKernelGetsItsNamesClass) {
+    TraceBuilder b(SourceFormat::Unknown, "synthetic");
+    const char* families[] = { "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ampere_sgemm_128x64_nn",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>",
+        "cudnn::bn_fw_tr_1C11_kernel_NCHW", "void implicit_convolve_sgemm<float>", "triton_poi_fused_add_0",
+        "flash_fwd_kernel", "void at::native::reduce_kernel<512, 1>", "my_custom_kernel" };
+    std::vector<std::string> names;
+    for (int i = 0; i < 300; ++i)
+        names.push_back(std::string(families[i % 9]) + "_" + std::to_string(i));
+    for (int copy = 0; copy < 3; ++copy)
+        for (const std::string& name : names) {
+            Kernel k;
+            k.startNs = int64_t(copy) * 1000000 + int64_t(&name - names.data()) * 100, k.endNs = k.startNs + 50;
+            k.name = b.intern(name);
+            b.addKernel(k);
+        }
+    const TraceModel m = b.finish();
+    const std::vector<KernelClass> classes = classifyKernels(m);
+    ASSERT_EQ(classes.size(), m.kernels.size());
+    std::set<KernelClass> seen;
+    for (size_t i = 0; i < classes.size(); ++i) {
+        ASSERT_EQ(classes[i], classifyKernel(m.str(m.kernels.name[i]))) << m.str(m.kernels.name[i]);
+        seen.insert(classes[i]);
+    }
+    EXPECT_GE(seen.size(), 7u) << "the families fall in different classes";
 }
 
 // ---- a rank's rules side by side ------------------------------------------------------------------

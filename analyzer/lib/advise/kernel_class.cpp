@@ -1,5 +1,7 @@
 #include "advise/kernel_class.h"
 
+#include "model/parallel_for.h"
+
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -140,13 +142,26 @@ KernelClass classifyKernel(std::string_view text) {
 }
 
 std::vector<KernelClass> classifyKernels(const TraceModel& model) {
-    std::vector<KernelClass> classes(model.kernels.size());
-    std::unordered_map<StringId, KernelClass> byName;
+    // Each distinct name once (names run to hundreds of characters, a few microseconds each), the
+    // names split between threads when there are enough of them to pay for one.
+    std::unordered_map<StringId, size_t> nameIndex; // name -> its place in `names`
+    std::vector<StringId> names;
+    std::vector<uint32_t> kernelName(model.kernels.size());
     for (size_t i = 0; i < model.kernels.size(); ++i) {
-        auto [it, added] = byName.try_emplace(model.kernels.name[i], KernelClass::Other);
-        if (added) it->second = classifyKernel(model.str(model.kernels.name[i]));
-        classes[i] = it->second;
+        auto [it, added] = nameIndex.try_emplace(model.kernels.name[i], names.size());
+        if (added) names.push_back(model.kernels.name[i]);
+        kernelName[i] = static_cast<uint32_t>(it->second);
     }
+    constexpr size_t kNamesPerPiece = 16, kNamesForTwoThreads = 64;
+    std::vector<KernelClass> nameClasses(names.size());
+    const size_t pieces = (names.size() + kNamesPerPiece - 1) / kNamesPerPiece;
+    parallelFor(pieces, names.size() >= kNamesForTwoThreads ? usefulThreads(pieces, 2) : 1, [&](size_t piece) {
+        for (size_t k = piece * kNamesPerPiece; k < std::min(names.size(), (piece + 1) * kNamesPerPiece); ++k)
+            nameClasses[k] = classifyKernel(model.str(names[k]));
+    });
+    std::vector<KernelClass> classes(model.kernels.size());
+    for (size_t i = 0; i < classes.size(); ++i)
+        classes[i] = nameClasses[kernelName[i]];
     return classes;
 }
 
