@@ -102,7 +102,8 @@ constexpr const char* kMultiTensor
 // Synthetic: `steps` steps of 10 ms; each runs an Optimizer.step#SGD.step range on thread 1 launching, per
 // parameter, the kernels of `perParameter` (names), then a multi-tensor kernel `multiTensor` times; and a
 // forward GEMM plus an elementwise kernel outside the range that the rule must not count.
-TraceModel syntheticStep(int steps, int parameters, const std::vector<const char*>& perParameter, int multiTensor) {
+TraceModel syntheticStep(int steps, int parameters, const std::vector<const char*>& perParameter, int multiTensor,
+    int64_t kernelNs = 3'000) {
     auto b = ruletest::syntheticTrace(steps, 10'000'000);
     const ThreadIndex thread = b.thread(1, 1);
     uint64_t correlation = 1;
@@ -137,7 +138,7 @@ TraceModel syntheticStep(int steps, int parameters, const std::vector<const char
         t = step.startNs + 1'000;
         for (int p = 0; p < parameters; ++p)
             for (const char* name : perParameter)
-                launch(name, 3'000);
+                launch(name, kernelNs);
         for (int i = 0; i < multiTensor; ++i)
             launch(kMultiTensor, 20'000);
         step.endNs = t + 1'000;
@@ -169,6 +170,15 @@ TEST(UnfusedOptimizer, SyntheticPerParameterKernelsInsideTheStepFire) {
     EXPECT_EQ(f.gain->perStepNs, 120 * 6'000 + 2'000);
     EXPECT_EQ(f.gain->confidence, "medium");
     EXPECT_EQ(f.severity, Severity::Warning); // 0.72 ms of a 10 ms step
+}
+
+TEST(UnfusedOptimizer, SyntheticGainOfGpuBoundStepsIsLaunchesPlusHalfTheKernels) {
+    // Kernels of 20 us launched 6 us apart: the GPU time (2.4 ms per step) outlasts the range; no cap.
+    const auto run = runOn(syntheticStep(4, 40, { kMul, kAdd, kAdd }, 0, 20'000));
+    const Finding& f = only(run);
+    ASSERT_TRUE(f.gain);
+    EXPECT_EQ(f.gain->perStepNs, 120 * 5'000 + 120 * 20'000 / 2);
+    EXPECT_EQ(ruletest::evidenceFact(f, "GPU time of the per-parameter kernels per step"), "2.4 ms");
 }
 
 TEST(UnfusedOptimizer, SyntheticRecordedParameterCountDecidesKernelsPerParameter) {
