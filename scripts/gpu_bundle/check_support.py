@@ -118,10 +118,10 @@ class Runner:
         os.makedirs(os.path.dirname(db), exist_ok=True)
         return self.run(name, [TUNEUP, "record", "-o", db, "--force", "--"] + argv, limit, env)
 
-    def advise(self, name, db):
-        """`tuneup advise DB --format json`, parsed; raises RuntimeError with the reason."""
+    def advise(self, name, db, *options):
+        """`tuneup advise DB --format json [OPTIONS]`, parsed; raises RuntimeError with the reason."""
         out = db + ".advice.json"
-        code, log = self.run(name + ".advise", [TUNEUP, "advise", db, "--format", "json", "-o", out], 120)
+        code, log = self.run(name + ".advise", [TUNEUP, "advise", db, "--format", "json", "-o", out, *options], 120)
         if code not in (0, 3):
             raise RuntimeError("tuneup advise %s: %s" % (exit_text(code), tail(log)))
         with open(out) as f:
