@@ -5,8 +5,10 @@
 #include "import/format_detect.h"
 #include "import/large_buffer.h"
 #include "kineto_test_support.h"
+#include "model/sort_runs.h"
 #include "model/trace_builder.h"
 
+#include <algorithm>
 #include <cstring>
 #include <gtest/gtest.h>
 #include <map>
@@ -93,6 +95,38 @@ TEST(DecimalText, UnsignedIdsKeepAll64Bits) {
     EXPECT_EQ(parseUnsigned("0x1F"), 31u);
     EXPECT_EQ(parseUnsigned("-1"), std::nullopt);
     EXPECT_EQ(parseInteger("-42"), -42);
+}
+
+// Rows nearly in order (runs of a thread's events) are sorted by merging their runs; either way the result is
+// std::stable_sort's, ties in their first order.
+TEST(SortRuns, MergingRunsSortsAsStableSortDoes) {
+    uint64_t state = 99;
+    auto next = [&state] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
+    for (size_t runs : { size_t(1), size_t(2), size_t(3), size_t(7), size_t(64), size_t(1000) }) {
+        std::vector<std::pair<int, int>> rows; // (key, arrival): sorted by key only
+        for (size_t r = 0; r < runs; ++r) {
+            int key = int(next() >> 58);
+            for (int i = 0; i < 50; ++i) {
+                key += int(next() >> 62); // non-decreasing inside a run, with ties
+                rows.emplace_back(key, int(rows.size()));
+            }
+        }
+        const auto byKey = [](const auto& a, const auto& b) { return a.first < b.first; };
+        std::vector<std::pair<int, int>> expected = rows;
+        std::stable_sort(expected.begin(), expected.end(), byKey);
+        std::vector<std::pair<int, int>> merged = rows;
+        const bool took = mergeRuns(merged, byKey, runs + 1);
+        EXPECT_TRUE(took) << runs << " runs";
+        EXPECT_EQ(merged, expected) << runs << " runs";
+        std::vector<std::pair<int, int>> refused = rows;
+        if (runs > 1) {
+            EXPECT_FALSE(mergeRuns(refused, byKey, runs - 1)) << "more runs than allowed";
+            EXPECT_EQ(refused, rows) << "left as they were";
+        }
+        std::vector<std::pair<int, int>> sorted = rows;
+        stableSortRuns(sorted, byKey);
+        EXPECT_EQ(sorted, expected) << runs << " runs";
+    }
 }
 
 // Buffers for windows and chunks: uninitialised, usable to the last byte, on 2 MiB boundaries from 2 MiB on

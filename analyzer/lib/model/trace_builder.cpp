@@ -1,6 +1,7 @@
 #include "model/trace_builder.h"
 
 #include "model/parallel_for.h"
+#include "model/sort_runs.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -25,7 +26,7 @@ Permutation sortOrder(const std::vector<int64_t>& start, const std::vector<int64
     for (size_t i = 1; i < start.size() && sorted; ++i)
         sorted = start[i - 1] < start[i] || (start[i - 1] == start[i] && end[i - 1] >= end[i]);
     if (sorted) return {}; // identity: most tables arrive nearly sorted per track, often fully
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    stableSortRuns(order, [&](uint32_t a, uint32_t b) {
         if (start[a] != start[b]) return start[a] < start[b];
         return end[a] > end[b];
     });
@@ -68,7 +69,7 @@ template <class Table> Permutation sortTable(Table& table, TimeRepairs& repairs)
                 clamp(i);
                 order.push_back(i);
             }
-        std::stable_sort(order.begin(), order.end(), [&table](uint32_t a, uint32_t b) {
+        stableSortRuns(order, [&table](uint32_t a, uint32_t b) {
             if (table.startNs[a] != table.startNs[b]) return table.startNs[a] < table.startNs[b];
             return table.endNs[a] > table.endNs[b];
         });
@@ -90,7 +91,7 @@ template <class Table> void sortInstants(Table& table, TimeRepairs& repairs) {
         else
             ++repairs.dropped;
     if (order.size() == table.size() && std::is_sorted(table.timeNs.begin(), table.timeNs.end())) return;
-    std::stable_sort(order.begin(), order.end(), [&t = table.timeNs](uint32_t x, uint32_t y) { return t[x] < t[y]; });
+    stableSortRuns(order, [&t = table.timeNs](uint32_t x, uint32_t y) { return t[x] < t[y]; });
     table.select(order);
 }
 
@@ -279,8 +280,9 @@ TraceModel TraceBuilder::finish() {
     }
     std::sort(m.devices.begin(), m.devices.end(), [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
 
-    // The GPU's tables with their runtime calls, and the host's, sort on two threads where the trace is
-    // large enough for it to pay: each side writes only its own tables and key indexes.
+    // The CPU ops (the largest table of most traces) with their nesting and the annotations on one thread,
+    // every other table on another, where the trace is large enough for a thread to pay: each side writes
+    // only its own tables and key indexes.
     TimeRepairs repairs, gpuRepairs;
     Permutation kernelIndex, opIndex;
     const auto gpuSide = [&] {
@@ -291,26 +293,26 @@ TraceModel TraceBuilder::finish() {
         sortTable(m.apiCalls, gpuRepairs);
         m.m_apiCallByCorrelation = TraceModel::buildKeyIndex(m.apiCalls.correlation);
         m.m_kernelByCorrelation = TraceModel::buildKeyIndex(m.kernels.correlation);
+        sortTable(m.gpuAnnotations, gpuRepairs);
+        sortTable(m.flows, gpuRepairs);
+        sortTable(m.pythonFunctions, gpuRepairs);
+        sortTable(m.gemmCalls, gpuRepairs);
+        sortTable(m.convCalls, gpuRepairs);
+        sortInstants(m.frameworkFlags, gpuRepairs);
+        sortInstants(m.programFacts, gpuRepairs);
+        sortInstants(m.threadStates, gpuRepairs);
+        sortInstants(m.pythonSamples, gpuRepairs);
+        sortInstants(m.memoryEvents, gpuRepairs);
+        const Permutation rangeIndex = sortTable(m.counterRanges, gpuRepairs);
+        renumber(m.counterValues.range, rangeIndex);
+        dropValuesOfDroppedRanges(m.counterValues);
     };
     const auto hostSide = [&] {
         opIndex = sortTable(m.cpuOps, repairs);
-        sortTable(m.annotations, repairs);
-        sortTable(m.gpuAnnotations, repairs);
-        sortTable(m.flows, repairs);
-        sortTable(m.pythonFunctions, repairs);
-        sortTable(m.gemmCalls, repairs);
-        sortTable(m.convCalls, repairs);
-        sortInstants(m.frameworkFlags, repairs);
-        sortInstants(m.programFacts, repairs);
-        sortInstants(m.threadStates, repairs);
-        sortInstants(m.pythonSamples, repairs);
-        sortInstants(m.memoryEvents, repairs);
-        const Permutation rangeIndex = sortTable(m.counterRanges, repairs);
-        renumber(m.counterValues.range, rangeIndex);
-        dropValuesOfDroppedRanges(m.counterValues);
         m.m_cpuOpByExternalId = TraceModel::buildKeyIndex(m.cpuOps.externalId);
         computeNesting(
             m.cpuOps.startNs, m.cpuOps.endNs, m.cpuOps.thread, m.threads.size(), m.cpuOps.depth, m.cpuOps.parent);
+        sortTable(m.annotations, repairs);
         computeNesting(m.annotations.startNs, m.annotations.endNs, m.annotations.thread, m.threads.size(),
             m.annotations.depth, m.annotations.parent);
     };

@@ -1,5 +1,6 @@
 #include "model/trace_model.h"
 
+#include "model/sort_runs.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -148,8 +149,10 @@ TraceModel::KeyIndex TraceModel::buildKeyIndex(const std::vector<uint64_t>& keys
     index.reserve(present);
     for (size_t i = 0; i < keys.size(); ++i)
         if (keys[i] != 0) index.push_back(static_cast<RowIndex>(i));
-    // Correlation ids mostly grow with time, so the rows often come in key order already.
-    if (!sorted) sortByKey(index, keys);
+    // Correlation ids mostly grow with time, so the rows often come in key order already, or in a few runs
+    // of it (a thread's or a stream's); ids in no order are sorted by radix.
+    const auto byKey = [&keys](RowIndex a, RowIndex b) { return keys[size_t(a)] < keys[size_t(b)]; };
+    if (!sorted && !mergeRuns(index, byKey, std::max<size_t>(index.size() / 16, 2))) sortByKey(index, keys);
     return index;
 }
 
