@@ -6,7 +6,7 @@ Then the forward pass: a model of 32 nested modules called through the bootstrap
 (one range around the outermost call, a counter test in each inner one) against the original. Then the
 call sites (tuneup_sites.py): Tensor.item() as the bootstrap watches it against the original, called from this
 file and from one level deeper; and the main thread's sampler: a pure-Python loop with the sampler running
-(every TUNEUP_SAMPLE_MS) against stopped.
+(every TUNEUP_SAMPLE_MS) against stopped, 9 alternating pairs.
 
     build/release/bin/tuneup record -o /tmp/b.db --force -- python3 bench/bench_bootstrap.py
 """
@@ -103,7 +103,7 @@ def call_sites():
              median([r[3] - r[0] for r in rounds]) * 1e9))
 
     # The sampler: a pure-Python loop (it holds the interpreter's lock, which each sample must take).
-    def spin(n=2_000_000):
+    def spin(n=6_000_000):
         total = 0
         for i in range(n):
             total += i
@@ -113,7 +113,7 @@ def call_sites():
         print("sampler: off (TUNEUP_SAMPLE_MS=0)")
         return
     loops = []
-    for _ in range(7):
+    for _ in range(9):
         start = time.perf_counter()
         spin()
         sampled = time.perf_counter() - start
