@@ -6,7 +6,7 @@ Then the forward pass: a model of 32 nested modules called through the bootstrap
 (one range around the outermost call, a counter test in each inner one) against the original. Then the
 call sites (tuneup_sites.py): Tensor.item() as the bootstrap watches it against the original, called from this
 file and from one level deeper; and the main thread's sampler: a pure-Python loop with the sampler running
-(every TUNEUP_SAMPLE_MS) against stopped, 9 alternating pairs.
+(every TUNEUP_SAMPLE_MS) against stopped, 30 pairs, each side first in turn.
 
     build/release/bin/tuneup record -o /tmp/b.db --force -- python3 bench/bench_bootstrap.py
 """
@@ -103,7 +103,7 @@ def call_sites():
              median([r[3] - r[0] for r in rounds]) * 1e9))
 
     # The sampler: a pure-Python loop (it holds the interpreter's lock, which each sample must take).
-    def spin(n=6_000_000):
+    def spin(n=3_000_000):
         total = 0
         for i in range(n):
             total += i
@@ -112,19 +112,22 @@ def call_sites():
     if not sites._sampling:
         print("sampler: off (TUNEUP_SAMPLE_MS=0)")
         return
+    def timed(sampling):
+        (sites.start_sampling if sampling else sites.stop_sampling)()
+        start = time.perf_counter()
+        spin()
+        return time.perf_counter() - start
+
     loops = []
-    for _ in range(9):
-        start = time.perf_counter()
-        spin()
-        sampled = time.perf_counter() - start
-        sites.stop_sampling()
-        start = time.perf_counter()
-        spin()
-        loops.append((sampled, time.perf_counter() - start))
-        sites.start_sampling()
-    cost = median([(s - u) / u for s, u in loops])
-    print("sampler every %.0f ms: a pure-Python loop of %.0f ms takes %+.2f%% with it"
-          % (sites._sample_seconds * 1e3, median([u for _, u in loops]) * 1e3, cost * 100))
+    for k in range(30):  # which goes first alternates: a pair's first loop runs on a colder machine
+        first = timed(k % 2 == 0)
+        second = timed(k % 2 == 1)
+        loops.append((first, second) if k % 2 == 0 else (second, first))
+    sites.start_sampling()
+    costs = sorted((s - u) / u for s, u in loops)
+    print("sampler every %.0f ms: a pure-Python loop of %.0f ms takes %+.1f%% with it (quartiles %+.1f%%, %+.1f%%)"
+          % (sites._sample_seconds * 1e3, median([u for _, u in loops]) * 1e3, median(costs) * 100,
+             costs[len(costs) // 4] * 100, costs[3 * len(costs) // 4] * 100))
 
 
 if __name__ == "__main__":
