@@ -159,12 +159,47 @@ void linkApiCallsByNesting(TraceModel& m) {
     }
 }
 
+// The first row with a key, for the links finish() makes (hundreds of thousands of lookups in a large
+// trace): a table indexed by the key where the keys are dense enough (CUPTI's correlation ids and
+// PyTorch's external ids are counted up), else a binary search of the model's index.
+class KeyLookup {
+public:
+    KeyLookup(const std::vector<RowIndex>& index, const std::vector<uint64_t>& keys)
+        : m_index(index)
+        , m_keys(keys) {
+        if (index.empty()) return;
+        m_lowest = keys[static_cast<size_t>(index.front())];
+        const uint64_t range = keys[static_cast<size_t>(index.back())] - m_lowest;
+        if (range >= 4 * index.size() + 4096) return; // sparse: the index is searched
+        m_direct.assign(range + 1, kNoRow);
+        for (RowIndex row : index) { // (key, row) order: the first row of each key comes first
+            RowIndex& slot = m_direct[keys[static_cast<size_t>(row)] - m_lowest];
+            if (slot == kNoRow) slot = row;
+        }
+    }
+    RowIndex operator()(uint64_t key) const {
+        if (key == 0) return kNoRow; // "unknown", never a key
+        if (!m_direct.empty())
+            return key >= m_lowest && key - m_lowest < m_direct.size() ? m_direct[key - m_lowest] : kNoRow;
+        const auto it = std::lower_bound(m_index.begin(), m_index.end(), key,
+            [this](RowIndex row, uint64_t k) { return m_keys[static_cast<size_t>(row)] < k; });
+        return it != m_index.end() && m_keys[static_cast<size_t>(*it)] == key ? *it : kNoRow;
+    }
+
+private:
+    const std::vector<RowIndex>& m_index;
+    const std::vector<uint64_t>& m_keys;
+    uint64_t m_lowest = 0;
+    std::vector<RowIndex> m_direct; // key - m_lowest -> first row, kNoRow for none
+};
+
 // apiCall and cpuOp for GPU-side tables: the API call by correlation, the op by external id or via the call.
-template <class Table> void linkGpuRows(Table& table, const TraceModel& m) {
+template <class Table>
+void linkGpuRows(Table& table, const TraceModel& m, const KeyLookup& callByCorrelation, const KeyLookup& opById) {
     for (size_t i = 0; i < table.size(); ++i) {
-        const RowIndex api = m.apiCallByCorrelation(table.correlation[i]).value_or(kNoRow);
+        const RowIndex api = callByCorrelation(table.correlation[i]);
         table.apiCall[i] = api;
-        RowIndex op = m.cpuOpByExternalId(table.externalId[i]).value_or(kNoRow);
+        RowIndex op = opById(table.externalId[i]);
         if (op == kNoRow && api != kNoRow) op = m.apiCalls.cpuOp[static_cast<size_t>(api)];
         table.cpuOp[i] = op;
     }
@@ -341,13 +376,15 @@ TraceModel TraceBuilder::finish() {
             "events that end before they start: read as instantaneous (their end set to their start)");
 
     // Links: kernel/copy/set/sync -> API call (correlation) -> CPU op (external id).
+    const KeyLookup opById(m.m_cpuOpByExternalId, m.cpuOps.externalId);
     for (size_t i = 0; i < m.apiCalls.size(); ++i)
-        m.apiCalls.cpuOp[i] = m.cpuOpByExternalId(m.apiCalls.externalId[i]).value_or(kNoRow);
+        m.apiCalls.cpuOp[i] = opById(m.apiCalls.externalId[i]);
     linkApiCallsByNesting(m);
-    linkGpuRows(m.kernels, m);
-    linkGpuRows(m.memcpys, m);
-    linkGpuRows(m.memsets, m);
-    linkGpuRows(m.syncs, m);
+    const KeyLookup callByCorrelation(m.m_apiCallByCorrelation, m.apiCalls.correlation);
+    linkGpuRows(m.kernels, m, callByCorrelation, opById);
+    linkGpuRows(m.memcpys, m, callByCorrelation, opById);
+    linkGpuRows(m.memsets, m, callByCorrelation, opById);
+    linkGpuRows(m.syncs, m, callByCorrelation, opById);
 
     TraceModel result = std::move(m_model);
     m_model = TraceModel();
