@@ -6,7 +6,8 @@
 namespace tuneup::schema {
 
 // Bumped on every change to schema.sql. Readers open every version up to this one.
-// 2: framework_flags, thread_states. 3: gemm_calls, conv_calls, external_correlations. 4: event_counts. 5: python_calls, python_samples.
+// 2: framework_flags, thread_states. 3: gemm_calls, conv_calls, external_correlations. 4: event_counts. 5:
+// python_calls, python_samples.
 inline constexpr int kSchemaVersion = 5;
 // Stored in meta('format') and in SQLite's application_id, so a foreign file is recognised.
 inline constexpr std::string_view kFormatName = "tuneup-trace";

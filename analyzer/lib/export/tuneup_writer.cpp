@@ -134,11 +134,11 @@ void writeStats(const TraceModel& model, sqlite3* db) {
     Insert stat(db, "INSERT OR REPLACE INTO stats (name, severity, value, description) VALUES (?, ?, ?, ?)");
     for (const ImportStat& s : model.stats.entries())
         stat.text(s.name).text(severityText(s.severity)).integer(s.value).text(s.description).insert();
-    const std::pair<const char*, size_t> notWritten[] = { { "cpu_ops", model.cpuOps.size() },
-        { "gpu_annotations", model.gpuAnnotations.size() }, { "collectives", model.collectives.size() },
-        { "flows", model.flows.size() }, { "counter_ranges", model.counterRanges.size() },
-        { "python_functions", model.pythonFunctions.size() }, { "python_samples", model.pythonSamples.size() },
-        { "memory_events", model.memoryEvents.size() } };
+    const std::pair<const char*, size_t> notWritten[]
+        = { { "cpu_ops", model.cpuOps.size() }, { "gpu_annotations", model.gpuAnnotations.size() },
+              { "collectives", model.collectives.size() }, { "flows", model.flows.size() },
+              { "counter_ranges", model.counterRanges.size() }, { "python_functions", model.pythonFunctions.size() },
+              { "python_samples", model.pythonSamples.size() }, { "memory_events", model.memoryEvents.size() } };
     for (const auto& [table, rows] : notWritten)
         if (rows > 0) {
             const std::string name = std::string("export.not_written.") + table;
