@@ -163,6 +163,7 @@ int runRules(const RulesOptions& options) {
             out << r.id << "\n    " << r.summary << "\n    needs: ";
             for (size_t i = 0; i < r.needs.size(); ++i)
                 out << (i ? "; " : "") << inputName(r.needs[i]);
+            if (!r.reads.empty()) out << (r.needs.empty() ? "" : "; ") << r.reads;
             if (const auto* sql = dynamic_cast<const SqlRule*>(rule.get()))
                 out << "\n    user rule: " << sql->path() << "\n";
             else // as the reports name it: no path of the machine tuneup was built on (--doc prints it)

@@ -12,6 +12,9 @@
     RULE(CudnnAutotunerOff)                                                                                            \
     RULE(ZeroGradFill)                                                                                                 \
     RULE(UnfusedOptimizer)                                                                                             \
+    RULE(HalfWithoutMasterWeights)                                                                                     \
+    RULE(AmpLossScaleInstability)                                                                                      \
+    RULE(ClipBeforeUnscale)                                                                                            \
     RULE(GemmDimsNotAligned)                                                                                           \
     RULE(DataParallel)                                                                                                 \
     RULE(DataloaderStall)                                                                                              \

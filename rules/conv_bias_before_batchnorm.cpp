@@ -45,7 +45,9 @@ public:
         static const RuleInfo info { "conv-bias-before-batchnorm", "Convolution bias before BatchNorm",
             "A convolution with a bias feeds BatchNorm, whose mean subtraction cancels the bias: the bias add and its "
             "gradient are wasted work.",
-            {} };
+            {}, false,
+            "CPU operators with input shapes (record_shapes=True), or the model's layers from tuneup's Python "
+            "bootstrap" };
         return info;
     }
 

@@ -117,7 +117,8 @@ class DebugApiEnabled final : public Rule {
 public:
     const RuleInfo& info() const override {
         static const RuleInfo info { "debug-api-enabled", "Debugging APIs left on",
-            "Autograd anomaly detection, the profiler, emit_nvtx or gradcheck run inside the training loop.", {} };
+            "Autograd anomaly detection, the profiler, emit_nvtx or gradcheck run inside the training loop.", {}, false,
+            "any of: torch settings (tuneup record), CPU operators, NVTX ranges, Python stacks" };
         return info;
     }
 

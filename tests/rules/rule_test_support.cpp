@@ -58,9 +58,9 @@ analysis::TraceBuilder syntheticTrace(int steps, int64_t stepNs) {
     return builder;
 }
 
-void addProgramFact(analysis::TraceModel& model, std::string_view name, int64_t value) {
+void addProgramFact(analysis::TraceModel& model, std::string_view name, int64_t value, int64_t timeNs) {
     analysis::ProgramFact fact;
-    fact.timeNs = 0;
+    fact.timeNs = timeNs;
     fact.name = model.strings.intern(name);
     fact.value = value;
     model.programFacts.append(fact);

@@ -33,7 +33,7 @@ RuleRun runRuleOnModels(const std::string& ruleId, std::vector<analysis::TraceMo
 analysis::TraceBuilder syntheticTrace(int steps, int64_t stepNs);
 
 // Adds a fact as the Python bootstrap records it (ProgramFactTable) to a finished model.
-void addProgramFact(analysis::TraceModel& model, std::string_view name, int64_t value);
+void addProgramFact(analysis::TraceModel& model, std::string_view name, int64_t value, int64_t timeNs = 0);
 
 // The value of an evidence fact of `finding` by its label, "" when absent.
 std::string evidenceFact(const analysis::Finding& finding, const std::string& label);

@@ -39,6 +39,9 @@ struct RuleInfo {
     std::vector<Input> needs;
     // Evaluated once over every rank's summary (rank-straggler) instead of on each rank's trace.
     bool jobWide = false;
+    // What it reads that `needs` cannot say, for listings: facts of tuneup's Python bootstrap, or inputs of
+    // which any one will do ("the optimizer's parameters, from tuneup's Python bootstrap").
+    std::string_view reads = {};
 };
 
 // A rule is per rank (it reads one rank's trace: evaluate) or job-wide (it compares the ranks'

@@ -120,6 +120,14 @@ std::optional<int64_t> programFact(const TraceModel& model, std::string_view nam
     return std::nullopt;
 }
 
+std::vector<ProgramFact> programFactSeries(const TraceModel& model, std::string_view name) {
+    std::vector<ProgramFact> series;
+    const auto& f = model.programFacts;
+    for (size_t i = 0; i < f.size(); ++i)
+        if (model.str(f.name[i]) == name) series.push_back(f.row(i));
+    return series;
+}
+
 FlagSummary frameworkFlag(const TraceModel& model, std::string_view name) {
     FlagSummary summary;
     const auto& f = model.frameworkFlags;

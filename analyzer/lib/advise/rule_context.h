@@ -76,5 +76,7 @@ FlagSummary frameworkFlag(const TraceModel& model, std::string_view name);
 
 // The last value of a fact the Python bootstrap recorded ("tuneup.dataloader.num_workers"), if any.
 std::optional<int64_t> programFact(const TraceModel& model, std::string_view name);
+// Every value a fact took, in time order (a fact is recorded each time it changes).
+std::vector<ProgramFact> programFactSeries(const TraceModel& model, std::string_view name);
 
 } // namespace tuneup::analysis
