@@ -64,6 +64,18 @@ SAMPLES = {
          "join strings s on s.id = r.name_id where s.value like 'Optimizer.step%' and kn.value like "
          "'%elementwise_kernel%'", "v >= 100", "v < 10"),
     ]),
+    "half_params": dict(rule="half-without-master-weights", python_only=True, checks=[
+        ("fp16 parameters at the first step", "FACT tuneup.optimizer.params_fp16", "v == 2", "v == 0"),
+    ]),
+    "clip_before_unscale": dict(rule="clip-before-unscale", python_only=True, checks=[
+        ("clippings before unscale_", "FACT tuneup.amp.clip_before_unscale", "v >= 4", None),
+        ("clippings after unscale_", "FACT tuneup.amp.clip_after_unscale", None, "v >= 4"),
+    ]),
+    "amp_loss_scale": dict(rule="amp-loss-scale-instability", python_only=True, checks=[
+        ("GradScaler enabled", "FACT tuneup.amp.grad_scaler", "v == 1", "v == 1"),
+        ("skipped steps", "FACT tuneup.amp.skipped", "v >= 4", "v <= 1"),
+    ]),
+    "memory_headroom": dict(rule="memory-headroom", python_only=True, checks=[]),
     "data_parallel": dict(rule=None, python_only=True, checks=[  # data-parallel needs two GPUs
         ("wrap.data_parallel", "FACT tuneup.wrap.data_parallel", "v == 1", None),
         ("wrap.distributed_data_parallel", "FACT tuneup.wrap.distributed_data_parallel", None, "v == 1"),

@@ -166,7 +166,10 @@ def _patch_optimizer(agent, sites, module):
             cls.step = _watched(
                 sites,
                 "Optimizer.step",
-                _handing_over(sites, _ranged(agent, lambda a: "Optimizer.step#%s.step" % type(a[0]).__name__, step)),
+                _handing_over(
+                    sites,
+                    _ranged(agent, lambda a: "Optimizer.step#%s.step" % type(a[0]).__name__, _counted(agent, step)),
+                ),
             )
 
     Optimizer.__init__ = init_and_wrap_step
@@ -222,6 +225,50 @@ def _record_optimizer(agent, optimizer, version):
         if not _optimizer_warned:
             _optimizer_warned.append(True)
             _warn("reading the optimizer's settings", error)
+
+
+# Optimizer steps run so far, in this process: a GradScaler's step that did not run one skipped it (_Amp).
+_optimizer_steps = [0]
+
+
+def _counted(agent, step):
+    """An optimizer's `step`, counted, with the precision of its parameters recorded at its first step (when
+    the update applies: a model made .half() after its optimizer holds fp16 parameters by then)."""
+    import weakref
+
+    stepped = weakref.WeakSet()  # the optimizers that have stepped
+
+    def counted(self, *args, **kwargs):
+        _optimizer_steps[0] += 1
+        if self not in stepped:
+            stepped.add(self)
+            _record_parameter_types(agent, self)
+        return step(self, *args, **kwargs)
+
+    return counted
+
+
+_parameter_types = {}  # fact -> parameters of that type over the optimizers that stepped
+
+
+def _record_parameter_types(agent, optimizer):
+    """tuneup.optimizer.params_fp16 / _bf16: the parameters an optimizer updates in half precision, over the
+    optimizers of the process (half-without-master-weights)."""
+    try:
+        import torch
+
+        facts = {torch.float16: "tuneup.optimizer.params_fp16", torch.bfloat16: "tuneup.optimizer.params_bf16"}
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                fact = facts.get(p.dtype)
+                if fact is not None:
+                    _parameter_types[fact] = _parameter_types.get(fact, 0) + 1
+        for fact in facts.values():
+            agent.fact(fact, _parameter_types.get(fact, 0))
+    except Exception as error:
+        if not _optimizer_warned:
+            _optimizer_warned.append(True)
+            _warn("reading the optimizer's parameters", error)
 
 
 def _handing_over(sites, function):
@@ -294,6 +341,205 @@ def _patch_fetchers(agent, module):
             cls.fetch = _ranged(agent, name_of, fetching(cls.fetch))
 
 
+class _Amp:
+    """What the program's GradScalers do, read without a GPU sync (the scale lives on the GPU; reading it would
+    stall the step): whether one is enabled, each update and whether the optimizer step before it was skipped
+    (GradScaler.step ran no optimizer step: it found inf/NaN gradients), the loss scale as the scaler computes
+    it from those skips, and gradient clipping while the gradients are still scaled (before `unscale_`).
+    Facts tuneup.amp.* (docs/agent.md)."""
+
+    def __init__(self, agent, sites):
+        self._agent = agent
+        self._sites = sites
+        self._state = __import__("weakref").WeakKeyDictionary()  # scaler -> _ScalerState
+        self._scaled = False  # an enabled scaler scaled a loss whose gradients are not unscaled yet
+        self._updates = 0
+        self._skipped = 0
+        self._clips = [0, 0]  # clipping while scaled, after unscaling
+        self._warned = False
+
+    def patch(self, cls):
+        """Wraps GradScaler `cls` so that each class made from it (a subclass may define its own methods) is
+        wrapped when its first instance is made."""
+        init = cls.__init__
+        amp = self
+
+        def init_and_wrap(scaler, *args, **kwargs):
+            init(scaler, *args, **kwargs)
+            amp._wrap_class(type(scaler))
+
+        init_and_wrap._tuneup_wrapped = True
+        if not getattr(init, "_tuneup_wrapped", False):
+            cls.__init__ = init_and_wrap
+
+    def patch_clipping(self, module):
+        for name in ("clip_grad_norm_", "clip_grad_value_"):  # clip_grad_norm (deprecated) calls clip_grad_norm_
+            function = getattr(module, name, None)
+            if callable(function) and not getattr(function, "_tuneup_wrapped", False):
+                setattr(module, name, _watched(self._sites, "torch.nn.utils." + name, self._clipping(function)))
+
+    def _wrap_class(self, cls):
+        for klass in cls.__mro__:
+            for name, wrap in (("scale", self._scale), ("unscale_", self._unscale), ("step", self._step),
+                               ("update", self._update)):
+                method = klass.__dict__.get(name)
+                if callable(method) and not getattr(method, "_tuneup_wrapped", False):
+                    wrapped = wrap(method)
+                    wrapped._tuneup_wrapped = True
+                    if name == "scale":  # the line that scales the loss: where a finding about skips points
+                        wrapped = _watched(self._sites, "GradScaler.scale", wrapped)
+                    setattr(klass, name, wrapped)
+
+    def _of(self, scaler):
+        state = self._state.get(scaler)
+        if state is None:
+            state = self._state[scaler] = _ScalerState(scaler)
+            self._agent.fact("tuneup.amp.grad_scaler", state.enabled)
+            self._note_scale(state.scale)
+        return state
+
+    def _guarded(self, what, function):
+        """Runs the bookkeeping `function`; a failure of its own is warned once and never reaches the program."""
+        try:
+            function()
+        except Exception as error:
+            if not self._warned:
+                self._warned = True
+                _warn("reading the GradScaler (%s)" % what, error)
+
+    def _scale(self, scale):
+        amp = self
+
+        def scaling(scaler, outputs):
+            def note():
+                if amp._of(scaler).enabled:
+                    amp._scaled = True
+
+            amp._guarded("scale", note)
+            return scale(scaler, outputs)
+
+        return scaling
+
+    def _unscale(self, unscale):
+        amp = self
+
+        def unscaling(scaler, optimizer):
+            amp._scaled = False
+            return unscale(scaler, optimizer)
+
+        return unscaling
+
+    def _step(self, step):
+        amp = self
+
+        def stepping(scaler, optimizer, *args, **kwargs):
+            before = _optimizer_steps[0]
+            result = step(scaler, optimizer, *args, **kwargs)
+
+            def note():
+                state = amp._of(scaler)
+                if not state.enabled:
+                    return
+                # A skip shows as no optimizer step run, when the step is one this counts (an Optimizer's) and
+                # the scaler decides it: a fused optimizer takes the scaler and skips inside its own kernels.
+                if getattr(optimizer, "_step_supports_amp_scaling", False) or not getattr(
+                        type(optimizer).step, "_tuneup_wrapped", False):
+                    state.skips_known = False
+                elif _optimizer_steps[0] == before:
+                    state.skipped = True
+
+            amp._guarded("step", note)
+            return result
+
+        return stepping
+
+    def _update(self, update):
+        amp = self
+
+        def updating(scaler, new_scale=None):
+            result = update(scaler, new_scale)
+            amp._guarded("update", lambda: amp._note_update(scaler, new_scale))
+            return result
+
+        return updating
+
+    def _note_update(self, scaler, new_scale):
+        state = self._of(scaler)
+        self._scaled = False
+        if not state.enabled:
+            return
+        agent = self._agent
+        self._updates += 1
+        agent.fact("tuneup.amp.updates", self._updates)
+        if not state.skips_known:
+            agent.fact("tuneup.amp.skipped", -1)
+            return
+        skipped, state.skipped = state.skipped, False
+        if skipped:
+            self._skipped += 1
+        agent.fact("tuneup.amp.skipped", self._skipped)
+        self._note_scale(state.follow(skipped, new_scale))
+
+    def _note_scale(self, scale):
+        if scale is not None:
+            self._agent.fact("tuneup.amp.scale_milli", min(int(round(scale * 1000)), 1 << 62))
+
+    def _clipping(self, clip):
+        import functools
+
+        amp = self
+
+        @functools.wraps(clip)
+        def clipping(*args, **kwargs):
+            def note():
+                scaled = 0 if amp._scaled else 1
+                amp._clips[scaled] += 1
+                amp._agent.fact(("tuneup.amp.clip_before_unscale", "tuneup.amp.clip_after_unscale")[scaled],
+                                amp._clips[scaled])
+
+            if any(state.enabled for state in amp._state.values()):
+                amp._guarded("clipping", note)
+            return clip(*args, **kwargs)
+
+        clipping._tuneup_wrapped = True
+        return clipping
+
+
+class _ScalerState:
+    """One GradScaler: enabled, and its scale followed on the host as torch's _amp_update_scale_ computes it
+    (a skip multiplies it by the backoff factor; growth_interval steps in a row without one by the growth
+    factor), from the scale it starts with; None once it cannot be followed (an update to a tensor scale)."""
+
+    def __init__(self, scaler):
+        self.enabled = bool(scaler.is_enabled())
+        self.skipped = False  # the optimizer step since the last update was skipped
+        self.skips_known = True
+        self.scale = None
+        self.good_steps = 0
+        if self.enabled and getattr(scaler, "_init_scale", None) is not None:
+            self.scale = float(scaler._init_scale)
+            self.good_steps = int(getattr(scaler, "_init_growth_tracker", 0) or 0)
+            self.growth = float(scaler.get_growth_factor())
+            self.backoff = float(scaler.get_backoff_factor())
+            self.interval = int(scaler.get_growth_interval())
+
+    def follow(self, skipped, new_scale):
+        if self.scale is None:
+            return None
+        if new_scale is not None:
+            self.scale = float(new_scale) if isinstance(new_scale, (int, float)) else None
+            return self.scale
+        if skipped:
+            self.scale *= self.backoff
+            self.good_steps = 0
+        else:
+            self.good_steps += 1
+            if self.good_steps == self.interval:
+                self.scale *= self.growth
+                self.good_steps = 0
+        return self.scale
+
+
 def _patch_wrapper_class(agent, cls, fact):
     init = cls.__init__
 
@@ -321,6 +567,7 @@ def _torch_version_number(version):
 _TENSOR_CALLS = ("item", "cpu", "tolist", "numpy", "to", "cuda")
 _WATCHED_CALLS = [
     ("cuda.synchronize", None, "torch.cuda.synchronize"),
+    ("nn.Module", "half", "torch.nn.Module.half"),
     ("autograd.set_detect_anomaly", "__init__", "torch.autograd.set_detect_anomaly"),
     ("autograd.detect_anomaly", "__init__", "torch.autograd.detect_anomaly"),
     ("autograd.gradgradcheck", None, "torch.autograd.gradgradcheck"),
@@ -540,6 +787,11 @@ def _install():
             agent, m.DistributedDataParallel, "tuneup.wrap.distributed_data_parallel"
         ),
     }
+    amp = _Amp(agent, sites)
+    for name in ("torch.cuda.amp.grad_scaler", "torch.amp.grad_scaler"):  # 2.3 moved it; the old one subclasses
+        hooks[name] = lambda m: amp.patch(m.GradScaler)
+    hooks["torch.nn.utils.clip_grad"] = amp.patch_clipping
+    hooks["torch.nn.utils"] = amp.patch_clipping
     if os.environ.get("TUNEUP_BENCH_REPORT"):
         _add_bench_hooks(agent, hooks)
     for name in list(hooks):

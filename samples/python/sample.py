@@ -57,3 +57,23 @@ def sgd_step(model, optimizer, inputs, targets, set_to_none=True):
 
 def sgd(model):
     return torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+
+def grad_scaler(device, **options):
+    """The loss scaler for fp16 training on `device`: torch.amp.GradScaler (PyTorch 2.3 on), else
+    torch.cuda.amp.GradScaler on a GPU, else GradScaler's algorithm on the CPU (cpu_grad_scaler.py)."""
+    amp = getattr(torch, "amp", None)
+    if hasattr(amp, "GradScaler"):
+        return amp.GradScaler(device.type, **options)
+    if device.type == "cuda":
+        return torch.cuda.amp.GradScaler(**options)
+    from cpu_grad_scaler import CpuGradScaler
+
+    return CpuGradScaler(**options)
+
+
+def autocast(device):
+    """fp16 autocast on a GPU; on the CPU (no fp16 autocast there), nothing."""
+    if device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.float16)
+    return contextlib.nullcontext()

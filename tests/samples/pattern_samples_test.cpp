@@ -167,6 +167,17 @@ std::vector<SampleCase> cases(bool python) {
         // The per-parameter kernels exist only on a GPU: on the CPU, the settings the bootstrap read.
         list.push_back({ "unfused_optimizer", true, "--steps 4 --layers 8 --width 32",
             { { "optimizer.foreach", "0", "1" }, { "optimizer.fused", "0", "0" } }, "" });
+        // Mixed precision (docs/agent.md, tuneup.amp.*): on the CPU the GradScaler is torch.amp's, or its
+        // algorithm on CPU tensors before PyTorch 2.3 (samples/python/cpu_grad_scaler.py).
+        list.push_back({ "half_params", true, "--steps 4", { { "optimizer.params_fp16", "2", "0" } },
+            "half-without-master-weights", "half_params.py", "model = model.half()" });
+        list.push_back({ "clip_before_unscale", true, "--steps 4 --width 64", { { "amp.grad_scaler", "1", "1" } },
+            "clip-before-unscale", "clip_before_unscale.py", "torch.nn.utils.clip_grad_norm_(" });
+        // GPU memory exists only on a GPU: on the CPU both run the batch given.
+        list.push_back({ "memory_headroom", true, "--steps 4 --width 1024", {}, "" });
+        // Skips at steps 0 (calibration), 2, 5, 8 and 11 (outlier batches); none --fixed.
+        list.push_back({ "amp_loss_scale", true, "--steps 12 --width 64", { { "amp.grad_scaler", "1", "1" } },
+            "amp-loss-scale-instability", "amp_loss_scale.py", "scaler.scale(loss).backward()" });
     }
     return list;
 }

@@ -144,6 +144,88 @@ TEST_F(PythonBootstrapTest, OptimizerFactsFollowItsSettings) {
     EXPECT_EQ(values("tuneup.optimizer.family"), "1,0");
 }
 
+TEST_F(PythonBootstrapTest, GradScalerFactsFollowTheScaler) {
+    const auto values = [](tuneup::test::SqliteQuery& q, const std::string& name) {
+        std::string all;
+        for (const auto& row : q.rows("SELECT m.payload FROM nvtx_marks m JOIN strings s ON s.id = m.name_id WHERE "
+                                      "s.value = '"
+                 + name + "' ORDER BY m.ts_ns"))
+            all += (all.empty() ? "" : ",") + (row[0] ? *row[0] : std::string("NULL"));
+        return all;
+    };
+    // The scaler's algorithm on the CPU (what the samples use without GradScaler("cpu")), subclassed with a
+    // step that calls the parent's (counted once), over a model whose third and fifth steps overflow; then an
+    // update to a given scale, and clipping before and after unscale_.
+    const std::string skips = "-c 'import sys, torch\n"
+                              "sys.path.insert(0, \"" TUNEUP_SAMPLES_DIR "/python\")\n"
+                              "from cpu_grad_scaler import CpuGradScaler\n"
+                              "class Mine(CpuGradScaler):\n"
+                              "    def step(self, optimizer):\n"
+                              "        return super().step(optimizer)\n"
+                              "p = torch.nn.Parameter(torch.ones(4))\n"
+                              "opt = torch.optim.SGD([p], lr=0.1)\n"
+                              "s = Mine(init_scale=1024.0, growth_interval=2)\n"
+                              "for i in range(6):\n"
+                              "    opt.zero_grad()\n"
+                              "    loss = (p * (float(\"inf\") if i in (2, 4) else 1.0)).sum()\n"
+                              "    s.scale(loss).backward()\n"
+                              "    torch.nn.utils.clip_grad_norm_([p], 1.0)\n"
+                              "    if i == 5:\n"
+                              "        s.unscale_(opt)\n"
+                              "        torch.nn.utils.clip_grad_value_([p], 1.0)\n"
+                              "    s.step(opt)\n"
+                              "    s.update(8.0 if i == 5 else None)\n"
+                              "print(\"scale\", s.get_scale())'";
+    ASSERT_EQ(record("skips", skips), 0) << err();
+    EXPECT_NE(readFile(m_dir + "/out.txt").find("scale 8.0"), std::string::npos) << readFile(m_dir + "/out.txt");
+    EXPECT_EQ(err().find("tuneup: Python bootstrap"), std::string::npos) << err();
+    tuneup::test::SqliteQuery q(db("skips"));
+    ASSERT_TRUE(q.ok()) << q.error();
+    EXPECT_EQ(values(q, "tuneup.amp.grad_scaler"), "1");
+    EXPECT_EQ(values(q, "tuneup.amp.updates"), "1,2,3,4,5,6");
+    EXPECT_EQ(values(q, "tuneup.amp.skipped"), "0,1,2");
+    // 1024, grown after 2 good steps, halved twice, then set to 8.
+    EXPECT_EQ(values(q, "tuneup.amp.scale_milli"), "1024000,2048000,1024000,512000,8000");
+    EXPECT_EQ(values(q, "tuneup.amp.clip_before_unscale"), "1,2,3,4,5,6");
+    EXPECT_EQ(values(q, "tuneup.amp.clip_after_unscale"), "1");
+
+    // torch.cuda.amp.GradScaler without a GPU disables itself: recorded as such, no updates counted, and
+    // clipping is not judged. A scaler stepping something that is not a torch.optim optimizer: skips unknown.
+    const std::string disabled = "-c 'import torch, warnings\n"
+                                 "warnings.simplefilter(\"ignore\")\n"
+                                 "p = torch.nn.Parameter(torch.ones(4))\n"
+                                 "opt = torch.optim.SGD([p], lr=0.1)\n"
+                                 "s = torch.cuda.amp.GradScaler()\n"
+                                 "for i in range(3):\n"
+                                 "    s.scale(p.sum()).backward()\n"
+                                 "    torch.nn.utils.clip_grad_norm_([p], 1.0)\n"
+                                 "    s.step(opt)\n"
+                                 "    s.update()\n"
+                                 "print(\"enabled\", s.is_enabled())'";
+    ASSERT_EQ(record("disabled", disabled), 0) << err();
+    EXPECT_NE(readFile(m_dir + "/out.txt").find("enabled False"), std::string::npos);
+    tuneup::test::SqliteQuery d(db("disabled"));
+    EXPECT_EQ(values(d, "tuneup.amp.grad_scaler"), "0");
+    EXPECT_EQ(values(d, "tuneup.amp.updates"), "");
+    EXPECT_EQ(values(d, "tuneup.amp.clip_before_unscale"), "");
+
+    const std::string foreign = "-c 'import sys, torch\n"
+                                "sys.path.insert(0, \"" TUNEUP_SAMPLES_DIR "/python\")\n"
+                                "from cpu_grad_scaler import CpuGradScaler\n"
+                                "p = torch.nn.Parameter(torch.ones(4))\n"
+                                "class Stepper:\n"
+                                "    param_groups = [dict(params=[p])]\n"
+                                "    def step(self):\n"
+                                "        pass\n"
+                                "s = CpuGradScaler()\n"
+                                "s.scale(p.sum()).backward()\n"
+                                "s.step(Stepper())\n"
+                                "s.update()'";
+    ASSERT_EQ(record("foreign", foreign), 0) << err();
+    tuneup::test::SqliteQuery f(db("foreign"));
+    EXPECT_EQ(values(f, "tuneup.amp.skipped"), "-1");
+}
+
 TEST_F(PythonBootstrapTest, AnOptimizerItCannotReadIsWarnedAboutOnceAndWorks) {
     // A foreach setting that cannot be read as a bool: the bootstrap says so once, the program goes on.
     const std::string odd = "-c 'import torch\n"
