@@ -314,7 +314,11 @@ public:
                           "def rms_norm(x, weight, eps: float = 1e-6):\n"
                           "    x32 = x.float()\n"
                           "    x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)\n"
-                          "    return x32.to(x.dtype) * weight";
+                          "    return x32.to(x.dtype) * weight\n"
+                          "# PyTorch 1.x, which has no torch.compile: TorchScript fuses them on the GPU\n"
+                          "@torch.jit.script\n"
+                          "def fused_gelu(x):\n"
+                          "    return x * 0.5 * (1.0 + torch.erf(x / 1.41421))";
             f.fixCpp = aotInductorFix();
         }
         outcome.findings.push_back(std::move(f));
