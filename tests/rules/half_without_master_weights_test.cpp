@@ -48,3 +48,57 @@ TEST(HalfWithoutMasterWeights, NotEvaluatedWithoutTheFact) {
 }
 
 } // namespace
+
+namespace {
+
+// A torch.profiler trace of `steps` optimizer steps, each running `ops` in-place updates of `type` inside an
+// Optimizer.step range (a per-parameter SGD step: aten::add_ on each parameter).
+TraceModel profiledSteps(int steps, int ops, const std::string& type, const std::string& name = "aten::add_") {
+    auto b = ruletest::syntheticTrace(steps, 10'000'000);
+    const ThreadIndex thread = b.thread(1, 1);
+    for (int s = 0; s < steps; ++s) {
+        const int64_t t0 = 1'000'000 + int64_t(s) * 10'000'000 + 8'000'000;
+        Annotation range;
+        range.startNs = t0;
+        range.endNs = t0 + 1'000'000;
+        range.thread = thread;
+        range.name = b.intern("Optimizer.step#SGD.step");
+        b.addAnnotation(range);
+        for (int i = 0; i < ops; ++i) {
+            CpuOp op;
+            op.startNs = t0 + 10'000 + i * 20'000;
+            op.endNs = op.startNs + 10'000;
+            op.thread = thread;
+            op.name = b.intern(name);
+            op.inputTypes = b.intern(type);
+            b.addCpuOp(op);
+        }
+    }
+    return b.finish();
+}
+
+ruletest::RuleRun runOn(TraceModel m) {
+    std::vector<TraceModel> models;
+    models.push_back(std::move(m));
+    return ruletest::runRuleOnModels("half-without-master-weights", std::move(models));
+}
+
+TEST(HalfWithoutMasterWeights, ProfiledUpdatesOfFp16TensorsFire) {
+    const auto r = runOn(profiledSteps(3, 10, "c10::Half,c10::Half,Scalar"));
+    ASSERT_EQ(r.findings(), 1u) << r.outcome.reason;
+    const Finding& f = r.outcome.findings[0];
+    EXPECT_EQ(f.severity, Severity::Error);
+    EXPECT_EQ(ruletest::evidenceFact(f, "in-place ops in Optimizer.step writing fp16"), "30 of 30");
+    EXPECT_EQ(f.evidence.events.size(), 30u);
+    EXPECT_NE(f.detail.find("c10::Half"), std::string::npos);
+}
+
+TEST(HalfWithoutMasterWeights, ProfiledFp32UpdatesAreCleanAndForeachIsNotEvaluated) {
+    const auto fp32 = runOn(profiledSteps(3, 10, "float,c10::Half,Scalar")); // fp32 weights, fp16 gradients
+    EXPECT_EQ(fp32.outcome.status, RuleStatus::Clean);
+    EXPECT_EQ(fp32.outcome.reason, "30 in-place ops in Optimizer.step ranges, none writing fp16");
+    const auto foreach = runOn(profiledSteps(3, 2, "TensorList,TensorList,Scalar", "aten::_foreach_add_"));
+    EXPECT_EQ(foreach.outcome.status, RuleStatus::NotEvaluated) << foreach.outcome.reason;
+}
+
+} // namespace
