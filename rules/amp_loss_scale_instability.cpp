@@ -29,12 +29,6 @@ std::string scaleText(int64_t milli) {
     return text;
 }
 
-std::string percentText(double share) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f%%", share * 100.0);
-    return text;
-}
-
 struct Update {
     int64_t timeNs = 0;
     bool skipped = false;
@@ -180,7 +174,7 @@ private:
                 + " optimizer steps: the gradients overflow at every loss scale it tried";
         } else {
             f.title = "the GradScaler skipped " + std::to_string(excess) + " of " + std::to_string(after)
-                + " optimizer steps after calibrating (" + percentText(share) + "): inf/NaN gradients keep recurring";
+                + " optimizer steps after calibrating (" + formatPercent(share) + "): inf/NaN gradients keep recurring";
         }
         f.detail = how
             + "; the scaler then multiplies its scale by its backoff factor (0.5). After a few skips at the start, "
@@ -194,7 +188,7 @@ private:
         f.evidence.facts = { { "scaler updates", std::to_string(total) },
             { "skipped steps", std::to_string(skipped) + " (" + std::to_string(calibration) + " while calibrating)" },
             { "skipped after calibration",
-                std::to_string(excess) + " of " + std::to_string(after) + " (" + percentText(share) + ")" } };
+                std::to_string(excess) + " of " + std::to_string(after) + " (" + formatPercent(share) + ")" } };
         if (!scales.empty()) {
             const auto lowest = std::min_element(scales.begin(), scales.end(),
                 [](const ProgramFact& a, const ProgramFact& b) { return a.value < b.value; });

@@ -52,6 +52,15 @@ protected:
             + name + "' ORDER BY m.ts_ns DESC LIMIT 1");
         return rows.empty() || !rows[0][0] ? "" : *rows[0][0];
     }
+    // Every payload of the mark `name`, in time order, comma-separated.
+    static std::string values(tuneup::test::SqliteQuery& q, const std::string& name) {
+        std::string all;
+        for (const auto& row : q.rows("SELECT m.payload FROM nvtx_marks m JOIN strings s ON s.id = m.name_id WHERE "
+                                      "s.value = '"
+                 + name + "' ORDER BY m.ts_ns"))
+            all += (all.empty() ? "" : ",") + (row[0] ? *row[0] : std::string("NULL"));
+        return all;
+    }
     static std::string flag(tuneup::test::SqliteQuery& q, const std::string& name) {
         const auto rows = q.rows("SELECT coalesce(f.value, 'NULL') FROM framework_flags f JOIN strings s ON s.id = "
                                  "f.name_id WHERE s.value = '"
@@ -130,29 +139,13 @@ TEST_F(PythonBootstrapTest, OptimizerFactsFollowItsSettings) {
                             "Mine(p[:2])'";
     ASSERT_EQ(record("own", own), 0) << err();
     tuneup::test::SqliteQuery q(db("own"));
-    const auto values = [&](const std::string& name) {
-        std::string all;
-        for (const auto& row : q.rows("SELECT m.payload FROM nvtx_marks m JOIN strings s ON s.id = m.name_id WHERE "
-                                      "s.value = '"
-                 + name + "' ORDER BY m.ts_ns"))
-            all += (all.empty() ? "" : ",") + (row[0] ? *row[0] : std::string("NULL"));
-        return all;
-    };
-    EXPECT_EQ(values("tuneup.optimizer.foreach"), "0,-1");
-    EXPECT_EQ(values("tuneup.optimizer.fused"), "-1"); // 1.13's SGD has no fused option, nor has Mine
-    EXPECT_EQ(values("tuneup.optimizer.params"), "3,2");
-    EXPECT_EQ(values("tuneup.optimizer.family"), "1,0");
+    EXPECT_EQ(values(q, "tuneup.optimizer.foreach"), "0,-1");
+    EXPECT_EQ(values(q, "tuneup.optimizer.fused"), "-1"); // 1.13's SGD has no fused option, nor has Mine
+    EXPECT_EQ(values(q, "tuneup.optimizer.params"), "3,2");
+    EXPECT_EQ(values(q, "tuneup.optimizer.family"), "1,0");
 }
 
 TEST_F(PythonBootstrapTest, GradScalerFactsFollowTheScaler) {
-    const auto values = [](tuneup::test::SqliteQuery& q, const std::string& name) {
-        std::string all;
-        for (const auto& row : q.rows("SELECT m.payload FROM nvtx_marks m JOIN strings s ON s.id = m.name_id WHERE "
-                                      "s.value = '"
-                 + name + "' ORDER BY m.ts_ns"))
-            all += (all.empty() ? "" : ",") + (row[0] ? *row[0] : std::string("NULL"));
-        return all;
-    };
     // The scaler's algorithm on the CPU (what the samples use without GradScaler("cpu")), subclassed with a
     // step that calls the parent's (counted once), over a model whose third and fifth steps overflow; then an
     // update to a given scale, and clipping before and after unscale_.
