@@ -125,12 +125,13 @@ int runImport(const ImportOptions& options) {
     const std::string written = tableCounts({ { model.kernels.size(), "kernels" }, { model.memcpys.size(), "copies" },
         { model.memsets.size(), "memsets" }, { model.syncs.size(), "syncs" }, { model.apiCalls.size(), "API calls" },
         { model.annotations.size(), "ranges" }, { model.gemmCalls.size(), "GEMM calls" },
-        { model.convCalls.size(), "convolution calls" }, { model.frameworkFlags.size(), "framework flags" } });
+        { model.convCalls.size(), "convolution calls" }, { model.frameworkFlags.size(), "framework flags" },
+        { model.memoryEvents.size(), "memory events" }, { model.memoryPeaks.size(), "memory peaks" } });
     // What the tuneup schema has no table for (its stats list them too, as export.not_written.*).
-    const std::string leftOut = tableCounts({ { model.cpuOps.size(), "CPU ops" },
-        { model.gpuAnnotations.size(), "GPU annotations" }, { model.collectives.size(), "collectives" },
-        { model.flows.size(), "flows" }, { model.counterRanges.size(), "counter ranges" },
-        { model.pythonFunctions.size(), "Python frames" }, { model.memoryEvents.size(), "memory events" } });
+    const std::string leftOut
+        = tableCounts({ { model.cpuOps.size(), "CPU ops" }, { model.gpuAnnotations.size(), "GPU annotations" },
+            { model.collectives.size(), "collectives" }, { model.flows.size(), "flows" },
+            { model.counterRanges.size(), "counter ranges" }, { model.pythonFunctions.size(), "Python frames" } });
     struct stat st { };
     const uint64_t bytes = stat(output.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
     fprintf(stderr, "tuneup: imported %s events from %s (%s) -> %s (%s)%s%s\n",
@@ -159,7 +160,7 @@ std::function<int()> addImportCommand(CLI::App& app, const std::vector<std::stri
         "  tuneup import report.sqlite -o run.db                 # nsys export --type sqlite report.nsys-rep\n"
         "  tuneup import worker0.pt.trace.json.gz -o worker0.db --force\n"
         "  sqlite3 run.db 'SELECT count(*), sum(end_ns - start_ns) FROM kernels'\n\n"
-        "CPU operators, GPU annotations, collectives, flows, Python frames and memory events have no table in\n"
+        "CPU operators, GPU annotations, collectives, flows and Python frames have no table in\n"
         "the tuneup schema: they are counted in the file's stats (export.not_written.*) and left out.\n\n"
         + std::string(kExitCodes));
     return [options] { return runImport(*options); };

@@ -218,6 +218,41 @@ CREATE TABLE python_samples (
   function_id INTEGER REFERENCES strings(id)
 );
 
+-- GPU memory (schema 6): one row per allocation or release CUPTI reported (MEMORY2 records: cudaMalloc, cudaFree,
+-- cudaMallocAsync, cudaHostAlloc, ...; under PyTorch's caching allocator, the memory it takes from the driver or
+-- gives back), and one per reading of the caching allocator's totals by the Python bootstrap, after each
+-- Optimizer.step (torch.cuda.memory_allocated / memory_reserved at that moment: delta_bytes 0). A file made by
+-- `tuneup import` also holds another trace's memory events here (Kineto's "[memory]" events: source 3).
+CREATE TABLE memory_events (
+  id              INTEGER PRIMARY KEY,
+  ts_ns           INTEGER NOT NULL,
+  device_id       INTEGER NOT NULL, -- CUDA device ordinal; -1 host memory (a pinned host allocation: memory_kind 2)
+  source          INTEGER NOT NULL REFERENCES memory_sources(code), -- 1 CUPTI, 2 the caching allocator, 3 imported
+  delta_bytes     INTEGER NOT NULL, -- the size allocated, negative for a release; 0 for a reading of the totals
+  delta_of        INTEGER NOT NULL REFERENCES memory_totals(code), -- the total it changes: 1 allocated, 2 reserved
+  allocated_bytes INTEGER, -- the caching allocator's totals after the event (memory in tensors, memory held from the
+  reserved_bytes  INTEGER, -- driver); NULL when not known (CUPTI knows no allocator)
+  memory_kind     INTEGER REFERENCES memory_kinds(code), -- CUPTI: 3 device, 2 pinned host, 5 managed, ...
+  address         INTEGER, -- NULL when not known
+  tid             INTEGER, -- NULL when not known (CUPTI's records name no thread: see correlation_id)
+  correlation_id  INTEGER, -- CUPTI: api_calls.correlation_id of the call that allocated or released
+  stream_id       INTEGER  -- CUPTI: the stream of a stream-ordered allocation (cudaMallocAsync), else NULL
+);
+
+-- The caching allocator's peaks (schema 6), read by the Python bootstrap after each Optimizer.step
+-- (torch.cuda.max_memory_allocated / max_memory_reserved, then torch.cuda.reset_peak_memory_stats): the highest
+-- level each total reached between start_ns (the previous reset: the bootstrap's, the program's own, or the
+-- bootstrap's start) and end_ns. A peak is no level at one instant: it holds somewhere in its window.
+CREATE TABLE memory_peaks (
+  id              INTEGER PRIMARY KEY,
+  start_ns        INTEGER NOT NULL,
+  end_ns          INTEGER NOT NULL,
+  device_id       INTEGER NOT NULL, -- CUDA device ordinal
+  tid             INTEGER,          -- the thread that read it
+  allocated_bytes INTEGER,          -- the peak of memory allocated to tensors; NULL when not read
+  reserved_bytes  INTEGER           -- the peak of memory the allocator held from the driver; NULL when not read
+);
+
 -- GEMM calls seen by the agent's cuBLAS and cuBLASLt interposers (schema 3): the outermost call on its thread
 -- only (cuBLAS runs cuBLASLt inside). Dimensions as the library sees them, column-major: op(A) is m x k, op(B)
 -- k x n, C m x n (cuBLASLt: m = rows(D), n = cols(D), k from A and transa; C columns describe D).
@@ -320,6 +355,10 @@ INSERT INTO copy_kinds VALUES (0,'unknown'),(1,'HtoD'),(2,'DtoH'),(3,'HtoA'),(4,
 CREATE TABLE memory_kinds (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT INTO memory_kinds VALUES (0,'unknown'),(1,'pageable'),(2,'pinned'),(3,'device'),(4,'array'),(5,'managed'),
   (6,'device_static'),(7,'managed_static');
+CREATE TABLE memory_sources (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO memory_sources VALUES (1,'cupti'),(2,'caching_allocator'),(3,'imported');
+CREATE TABLE memory_totals (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO memory_totals VALUES (1,'allocated'),(2,'reserved');
 CREATE TABLE sync_types (code INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT INTO sync_types VALUES (0,'unknown'),(1,'event_synchronize'),(2,'stream_wait_event'),(3,'stream_synchronize'),
   (4,'context_synchronize');

@@ -7,8 +7,8 @@ namespace tuneup::schema {
 
 // Bumped on every change to schema.sql. Readers open every version up to this one.
 // 2: framework_flags, thread_states. 3: gemm_calls, conv_calls, external_correlations. 4: event_counts. 5:
-// python_calls, python_samples.
-inline constexpr int kSchemaVersion = 5;
+// python_calls, python_samples. 6: memory_events, memory_peaks.
+inline constexpr int kSchemaVersion = 6;
 // Stored in meta('format') and in SQLite's application_id, so a foreign file is recognised.
 inline constexpr std::string_view kFormatName = "tuneup-trace";
 inline constexpr int kApplicationId = 0x54554E45; // "TUNE"
@@ -20,6 +20,9 @@ std::string_view schemaSql();
 enum MemoryKind : int { kMemoryUnknown = 0, kMemoryPageable = 1, kMemoryPinned = 2, kMemoryDevice = 3 };
 // memcpys.copy_kind values (CUpti_ActivityMemcpyKind).
 enum CopyKind : int { kCopyUnknown = 0, kCopyHtoD = 1, kCopyDtoH = 2, kCopyDtoD = 8, kCopyHtoH = 9, kCopyPtoP = 10 };
+// memory_events.source and .delta_of values.
+enum MemoryEventSource : int { kMemoryFromCupti = 1, kMemoryFromAllocator = 2, kMemoryImported = 3 };
+enum MemoryEventTotal : int { kTotalAllocated = 1, kTotalReserved = 2 };
 // nvtx_ranges.kind values.
 enum RangeKind : int { kRangePushPop = 1, kRangeStartEnd = 2 };
 // api_calls.api values (ours: CUPTI numbers its callback domains the other way round).

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <numeric>
+#include <tuple>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -53,6 +54,7 @@ TEST_P(ImportRoundTrip, EveryTableKeepsItsRows) {
     EXPECT_EQ(back.frameworkFlags.size(), source.frameworkFlags.size());
     EXPECT_EQ(back.externalCorrelations.size(), source.externalCorrelations.size());
     EXPECT_EQ(back.programFacts.size(), source.programFacts.size());
+    EXPECT_EQ(back.memoryEvents.size(), source.memoryEvents.size());
     EXPECT_EQ(back.devices.size(), source.devices.size());
     EXPECT_EQ(totalDuration(back.kernels), totalDuration(source.kernels));
     EXPECT_EQ(totalDuration(back.memcpys), totalDuration(source.memcpys));
@@ -121,6 +123,59 @@ TEST(ImportRoundTripFacts, ProgramFactsAndFlagsSurviveATuneupCopy) {
     EXPECT_EQ(back.str(back.frameworkFlags.name[0]), "cudnn.benchmark");
     EXPECT_EQ(back.frameworkFlags.value[0], 0);
     ASSERT_EQ(back.annotations.size(), 1u); // the facts' marks are not ranges
+}
+
+// Memory events (Kineto's, with totals, sizes and addresses; a driver allocation; host memory) and the
+// allocator's peaks come back as they were, so memory-headroom reads the copy as it reads the source.
+TEST(ImportRoundTripFacts, MemoryEventsAndPeaksSurviveATuneupCopy) {
+    const tuneup::test::TempDir dir("import_roundtrip_memory");
+    TraceBuilder b(SourceFormat::KinetoJson, "trace.json");
+    const ThreadIndex main = b.thread(100, 101);
+    MemoryEvent allocation;
+    allocation.timeNs = 2000, allocation.device = 0, allocation.allocatedBytes = 3 << 20;
+    allocation.reservedBytes = 8 << 20, allocation.deltaBytes = 1 << 20, allocation.address = 0x7f00001000;
+    allocation.thread = main;
+    b.addMemoryEvent(allocation);
+    MemoryEvent driver;
+    driver.timeNs = 2500, driver.device = 1, driver.deltaBytes = -(int64_t(1) << 33);
+    driver.deltaOf = MemoryTotal::Reserved;
+    b.addMemoryEvent(driver);
+    MemoryEvent host;
+    host.timeNs = 3000, host.device = kHostMemory, host.deltaBytes = 4096;
+    b.addMemoryEvent(host);
+    MemoryPeak peak;
+    peak.startNs = 1000, peak.endNs = 4000, peak.device = 0, peak.allocatedBytes = int64_t(5) << 30;
+    peak.thread = main;
+    b.addMemoryPeak(peak);
+    MemoryPeak reservedOnly;
+    reservedOnly.startNs = 4000, reservedOnly.endNs = 6000, reservedOnly.device = 1;
+    reservedOnly.reservedBytes = int64_t(7) << 30;
+    b.addMemoryPeak(reservedOnly);
+    const TraceModel source = b.finish();
+    const std::string file = dir.path() + "/copy.db";
+    writeTuneupFile(source, file);
+    const TraceModel back = importTrace(file);
+
+    const auto rowsOf = [](const TraceModel& m) {
+        std::vector<std::tuple<int64_t, int32_t, int64_t, int64_t, int64_t, MemoryTotal, uint64_t, int64_t>> rows;
+        const MemoryEventTable& e = m.memoryEvents;
+        for (size_t i = 0; i < e.size(); ++i)
+            rows.emplace_back(e.timeNs[i], e.device[i], e.allocatedBytes[i], e.reservedBytes[i], e.deltaBytes[i],
+                e.deltaOf[i], e.address[i], e.thread[i] == kNoThread ? -1 : m.threads[e.thread[i]].tid);
+        return rows;
+    };
+    EXPECT_EQ(rowsOf(back), rowsOf(source));
+    const auto peaksOf = [](const TraceModel& m) {
+        std::vector<std::tuple<int64_t, int64_t, int32_t, int64_t, int64_t, int64_t>> rows;
+        const MemoryPeakTable& p = m.memoryPeaks;
+        for (size_t i = 0; i < p.size(); ++i)
+            rows.emplace_back(p.startNs[i], p.endNs[i], p.device[i], p.allocatedBytes[i], p.reservedBytes[i],
+                p.thread[i] == kNoThread ? -1 : m.threads[p.thread[i]].tid);
+        return rows;
+    };
+    ASSERT_EQ(back.memoryPeaks.size(), 2u);
+    EXPECT_EQ(peaksOf(back), peaksOf(source));
+    EXPECT_EQ(back.stats.value("recording.export.not_written.memory_events"), 0);
 }
 
 } // namespace

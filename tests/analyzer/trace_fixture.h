@@ -115,6 +115,7 @@ inline void fillTrace(sqlite3* db, const TraceSpec& spec) {
             "INSERT INTO external_correlations VALUES (0, 5, 17), (1, 3, 17)");
     else if (spec.schemaVersion < 3)
         exec(db, "DROP TABLE gemm_calls; DROP TABLE conv_calls; DROP TABLE external_correlations");
+    if (spec.schemaVersion < 6) exec(db, "DROP TABLE memory_events; DROP TABLE memory_peaks");
     exec(db, "COMMIT");
 }
 

@@ -249,7 +249,8 @@ TEST_F(TuneupFileTest, ValidFileSummary) {
     EXPECT_EQ(counts,
         (std::map<std::string, int64_t> { { "kernels", 3 }, { "memcpys", 2 }, { "memsets", 1 }, { "syncs", 1 },
             { "api_calls", 4 }, { "nvtx_ranges", 2 }, { "nvtx_marks", 5 }, { "framework_flags", 3 },
-            { "gemm_calls", 0 }, { "conv_calls", 0 }, { "python_calls", 0 }, { "python_samples", 0 } }));
+            { "gemm_calls", 0 }, { "conv_calls", 0 }, { "python_calls", 0 }, { "python_samples", 0 },
+            { "memory_events", 0 }, { "memory_peaks", 0 } }));
     ASSERT_EQ(s.eventCounts.size(), tuneup::analysis::kEventTables.size());
     EXPECT_EQ(s.eventCounts.front().table, "kernels"); // report order
     EXPECT_EQ(s.eventCount(), 21);
@@ -568,6 +569,84 @@ TEST_F(TuneupFileTest, SchemaVersionTwoStillOpens) {
     EXPECT_EQ(m.gemmCalls.size(), 0u);
     EXPECT_EQ(m.convCalls.size(), 0u);
     EXPECT_EQ(m.externalCorrelations.size(), 0u);
+}
+
+// GPU memory (schema 6): CUPTI's allocations and releases, the caching allocator's readings and its peaks.
+TEST_F(TuneupFileTest, MemoryEventsAndPeaksAreImported) {
+    tuneup::test::writeTrace(path("memory.db"));
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path("memory.db").c_str(), &db), SQLITE_OK);
+    tuneup::test::exec(db,
+        "INSERT INTO memory_events (ts_ns, device_id, source, delta_bytes, delta_of, allocated_bytes, reserved_bytes, "
+        "memory_kind, address, tid, correlation_id, stream_id) VALUES "
+        // cudaMalloc of 2 MiB on GPU 1, its cudaFree without a size (the size it was allocated with)
+        "(1100000000, 1, 1, 2097152, 2, NULL, NULL, 3, 140000000000, NULL, 7, NULL), "
+        "(1200000000, 1, 1, 0, 2, NULL, NULL, 3, 140000000000, NULL, 8, NULL), "
+        // cudaHostAlloc: host memory; a stream-ordered allocation: allocated from a pool
+        "(1300000000, 0, 1, 4096, 2, NULL, NULL, 2, 150000000000, NULL, 9, NULL), "
+        "(1350000000, 1, 1, 1024, 1, NULL, NULL, 3, 160000000000, NULL, 10, 13), "
+        // the allocator's totals read after an optimizer step
+        "(1400000000, 1, 2, 0, 1, 3000000000, 5000000000, 3, NULL, 4242, NULL, NULL), "
+        // damage: no time, negative totals
+        "('soon', 1, 2, 0, 1, 1, 1, 3, NULL, NULL, NULL, NULL), "
+        "(1500000000, 1, 2, 0, 1, -7, -9, 3, NULL, NULL, NULL, NULL); "
+        "INSERT INTO memory_peaks (start_ns, end_ns, device_id, tid, allocated_bytes, reserved_bytes) VALUES "
+        "(1000000000, 1400000000, 1, 4242, 7000000000, 8000000000), (1400000001, 1600000000, 1, 4242, 6000000000, "
+        "NULL), ('x', 1700000000, 1, NULL, 1, 1)");
+    sqlite3_close(db);
+
+    const auto summary = TuneupFile::open(path("memory.db"))->summary();
+    std::map<std::string, tuneup::analysis::TableCount> counts;
+    for (const auto& count : summary.eventCounts)
+        counts[count.table] = count;
+    EXPECT_EQ(counts["memory_events"].rows, 7);
+    EXPECT_EQ(counts["memory_events"].badTimes, 1);
+    EXPECT_EQ(counts["memory_peaks"].rows, 3);
+    EXPECT_EQ(counts["memory_peaks"].badTimes, 1);
+
+    using namespace tuneup::analysis;
+    const TraceModel m = importTuneupFile(path("memory.db"));
+    const MemoryEventTable& e = m.memoryEvents;
+    ASSERT_EQ(e.size(), 6u);
+    EXPECT_EQ(e.device[0], 1);
+    EXPECT_EQ(e.deltaBytes[0], 2097152);
+    EXPECT_EQ(e.deltaOf[0], MemoryTotal::Reserved);
+    EXPECT_EQ(e.allocatedBytes[0], -1);
+    EXPECT_EQ(e.reservedBytes[0], -1);
+    EXPECT_EQ(e.address[0], 140000000000u);
+    EXPECT_EQ(e.thread[0], kNoThread);
+    EXPECT_EQ(e.deltaBytes[1], -2097152) << "a release takes the size of its allocation";
+    EXPECT_EQ(e.device[2], kHostMemory);
+    EXPECT_EQ(e.deltaOf[3], MemoryTotal::Allocated);
+    EXPECT_EQ(e.deltaBytes[4], 0);
+    EXPECT_EQ(e.allocatedBytes[4], 3000000000);
+    EXPECT_EQ(e.reservedBytes[4], 5000000000);
+    ASSERT_NE(e.thread[4], kNoThread);
+    EXPECT_EQ(m.threads[e.thread[4]].tid, 4242);
+    EXPECT_EQ(e.allocatedBytes[5], -1) << "a negative total is unknown";
+    EXPECT_EQ(e.reservedBytes[5], -1);
+    const MemoryPeakTable& p = m.memoryPeaks;
+    ASSERT_EQ(p.size(), 2u);
+    EXPECT_EQ(p.startNs[0], 1000000000);
+    EXPECT_EQ(p.endNs[0], 1400000000);
+    EXPECT_EQ(p.device[0], 1);
+    EXPECT_EQ(p.allocatedBytes[0], 7000000000);
+    EXPECT_EQ(p.reservedBytes[0], 8000000000);
+    EXPECT_EQ(p.reservedBytes[1], -1);
+    EXPECT_EQ(m.stats.value("times.not_integers"), 2);
+}
+
+TEST_F(TuneupFileTest, SchemaVersionFiveHasNoMemoryTables) {
+    tuneup::test::TraceSpec spec;
+    spec.schemaVersion = 5;
+    tuneup::test::writeTrace(path("v5.db"), spec);
+    auto file = TuneupFile::open(path("v5.db"));
+    EXPECT_EQ(file->schemaVersion(), 5);
+    EXPECT_EQ(file->summary().eventCount(), 21);
+    const tuneup::analysis::TraceModel m = tuneup::analysis::importTuneupFile(path("v5.db"));
+    EXPECT_EQ(m.kernels.size(), 3u);
+    EXPECT_TRUE(m.memoryEvents.empty());
+    EXPECT_TRUE(m.memoryPeaks.empty());
 }
 
 TEST_F(TuneupFileTest, SchemaVersionOneStillOpens) {

@@ -149,12 +149,21 @@ TEST_F(ImportCliTest, ImportWritesATuneupFileTheOtherCommandsRead) {
     const Result kineto = run({ "import", kAlexnet, "-o", path("alexnet.db") });
     ASSERT_EQ(kineto.code, 0) << kineto.err;
     EXPECT_CONTAINS(kineto.err, "not in the tuneup schema, so left out: 359 CPU ops");
-    // Memory events (profile_memory=True) too: 236 in TraceLens's BERT-small trace.
-    const Result memory = run(
-        { "import", (kTraces / "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz").string(),
-            "-o", path("bert.db") });
+    // Memory events (profile_memory=True) are written: 236 in TraceLens's BERT-small trace, which info counts
+    // and advise reads from the copy as from the source: memory-headroom finds the same peak (whether the trace
+    // is inference it cannot tell from the copy, which has no CPU operators).
+    const std::string bert
+        = (kTraces / "tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz").string();
+    const Result memory = run({ "import", bert, "-o", path("bert.db") });
     ASSERT_EQ(memory.code, 0) << memory.err;
-    EXPECT_CONTAINS(memory.err, ", 236 memory events (tuneup advise reads them from");
+    EXPECT_CONTAINS(memory.err, ", 236 memory events");
+    EXPECT_EQ(memory.err.find("memory events (tuneup advise"), std::string::npos) << memory.err;
+    const Result bertInfo = run({ "info", path("bert.db") });
+    EXPECT_CONTAINS(bertInfo.out, "memory_events           236");
+    const Result fromCopy = run({ "advise", path("bert.db"), "--all" });
+    const Result fromSource = run({ "advise", bert, "--all" });
+    EXPECT_CONTAINS(fromSource.out, "GPU memory peaks at 122 MB of 85 GB (0.1%, reserved)");
+    EXPECT_CONTAINS(fromCopy.out, "GPU memory peaks at 122 MB of 85 GB (0.1%)");
 }
 
 TEST_F(ImportCliTest, ImportRefusesToReplaceWithoutForceAndNeverReplacesOtherData) {

@@ -134,11 +134,10 @@ void writeStats(const TraceModel& model, sqlite3* db) {
     Insert stat(db, "INSERT OR REPLACE INTO stats (name, severity, value, description) VALUES (?, ?, ?, ?)");
     for (const ImportStat& s : model.stats.entries())
         stat.text(s.name).text(severityText(s.severity)).integer(s.value).text(s.description).insert();
-    const std::pair<const char*, size_t> notWritten[]
-        = { { "cpu_ops", model.cpuOps.size() }, { "gpu_annotations", model.gpuAnnotations.size() },
-              { "collectives", model.collectives.size() }, { "flows", model.flows.size() },
-              { "counter_ranges", model.counterRanges.size() }, { "python_functions", model.pythonFunctions.size() },
-              { "python_samples", model.pythonSamples.size() }, { "memory_events", model.memoryEvents.size() } };
+    const std::pair<const char*, size_t> notWritten[] = { { "cpu_ops", model.cpuOps.size() },
+        { "gpu_annotations", model.gpuAnnotations.size() }, { "collectives", model.collectives.size() },
+        { "flows", model.flows.size() }, { "counter_ranges", model.counterRanges.size() },
+        { "python_functions", model.pythonFunctions.size() }, { "python_samples", model.pythonSamples.size() } };
     for (const auto& [table, rows] : notWritten)
         if (rows > 0) {
             const std::string name = std::string("export.not_written.") + table;
@@ -398,6 +397,40 @@ void writeRows(const TraceModel& model, sqlite3* db) {
                 .integer(tidOf(states.thread[i]))
                 .text(std::string_view(&states.state[i], 1))
                 .integerOr(states.syscall[i], -2)
+                .insert();
+    }
+    // Memory events from any format, as `imported` (source 3): the model keeps what they say, not who said it.
+    const MemoryEventTable& e = model.memoryEvents;
+    {
+        Insert s(db,
+            "INSERT INTO memory_events (id, ts_ns, device_id, source, delta_bytes, delta_of, allocated_bytes, "
+            "reserved_bytes, address, tid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        for (size_t i = 0; i < e.size(); ++i)
+            s.integer(int64_t(i) + 1)
+                .integer(e.timeNs[i])
+                .integer(e.device[i] == kHostMemory ? -1 : e.device[i])
+                .integer(schema::kMemoryImported)
+                .integer(e.deltaBytes[i])
+                .integer(e.deltaOf[i] == MemoryTotal::Reserved ? schema::kTotalReserved : schema::kTotalAllocated)
+                .integerOr(e.allocatedBytes[i], -1)
+                .integerOr(e.reservedBytes[i], -1)
+                .integerOr(int64_t(e.address[i]), 0)
+                .integerOr(e.thread[i] == kNoThread ? -1 : tidOf(e.thread[i]), -1)
+                .insert();
+    }
+    const MemoryPeakTable& peaks = model.memoryPeaks;
+    {
+        Insert s(db,
+            "INSERT INTO memory_peaks (id, start_ns, end_ns, device_id, tid, allocated_bytes, reserved_bytes) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)");
+        for (size_t i = 0; i < peaks.size(); ++i)
+            s.integer(int64_t(i) + 1)
+                .integer(peaks.startNs[i])
+                .integer(peaks.endNs[i])
+                .integer(peaks.device[i])
+                .integerOr(peaks.thread[i] == kNoThread ? -1 : tidOf(peaks.thread[i]), -1)
+                .integerOr(peaks.allocatedBytes[i], -1)
+                .integerOr(peaks.reservedBytes[i], -1)
                 .insert();
     }
     const FrameworkFlagTable& f = model.frameworkFlags;

@@ -3,7 +3,9 @@
 #include "import/sqlite_open.h"
 #include "import/tuneup_file.h"
 #include "model/trace_builder.h"
+#include "trace_schema.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <optional>
@@ -213,6 +215,59 @@ void readLibraryCalls(const TuneupFile& file, TraceBuilder& builder, int64_t pid
         });
 }
 
+// GPU memory (schema 6): CUPTI's allocations and releases (memory taken from the driver: the reserved total, or
+// for stream-ordered ones, cudaMallocAsync from a pool, memory allocated), the caching allocator's readings
+// (totals) and its peaks over windows. A release CUPTI gives without its size takes the size its address was
+// allocated with.
+void readMemory(const TuneupFile& file, TraceBuilder& builder, int64_t pid, int64_t& withoutTimes) {
+    std::unordered_map<uint64_t, int64_t> liveBytes; // CUPTI allocations by address
+    query(file,
+        "SELECT ts_ns, device_id, source, delta_bytes, delta_of, coalesce(allocated_bytes, -1), "
+        "coalesce(reserved_bytes, -1), coalesce(memory_kind, 0), coalesce(address, 0), tid, stream_id "
+        "FROM memory_events ORDER BY id",
+        [&](sqlite3_stmt* s) {
+            if (!isTime(s, 0)) {
+                ++withoutTimes;
+                return;
+            }
+            MemoryEvent e;
+            e.timeNs = i64(s, 0);
+            const int32_t kind = i32(s, 7);
+            const bool host = i64(s, 1) < 0 || kind == schema::kMemoryPageable || kind == schema::kMemoryPinned;
+            e.device = host ? kHostMemory : i32(s, 1);
+            e.deltaBytes = i64(s, 3);
+            e.deltaOf = i32(s, 4) == schema::kTotalReserved ? MemoryTotal::Reserved : MemoryTotal::Allocated;
+            e.allocatedBytes = std::max<int64_t>(i64(s, 5), -1);
+            e.reservedBytes = std::max<int64_t>(i64(s, 6), -1);
+            e.address = uint64_t(i64(s, 8));
+            if (sqlite3_column_type(s, 9) != SQLITE_NULL) e.thread = builder.thread(pid, i64(s, 9));
+            if (i32(s, 2) == schema::kMemoryFromCupti && e.address) {
+                if (e.deltaBytes > 0)
+                    liveBytes[e.address] = e.deltaBytes;
+                else if (auto it = liveBytes.find(e.address); it != liveBytes.end()) {
+                    if (e.deltaBytes == 0) e.deltaBytes = -it->second;
+                    liveBytes.erase(it);
+                }
+            }
+            builder.addMemoryEvent(e);
+        });
+    query(file,
+        "SELECT start_ns, end_ns, device_id, tid, coalesce(allocated_bytes, -1), coalesce(reserved_bytes, -1) "
+        "FROM memory_peaks ORDER BY id",
+        [&](sqlite3_stmt* s) {
+            MemoryPeak p;
+            if (!times(s, p.startNs, p.endNs)) {
+                ++withoutTimes;
+                return;
+            }
+            p.device = i32(s, 2);
+            if (sqlite3_column_type(s, 3) != SQLITE_NULL) p.thread = builder.thread(pid, i64(s, 3));
+            p.allocatedBytes = std::max<int64_t>(i64(s, 4), -1);
+            p.reservedBytes = std::max<int64_t>(i64(s, 5), -1);
+            builder.addMemoryPeak(p);
+        });
+}
+
 } // namespace
 
 TraceModel importTuneupFile(const std::string& path) {
@@ -400,6 +455,7 @@ TraceModel importTuneupFile(const std::string& path) {
             });
     }
     if (summary.schemaVersion >= 5) readPythonSites(*file, builder, pid, name, withoutTimes);
+    if (summary.schemaVersion >= 6) readMemory(*file, builder, pid, withoutTimes);
     // The Python bootstrap's facts: marks with a payload in its "tuneup" domain.
     query(*file,
         "SELECT m.ts_ns, m.name_id, m.payload FROM nvtx_marks m JOIN nvtx_domains d ON d.id = m.domain_id "

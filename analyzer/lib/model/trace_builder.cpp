@@ -290,6 +290,7 @@ void TraceBuilder::shiftTimes(int64_t deltaNs) {
     shift(m.threadStates.timeNs);
     shift(m.pythonSamples.timeNs);
     shift(m.memoryEvents.timeNs);
+    shiftTable(m.memoryPeaks);
     for (auto& w : m.info.profilerWindows) {
         w.startNs = saturatingAdd(w.startNs, deltaNs);
         w.endNs = saturatingAdd(w.endNs, deltaNs);
@@ -338,6 +339,7 @@ TraceModel TraceBuilder::finish() {
         sortInstants(m.threadStates, gpuRepairs);
         sortInstants(m.pythonSamples, gpuRepairs);
         sortInstants(m.memoryEvents, gpuRepairs);
+        sortTable(m.memoryPeaks, gpuRepairs);
         const Permutation rangeIndex = sortTable(m.counterRanges, gpuRepairs);
         renumber(m.counterValues.range, rangeIndex);
         dropValuesOfDroppedRanges(m.counterValues);

@@ -61,6 +61,7 @@ public:
     }
     // An allocation or free the trace recorded, with the allocator's totals when known (see MemoryEventTable).
     RowIndex addMemoryEvent(const MemoryEvent& row) { return append(m_model.memoryEvents, row); }
+    RowIndex addMemoryPeak(const MemoryPeak& row) { return append(m_model.memoryPeaks, row); }
 
     // Room for rows about to be added, when the importer knows how many (saves regrowing columns).
     struct RowCounts {

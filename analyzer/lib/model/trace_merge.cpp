@@ -113,6 +113,9 @@ std::vector<StringId> TraceBuilder::append(TraceBuilder& part) {
     appendRows(into.memoryEvents, from.memoryEvents, [&](MemoryEvent& r) {
         if (r.thread != kNoThread) r.thread = t[r.thread];
     });
+    appendRows(into.memoryPeaks, from.memoryPeaks, [&](MemoryPeak& r) {
+        if (r.thread != kNoThread) r.thread = t[r.thread];
+    });
 
     into.info.profilerWindows.insert(
         into.info.profilerWindows.end(), from.info.profilerWindows.begin(), from.info.profilerWindows.end());

@@ -441,6 +441,18 @@ inline constexpr ThreadIndex kNoThread = UINT32_MAX; // the trace names no threa
     X(ThreadIndex, thread, kNoThread)
 TUNEUP_TABLE(MemoryEventTable, MemoryEvent, TUNEUP_MEMORY_EVENT_COLUMNS)
 
+// The caching allocator's peaks, each over a window of time (tuneup recordings: the Python bootstrap reads
+// torch.cuda.max_memory_allocated/max_memory_reserved after each optimizer step, then resets them): the highest
+// level each total reached somewhere in [startNs, endNs], not a level at one instant; -1 when not read.
+#define TUNEUP_MEMORY_PEAK_COLUMNS(X)                                                                                  \
+    X(int64_t, startNs, 0)                                                                                             \
+    X(int64_t, endNs, 0) /* when it was read */                                                                        \
+    X(int32_t, device, 0)                                                                                              \
+    X(int64_t, allocatedBytes, -1)                                                                                     \
+    X(int64_t, reservedBytes, -1)                                                                                      \
+    X(ThreadIndex, thread, kNoThread)
+TUNEUP_TABLE(MemoryPeakTable, MemoryPeak, TUNEUP_MEMORY_PEAK_COLUMNS)
+
 // ---- facts about the recording -------------------------------------------------------------------
 
 enum class SourceFormat : uint8_t { Unknown, KinetoJson, TuneupDb, NsysSqlite };
@@ -564,6 +576,7 @@ public:
     ConvCallTable convCalls;
     ExternalCorrelationTable externalCorrelations;
     MemoryEventTable memoryEvents;
+    MemoryPeakTable memoryPeaks;
 
     std::string_view str(StringId id) const { return strings.get(id); }
     const DeviceInfo* device(int32_t id) const; // nullptr when the trace did not describe it
