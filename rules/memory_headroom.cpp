@@ -121,7 +121,8 @@ public:
             outcome.status = RuleStatus::NotEvaluated;
             outcome.reason
                 = "needs the allocator's totals (Total Allocated/Total Reserved, which newer PyTorch writes with "
-                  "profile_memory=True): this trace "
+                  "profile_memory=True; a tuneup recording of a Python program reads them after each optimizer "
+                  "step): this trace "
                   "records only the size of each allocation, so a step's peak is known only above "
                   "where the step began (up to "
                 + formatBytes(std::max<int64_t>(known.riseBytes, 0))
@@ -193,6 +194,11 @@ public:
                         + " of the GPU)"
                           : std::string("not recorded") },
             { "steady-state peak allocated", a.exact() ? formatBytes(a.peakBytes) : std::string("not recorded") } };
+        const bool readPeaks = a.windowPeaks > 0 || r.windowPeaks > 0;
+        if (readPeaks)
+            e.facts.emplace_back("read from",
+                "the caching allocator's peaks, read after each optimizer step "
+                "(torch.cuda.max_memory_allocated / max_memory_reserved)");
         if (a.exact()) {
             e.facts.emplace_back("allocated between steps (weights, optimizer state...)", formatBytes(fixed));
             e.facts.emplace_back("grows within a step (activations, temporaries)", formatBytes(variable));
@@ -216,7 +222,9 @@ public:
         if (peak.peakRow != kNoRow) e.events.push_back({ EventTable::MemoryEvent, peak.peakRow });
         e.eventsTotal = e.events.size();
 
-        f.detail = "The caching allocator's totals in the trace's memory events peak at " + heldText
+        f.detail = std::string(readPeaks ? "The caching allocator's peaks, read after each optimizer step, reach "
+                                         : "The caching allocator's totals in the trace's memory events peak at ")
+            + heldText
             + " in the steady state. The memory that grows with the batch is the allocated peak above what stays "
               "allocated between steps; scaling it until the GPU is "
             + formatPercent(kTargetShare) + " full (room for the CUDA context, fragmentation and cuDNN workspaces) "

@@ -198,3 +198,80 @@ TEST(MemoryPeak, RealTraceBertSmallOnH100) {
     ASSERT_TRUE(p.reserved.exact());
     EXPECT_EQ(p.reserved.peakBytes, 121634816);
 }
+
+namespace {
+
+// The caching allocator as tuneup's Python bootstrap reads it after each optimizer step: its totals then
+// (a memory event with no size) and its peaks since the previous reading.
+void reading(TraceBuilder& b, int64_t since, int64_t t, int64_t allocated, int64_t reserved, int64_t peakAllocated,
+    int64_t peakReserved, int32_t device = 0) {
+    totals(b, t, allocated, reserved, 0, device);
+    MemoryPeak p;
+    p.startNs = since;
+    p.endNs = t;
+    p.device = device;
+    p.allocatedBytes = peakAllocated;
+    p.reservedBytes = peakReserved;
+    b.addMemoryPeak(p);
+}
+
+} // namespace
+
+TEST(MemoryPeak, TheAllocatorsPeaksCountInTheStepTheyWereReadIn) {
+    TraceBuilder b = threeSteps();
+    // Read at the end of each step: 1 GB stays allocated between steps, 10 GB reserved; each step's peak is
+    // nowhere in the readings, only in the peaks (step 0 is the warm-up: 9 GB; then 5 and 6 GB).
+    reading(b, kT0 - 100 * kMs, kT0 + 9 * kMs, 1 * kGB, 10 * kGB, 9 * kGB, 10 * kGB);
+    reading(b, kT0 + 9 * kMs, kT0 + 19 * kMs, 1 * kGB, 10 * kGB, 5 * kGB, 10 * kGB);
+    reading(b, kT0 + 19 * kMs, kT0 + 29 * kMs, 1 * kGB, 10 * kGB, 6 * kGB, 10 * kGB);
+    const MemoryPeaks p = peaksOf(b.finish());
+    EXPECT_EQ(p.device, 0);
+    EXPECT_EQ(p.capacityBytes, 80 * kGB);
+    ASSERT_TRUE(p.allocated.exact());
+    ASSERT_EQ(p.allocated.perStep.size(), 3u);
+    EXPECT_EQ(p.allocated.perStep[0].peakBytes, 9 * kGB);
+    EXPECT_EQ(p.allocated.perStep[1].peakBytes, 5 * kGB);
+    EXPECT_EQ(p.allocated.perStep[2].peakBytes, 6 * kGB);
+    EXPECT_EQ(p.allocated.peakBytes, 6 * kGB); // the steady state: steps 1 and 2
+    EXPECT_EQ(p.allocated.peakStep, 2u);
+    EXPECT_EQ(p.allocated.peakRow, kNoRow) << "no event reached it: the allocator's peak";
+    EXPECT_EQ(p.allocated.windowPeaks, 3u);
+    EXPECT_EQ(p.allocated.baseBytes, 1 * kGB) << "the readings' levels: what stays allocated";
+    EXPECT_EQ(p.allocated.perStep[1].riseBytes, 4 * kGB);
+    EXPECT_EQ(p.reserved.peakBytes, 10 * kGB);
+    EXPECT_TRUE(p.reserved.exact());
+}
+
+TEST(MemoryPeak, PeaksAloneAreExactButLeaveTheBaseUnknown) {
+    // Peaks with no reading of the totals (reserved not read), and a cudaMalloc CUPTI saw: the peak is a level
+    // the allocator reached, where the sizes alone are a lower bound.
+    TraceBuilder b = threeSteps();
+    size(b, kT0 + 11 * kMs, 2 * kGB, MemoryTotal::Reserved);
+    for (int s = 0; s < 3; ++s) {
+        MemoryPeak p;
+        p.startNs = kT0 + s * 10 * kMs;
+        p.endNs = p.startNs + 9 * kMs;
+        p.reservedBytes = (3 + s) * kGB;
+        b.addMemoryPeak(p);
+    }
+    const MemoryPeaks p = peaksOf(b.finish());
+    EXPECT_EQ(p.allocated.source, MemorySource::None);
+    ASSERT_TRUE(p.reserved.exact());
+    EXPECT_EQ(p.reserved.peakBytes, 5 * kGB);
+    EXPECT_EQ(p.reserved.baseBytes, -1);
+    EXPECT_EQ(p.reserved.riseBytes, -1);
+    EXPECT_EQ(p.reserved.beforeTraceBytes, 0);
+}
+
+TEST(MemoryPeak, PeaksReadOutsideEveryStepOrOnAnotherGpuDoNotCount) {
+    TraceBuilder b = threeSteps();
+    reading(b, kT0 - 20 * kMs, kT0 - 10 * kMs, 1 * kGB, 2 * kGB, 70 * kGB, 70 * kGB); // before the first step
+    reading(b, kT0 + 9 * kMs, kT0 + 19 * kMs, 1 * kGB, 2 * kGB, 3 * kGB, 4 * kGB);
+    reading(b, kT0 + 19 * kMs, kT0 + 29 * kMs, 1 * kGB, 2 * kGB, 60 * kGB, 60 * kGB, 1); // GPU 1
+    reading(b, kT0 + 29 * kMs, kT0 + 31 * kMs, 1 * kGB, 2 * kGB, 50 * kGB, 50 * kGB); // after the last step
+    const MemoryPeaks p = peaksOf(b.finish());
+    EXPECT_EQ(p.device, 0);
+    EXPECT_EQ(p.allocated.peakBytes, 3 * kGB);
+    EXPECT_EQ(p.reserved.peakBytes, 4 * kGB);
+    EXPECT_EQ(p.allocated.windowPeaks, 1u);
+}

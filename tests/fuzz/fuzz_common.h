@@ -82,6 +82,11 @@ inline void checkModel(const analysis::TraceModel& m) {
     for (size_t i = 0; i < mem.size(); ++i)
         TUNEUP_FUZZ_CHECK(isPlausibleTime(mem.timeNs[i]) && (i == 0 || mem.timeNs[i - 1] <= mem.timeNs[i])
             && (mem.thread[i] == kNoThread || mem.thread[i] < m.threads.size()));
+    const MemoryPeakTable& peaks = m.memoryPeaks;
+    for (size_t i = 0; i < peaks.size(); ++i)
+        TUNEUP_FUZZ_CHECK((i == 0 || peaks.startNs[i - 1] <= peaks.startNs[i])
+            && (peaks.thread[i] == kNoThread || peaks.thread[i] < m.threads.size()) && peaks.allocatedBytes[i] >= -1
+            && peaks.reservedBytes[i] >= -1);
     // Times within the clock's range (TraceBuilder leaves out the rest), ends after starts.
     const auto times = [](const auto& table) {
         for (size_t i = 0; i < table.size(); ++i)
@@ -89,7 +94,7 @@ inline void checkModel(const analysis::TraceModel& m) {
         return true;
     };
     TUNEUP_FUZZ_CHECK(times(m.kernels) && times(m.memcpys) && times(m.memsets) && times(m.syncs) && times(m.apiCalls)
-        && times(m.cpuOps) && times(m.annotations) && times(m.gemmCalls) && times(m.convCalls));
+        && times(m.cpuOps) && times(m.annotations) && times(m.gemmCalls) && times(m.convCalls) && times(m.memoryPeaks));
 }
 
 // What every command does with a model: its steps and breakdown (no time may be negative), the JSON
@@ -100,11 +105,13 @@ inline void checkAnalysis(const analysis::TraceModel& m) {
     const StepBreakdown& b = advice.summary.steps.median;
     TUNEUP_FUZZ_CHECK(b.stepNs >= 0 && b.computeNs >= 0 && b.idleNs >= 0 && b.memcpyNs >= 0);
     TUNEUP_FUZZ_CHECK(advice.summary.kernelNs >= 0);
-    // GPU memory per step (memory-headroom's facts): levels never below their lowest, rises never negative.
+    // GPU memory per step (memory-headroom's facts): levels never below their lowest, rises never negative
+    // (unknown, -1, only where the level the step began with is: the allocator's peaks alone).
     const MemoryPeaks peaks = memoryPeaks(m, advice.analysis.steps);
     for (const MemoryTotalPeak* total : { &peaks.allocated, &peaks.reserved })
         for (const StepMemory& s : total->perStep)
-            TUNEUP_FUZZ_CHECK(s.peakBytes >= s.lowBytes && s.riseBytes >= 0);
+            TUNEUP_FUZZ_CHECK(
+                s.peakBytes >= s.lowBytes && (s.riseBytes >= 0 || (s.riseBytes == -1 && s.lowBytes == -1)));
     const AdviceReport report = finishAdvice({ advice.summary }, { advice.outcomes }, {});
     std::ostringstream json;
     writeJsonReport(json, report, ReportContext {});

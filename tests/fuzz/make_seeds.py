@@ -296,6 +296,19 @@ INSERT INTO python_calls (start_ns, end_ns, tid, call_id, file_id, line, functio
   VALUES (1850, 2600, 4242, 10, 9, 57, 7), (2850, 2800, 4242, 10, NULL, 58, 7), (2860, 2870, 4242, 99, 9, NULL, 7);
 INSERT INTO python_samples (ts_ns, tid, file_id, line, function_id) VALUES (2000, 4242, 9, 25, 7), (2100, 4242, 9, 25, 99);
 """
+    if version >= 6:
+        # GPU memory: CUPTI's cudaMalloc and its cudaFree without a size, pinned host memory, the bootstrap's
+        # reading of the caching allocator and its peaks after an optimizer step.
+        rows += """
+INSERT INTO memory_events (ts_ns, device_id, source, delta_bytes, delta_of, allocated_bytes, reserved_bytes,
+  memory_kind, address, tid, correlation_id, stream_id) VALUES
+  (1700, 0, 1, 2097152, 2, NULL, NULL, 3, 140000000000, NULL, 10, NULL),
+  (8500, 0, 1, 0, 2, NULL, NULL, 3, 140000000000, NULL, 13, NULL),
+  (1800, 0, 1, 4096, 2, NULL, NULL, 2, 150000000000, NULL, 9, NULL),
+  (4100, 0, 2, 0, 1, 1048576, 2097152, 3, NULL, 4242, NULL, NULL);
+INSERT INTO memory_peaks (start_ns, end_ns, device_id, tid, allocated_bytes, reserved_bytes)
+  VALUES (1000, 4100, 0, 4242, 1572864, 2097152), (4102, 8800, 0, 4242, 1048576, NULL);
+"""
     data = sqlite_file("fuzz_tuneup_file", "small.tuneup", schema_sql + rows, app_id, version)
     write("fuzz_tuneup_file", "truncated.tuneup", data[: len(data) // 2])
     # Issue 18, items 7-9: tables that run code (a recursive view, a view of huge blobs, generated columns,
@@ -331,6 +344,21 @@ INSERT INTO python_samples (ts_ns, tid, file_id, line, function_id) VALUES (2000
                                      "9223372036854775807, 'x'); INSERT INTO event_counts VALUES "
                                      "('nvtx', 1, 9223372036854775807, 9223372036854775807), "
                                      "('nvtx', 1, 9223372036854775807, 9223372036854775807);",
+        "odd_memory.tuneup": "INSERT INTO memory_events (ts_ns, device_id, source, delta_bytes, delta_of, "
+                             "allocated_bytes, reserved_bytes, memory_kind, address, tid) VALUES "
+                             "('abc', 0, 1, 5, 2, NULL, NULL, 3, 1, NULL), "
+                             "(3000, 0, 1, 9223372036854775807, 2, NULL, NULL, 3, -1, NULL), "
+                             "(3001, 0, 1, -9223372036854775808, 2, NULL, NULL, 3, -1, NULL), "
+                             "(3002, 1099511627776, 2, 0, 7, -5, 9223372036854775807, 99, NULL, -1), "
+                             "(3003, -7, 9, 0, 1, 1, 1, NULL, NULL, 9223372036854775807); "
+                             "INSERT INTO memory_peaks (start_ns, end_ns, device_id, tid, allocated_bytes, "
+                             "reserved_bytes) VALUES (5000, 4000, 0, 4242, 7, 7), ('x', 4000, 0, NULL, 1, 1), "
+                             "(-9223372036854775808, 9223372036854775807, 0, NULL, -9223372036854775808, "
+                             "9223372036854775807), (2000, 2100, 4294967297, NULL, 1, 1);",
+        "view_memory_peaks.tuneup": "DROP TABLE memory_peaks; CREATE VIEW memory_peaks AS WITH RECURSIVE r(i) AS "
+                                    "(SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT i AS id, i AS start_ns, i AS "
+                                    "end_ns, 0 AS device_id, NULL AS tid, i AS allocated_bytes, i AS reserved_bytes "
+                                    "FROM r;",
         "invalid_utf8.tuneup": "UPDATE strings SET value = CAST(X'6361666520FF80EDA080' AS TEXT) WHERE id = 1; "
                                "INSERT INTO meta VALUES ('command_line', CAST(X'707974686F6EFF' AS TEXT));",
     }

@@ -1,7 +1,12 @@
 // memory-headroom on built training traces (an A100 80GB, four steps with an optimizer step each and the
-// caching allocator's totals in memory events) and on a real inference trace with memory events.
+// caching allocator's totals in memory events), on tuneup recordings (written to a tuneup file and read back:
+// the Python bootstrap's readings and peaks after each optimizer step, CUPTI's cudaMalloc calls and device) and
+// on a real inference trace with memory events.
 
+#include "export/tuneup_writer.h"
+#include "import/importer.h"
 #include "rule_test_support.h"
+#include "temp_dir.h"
 
 using namespace tuneup;
 using namespace tuneup::analysis;
@@ -188,4 +193,129 @@ TEST(MemoryHeadroom, InferenceTracesAreNotTraining) {
     EXPECT_EQ(r.outcome.status, RuleStatus::NotApplicable) << r.outcome.reason;
     EXPECT_NE(r.outcome.reason.find("inference"), std::string::npos) << r.outcome.reason;
     EXPECT_NE(r.outcome.reason.find("122 MB of 85 GB (0.1%, reserved)"), std::string::npos) << r.outcome.reason;
+}
+
+// ---- tuneup recordings --------------------------------------------------------------------------------
+
+namespace {
+
+// What `tuneup record -- python train.py` writes on an H100 80GB: five iterations of zero_grad, forward and
+// backward, then Optimizer.step, after which the bootstrap reads the caching allocator (its totals then, its
+// peaks since the previous reading) and resets the peaks; CUPTI's cudaMalloc calls as the cache grows in the
+// first iteration; the device CUPTI describes. Written as a tuneup file and read back, as advise reads it.
+struct Recording {
+    int64_t keptBytes = 2 * kGB; // allocated after each optimizer step: weights, gradients, optimizer state
+    int64_t peakBytes = 10 * kGB; // each iteration's allocated peak (activations), never at a reading
+    int64_t reservedBytes = 12 * kGB;
+    int64_t capacityBytes = 85'020'000'000; // H100 80GB HBM3's totalGlobalMem
+    bool device = true; // CUPTI described the GPU (not on a machine without one)
+};
+
+ruletest::RuleRun runRecording(const Recording& rec, const tuneup::test::TempDir& dir) {
+    TraceBuilder b(SourceFormat::TuneupDb, "run.db");
+    if (rec.device) {
+        DeviceInfo gpu;
+        gpu.id = 0;
+        gpu.name = "NVIDIA H100 80GB HBM3";
+        gpu.computeMajor = 9;
+        gpu.smCount = 132;
+        gpu.globalMemoryBytes = rec.capacityBytes;
+        b.addDevice(gpu);
+    }
+    const ThreadIndex main = b.thread(4242, 4242);
+    const auto range = [&](int64_t start, int64_t end, const std::string& name) {
+        Annotation a;
+        a.startNs = start, a.endNs = end, a.thread = main, a.name = b.intern(name);
+        b.addAnnotation(a);
+    };
+    MemoryEvent cudaMalloc; // CUPTI: the cache growing in the first iteration, 6 GB at a time
+    cudaMalloc.device = 0, cudaMalloc.deltaOf = MemoryTotal::Reserved, cudaMalloc.deltaBytes = rec.reservedBytes / 2;
+    int64_t since = 500'000;
+    for (int s = 0; s < 5; ++s) {
+        const int64_t t0 = 1'000'000 + s * kStepNs;
+        range(t0, t0 + 100'000, "Optimizer.zero_grad#SGD.zero_grad");
+        range(t0 + 200'000, t0 + 3'000'000, "tuneup.forward#ResNet");
+        range(t0 + 3'100'000, t0 + 8'000'000, "tuneup.backward");
+        if (s == 0)
+            for (int64_t at : { t0 + 1'000'000, t0 + 4'000'000 }) {
+                cudaMalloc.timeNs = at;
+                cudaMalloc.address = uint64_t(at);
+                b.addMemoryEvent(cudaMalloc);
+            }
+        Kernel k;
+        k.startNs = t0 + 300'000, k.endNs = t0 + 8'500'000, k.device = 0, k.stream = 7;
+        k.name = b.intern("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1");
+        b.addKernel(k);
+        range(t0 + 8'000'000, t0 + 9'000'000, "Optimizer.step#SGD.step");
+        const int64_t read = t0 + 9'000'100;
+        MemoryEvent totals; // the reading's levels: no size
+        totals.timeNs = read, totals.device = 0, totals.allocatedBytes = rec.keptBytes;
+        totals.reservedBytes = rec.reservedBytes, totals.thread = main;
+        b.addMemoryEvent(totals);
+        MemoryPeak peak;
+        peak.startNs = since, peak.endNs = read, peak.device = 0, peak.thread = main;
+        peak.allocatedBytes = rec.peakBytes, peak.reservedBytes = rec.reservedBytes;
+        b.addMemoryPeak(peak);
+        since = read + 2'000;
+    }
+    const std::string file = dir.path() + "/run" + std::to_string(rec.reservedBytes) + ".db";
+    writeTuneupFile(b.finish(), file);
+    return ruletest::runRule("memory-headroom", { file });
+}
+
+} // namespace
+
+TEST(MemoryHeadroom, FiresOnARecordingWithItsPeaksWellUnderTheCapacity) {
+    const tuneup::test::TempDir dir("memory_headroom_recording");
+    const auto r = runRecording({}, dir);
+    ASSERT_EQ(r.outcome.status, RuleStatus::Raised) << r.outcome.reason;
+    ASSERT_EQ(r.models.size(), 1u);
+    EXPECT_EQ(r.models[0].info.format, SourceFormat::TuneupDb);
+    EXPECT_EQ(r.models[0].memoryPeaks.size(), 5u);
+    const Finding& f = r.outcome.findings.at(0);
+    // 12 GB reserved of 85 GB (14%): 2 GB kept, 8 GB more at each peak (read only as the allocator's peak),
+    // the allocator holding 12/10 of its peak: (0.85 * 85.02 GB / 1.2 - 2 GB) / 8 GB = 7.28x the batch.
+    EXPECT_NE(f.title.find("GPU memory peaks at 12 GB of 85 GB (14%) per step: about 7.3x the batch would fit"),
+        std::string::npos)
+        << f.title;
+    EXPECT_EQ(ruletest::evidenceFact(f, "steady-state peak allocated"), "10 GB");
+    EXPECT_EQ(ruletest::evidenceFact(f, "allocated between steps (weights, optimizer state...)"), "2 GB");
+    EXPECT_EQ(ruletest::evidenceFact(f, "grows within a step (activations, temporaries)"), "8 GB");
+    EXPECT_NE(ruletest::evidenceFact(f, "read from").find("max_memory_allocated"), std::string::npos);
+    EXPECT_NE(ruletest::evidenceFact(f, "steps").find("4 in the steady state"), std::string::npos)
+        << ruletest::evidenceFact(f, "steps");
+    EXPECT_NE(f.detail.find("peaks, read after each optimizer step, reach 12 GB of 85 GB"), std::string::npos)
+        << f.detail;
+    EXPECT_TRUE(f.evidence.events.empty()) << "a peak the allocator kept is no event of the trace";
+    ASSERT_EQ(f.evidence.spans.size(), 1u);
+
+    // With the DataLoader's batch size (the bootstrap's fact): the batch that fits.
+    TraceModel model = importTrace(dir.path() + "/run12000000000.db");
+    ruletest::addProgramFact(model, "tuneup.dataloader.batch_size", 64);
+    const auto batch = run(std::move(model));
+    ASSERT_EQ(batch.outcome.status, RuleStatus::Raised) << batch.outcome.reason;
+    EXPECT_NE(batch.outcome.findings.at(0).title.find("batch 64 -> about 464 would fit"), std::string::npos)
+        << batch.outcome.findings.at(0).title;
+}
+
+TEST(MemoryHeadroom, QuietOnARecordingNearlyFull) {
+    const tuneup::test::TempDir dir("memory_headroom_recording_full");
+    Recording rec;
+    rec.keptBytes = 20 * kGB;
+    rec.peakBytes = 70 * kGB;
+    rec.reservedBytes = 76 * kGB; // 89% of the GPU
+    const auto r = runRecording(rec, dir);
+    EXPECT_EQ(r.outcome.status, RuleStatus::Clean) << r.outcome.reason;
+    EXPECT_NE(r.outcome.reason.find("76 GB of 85 GB (89%, reserved), above the 50%"), std::string::npos)
+        << r.outcome.reason;
+}
+
+TEST(MemoryHeadroom, NotEvaluatedOnARecordingWithoutTheGpusCapacity) {
+    // The bootstrap's readings without CUPTI's device record: the peak is known, the headroom is not.
+    const tuneup::test::TempDir dir("memory_headroom_recording_nodevice");
+    Recording rec;
+    rec.device = false;
+    const auto r = runRecording(rec, dir);
+    EXPECT_EQ(r.outcome.status, RuleStatus::NotEvaluated);
+    EXPECT_NE(r.outcome.reason.find("needs the GPU's memory capacity"), std::string::npos) << r.outcome.reason;
 }

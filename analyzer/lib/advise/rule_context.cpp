@@ -31,7 +31,7 @@ std::string_view inputName(Input input) {
     case Input::MultipleRanks:
         return "traces of two or more ranks";
     case Input::MemoryUsage:
-        return "GPU memory events (torch.profiler with profile_memory=True, or nsys profile "
+        return "GPU memory events (tuneup record, torch.profiler with profile_memory=True, or nsys profile "
                "--cuda-memory-usage=true)";
     }
     return "?";
@@ -108,7 +108,7 @@ bool hasInput(const RankAnalysis& rank, size_t jobRanks, Input input) {
     case Input::MemoryUsage:
         for (const int32_t device : m.memoryEvents.device)
             if (device != kHostMemory) return true;
-        return false;
+        return !m.memoryPeaks.empty();
     }
     return false;
 }

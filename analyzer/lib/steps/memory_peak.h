@@ -5,7 +5,9 @@
 // size of each allocation (older PyTorch; nsys, whose cudaMalloc records are the reserved memory) give
 // each step's rise above where it began exactly, but the level only as a lower bound: what was allocated
 // before the trace began (weights, optimizer state) is unknown, known only to be at least what the trace
-// frees without having seen it allocated.
+// frees without having seen it allocated. The allocator's own peaks over windows (TraceModel::memoryPeaks, read by
+// tuneup's Python bootstrap once per optimizer step) count in the step in which each was read: a level reached
+// somewhere in that window, which events between readings would not show.
 
 #include "model/trace_model.h"
 #include "steps/breakdown.h"
@@ -36,8 +38,8 @@ MemoryCurve memoryCurve(const TraceModel& model, int32_t device, MemoryTotal tot
 
 struct StepMemory {
     int64_t peakBytes = -1; // the highest level in the step, the level it began with included; -1 unknown
-    int64_t lowBytes = -1; // the lowest
-    int64_t riseBytes = -1; // the peak above the level the step began with
+    int64_t lowBytes = -1; // the lowest level the trace shows (-1 with the allocator's peaks alone)
+    int64_t riseBytes = -1; // the peak above the level the step began with (-1 when that is unknown)
 };
 
 struct MemoryTotalPeak {
@@ -50,7 +52,9 @@ struct MemoryTotalPeak {
     int64_t riseBytes = -1; // the largest rise within one step
     int64_t beforeTraceBytes = 0; // Deltas: allocated before the trace began, at least
     size_t peakStep = 0; // the step with the peak (index into the steps)
-    RowIndex peakRow = kNoRow; // the memory event that reached it, kNoRow when the step began at its peak
+    RowIndex peakRow = kNoRow; // the memory event that reached it, kNoRow when the step began at its peak or
+                               // the peak is the allocator's (a window's: no event reached it)
+    size_t windowPeaks = 0; // steps whose peak is the allocator's peak over a window (memoryPeaks)
     bool exact() const { return source == MemorySource::Totals && peakBytes >= 0; }
 };
 
