@@ -45,7 +45,7 @@ uint32_t envNumber(Config& config, const char* name, uint32_t fallback, uint32_t
 bool parseTraceSelection(const std::string& text, TraceSelection& out, std::string& error) {
     TraceSelection selection;
     selection.nvtx = selection.torch = selection.gemm = selection.conv = selection.kernel = selection.memcpy
-        = selection.memset = selection.sync = selection.runtime = selection.driver = false;
+        = selection.memset = selection.sync = selection.runtime = selection.driver = selection.memory = false;
     size_t pos = 0;
     while (pos <= text.size()) {
         size_t comma = text.find(',', pos);
@@ -61,7 +61,7 @@ bool parseTraceSelection(const std::string& text, TraceSelection& out, std::stri
             selection.conv = true;
         else if (item == "cuda")
             selection.kernel = selection.memcpy = selection.memset = selection.sync = selection.runtime
-                = selection.driver = true;
+                = selection.driver = selection.memory = true;
         else if (item == "kernel")
             selection.kernel = true;
         else if (item == "memcpy")
@@ -74,6 +74,8 @@ bool parseTraceSelection(const std::string& text, TraceSelection& out, std::stri
             selection.runtime = true;
         else if (item == "driver")
             selection.driver = true;
+        else if (item == "memory")
+            selection.memory = true;
         else if (item == "noisy-api")
             selection.noisyApi = true;
         else if (item == "none")

@@ -8,16 +8,18 @@
 
 namespace tuneup::agent {
 
-// What to capture (TUNEUP_TRACE, a comma list; "cuda" = kernel,memcpy,memset,sync,runtime,driver).
+// What to capture (TUNEUP_TRACE, a comma list; "cuda" = kernel,memcpy,memset,sync,runtime,driver,memory).
 struct TraceSelection {
     bool nvtx = true;
     bool torch = true; // the torch probes (torch_probe.h), read during NVTX calls
     bool gemm = true; // cuBLAS / cuBLASLt GEMM calls (blas_interposer, blaslt_interposer)
     bool conv = true; // cuDNN convolution calls (cudnn_interposer, cudnn_backend_interposer)
     bool kernel = true, memcpy = true, memset = true, sync = true, runtime = true, driver = true;
+    // CUPTI's memory records: allocations through the CUDA API, rare under a caching allocator, so cheap.
+    bool memory = true;
     // Noisy CUDA API calls (common/cuda_api.h) as api_calls rows too; else only counted per name.
     bool noisyApi = false;
-    bool anyCuda() const { return kernel || memcpy || memset || sync || runtime || driver; }
+    bool anyCuda() const { return kernel || memcpy || memset || sync || runtime || driver || memory; }
 };
 
 struct Config {

@@ -18,7 +18,8 @@ namespace {
 //   memcpy    CUpti_ActivityMemcpy,     peer copies CUpti_ActivityMemcpyPtoP
 //   memset    CUpti_ActivityMemset,     sync CUpti_ActivitySynchronization
 //   API       CUpti_ActivityAPI (never versioned), devices CUpti_ActivityDevice2 (uuid)
-// So the agent reads records of CUPTI 11.0 and later.
+//   memory    CUpti_ActivityMemory2 (CUDA 11.2, the first record of MEMORY2; isAsync is its newest field we read)
+// So the agent reads records of CUPTI 11.0 and later (memory records from 11.2).
 using KernelLayout = CUpti_ActivityKernel5;
 using MemcpyLayout = CUpti_ActivityMemcpy;
 using PeerCopyLayout = CUpti_ActivityMemcpyPtoP;
@@ -27,6 +28,7 @@ using SyncLayout = CUpti_ActivitySynchronization;
 using ApiLayout = CUpti_ActivityAPI;
 using DeviceLayout = CUpti_ActivityDevice2;
 using ExternalCorrelationLayout = CUpti_ActivityExternalCorrelation; // never versioned
+using MemoryLayout = CUpti_ActivityMemory2;
 
 #define TUNEUP_SAME_OFFSET(Old, New, field)                                                                            \
     static_assert(offsetof(Old, field) == offsetof(New, field), #New "." #field " moved: update the decoder")
@@ -95,6 +97,16 @@ TUNEUP_SAME_OFFSET(DeviceLayout, CUpti_ActivityDevice5, computeCapabilityMinor);
 TUNEUP_SAME_OFFSET(DeviceLayout, CUpti_ActivityDevice5, id);
 TUNEUP_SAME_OFFSET(DeviceLayout, CUpti_ActivityDevice5, uuid);
 TUNEUP_SAME_OFFSET(DeviceLayout, CUpti_ActivityDevice5, name);
+TUNEUP_SAME_OFFSET(MemoryLayout, CUpti_ActivityMemory4, memoryOperationType);
+TUNEUP_SAME_OFFSET(MemoryLayout, CUpti_ActivityMemory4, memoryKind);
+TUNEUP_SAME_OFFSET(MemoryLayout, CUpti_ActivityMemory4, correlationId);
+TUNEUP_SAME_OFFSET(MemoryLayout, CUpti_ActivityMemory4, address);
+TUNEUP_SAME_OFFSET(MemoryLayout, CUpti_ActivityMemory4, bytes);
+TUNEUP_SAME_OFFSET(MemoryLayout, CUpti_ActivityMemory4, timestamp);
+TUNEUP_SAME_OFFSET(MemoryLayout, CUpti_ActivityMemory4, deviceId);
+TUNEUP_SAME_OFFSET(MemoryLayout, CUpti_ActivityMemory4, contextId);
+TUNEUP_SAME_OFFSET(MemoryLayout, CUpti_ActivityMemory4, streamId);
+TUNEUP_SAME_OFFSET(MemoryLayout, CUpti_ActivityMemory4, isAsync);
 #undef TUNEUP_SAME_OFFSET
 
 // Copies the record's prefix: no alignment or aliasing assumptions about the buffer. Every record
@@ -156,6 +168,9 @@ public:
         case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
             externalCorrelation(read<ExternalCorrelationLayout>(record));
             break;
+        case CUPTI_ACTIVITY_KIND_MEMORY2:
+            memory(read<MemoryLayout>(record));
+            break;
         default:
             ++m_stats.unknownKind;
             break;
@@ -190,6 +205,31 @@ private:
         out.correlationId = e.correlationId;
         m_sink.externalCorrelation(out);
         ++m_stats.externalCorrelations;
+    }
+
+    void memory(const MemoryLayout& m) {
+        if (m.memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+            && m.memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+            ++m_stats.memoryNotOperations;
+            return;
+        }
+        if (m.timestamp == 0) {
+            ++m_stats.noTimestamp;
+            return;
+        }
+        MemoryRecord out;
+        out.timeNs = shift(m.timestamp);
+        out.deviceId = m.deviceId;
+        out.contextId = m.contextId;
+        out.correlationId = m.correlationId;
+        out.isAsync = m.isAsync != 0;
+        out.streamId = out.isAsync && m.streamId != CUPTI_INVALID_STREAM_ID ? int64_t(m.streamId) : -1;
+        out.operation = uint8_t(m.memoryOperationType);
+        out.memoryKind = uint8_t(m.memoryKind);
+        out.bytes = m.bytes;
+        out.address = m.address;
+        m_sink.memory(out);
+        ++m_stats.memories;
     }
 
     void kernel(const KernelLayout& k) {
@@ -353,6 +393,8 @@ DecodeStats& DecodeStats::operator+=(const DecodeStats& other) {
     runtimeApis += other.runtimeApis;
     driverApis += other.driverApis;
     devices += other.devices;
+    memories += other.memories;
+    memoryNotOperations += other.memoryNotOperations;
     externalCorrelations += other.externalCorrelations;
     unknownKind += other.unknownKind;
     noTimestamp += other.noTimestamp;

@@ -62,6 +62,8 @@ struct DecodeStats {
     // Records handed to the sink, by kind.
     uint64_t kernels = 0, memcpys = 0, memsets = 0, syncs = 0, runtimeApis = 0, driverApis = 0, devices = 0;
     uint64_t externalCorrelations = 0;
+    uint64_t memories = 0; // allocations and releases (MEMORY2)
+    uint64_t memoryNotOperations = 0; // MEMORY2 records that are neither an allocation nor a release: skipped
     uint64_t unknownKind = 0; // kinds the agent does not decode: skipped
     uint64_t noTimestamp = 0; // start == end == 0 (CUPTI had no timing): not written
     uint64_t endBeforeStart = 0; // written with end = start, so durations are never negative
@@ -73,7 +75,8 @@ struct DecodeStats {
     std::map<std::string, uint64_t, std::less<>> countedApis;
 
     uint64_t records() const {
-        return kernels + memcpys + memsets + syncs + runtimeApis + driverApis + devices + externalCorrelations;
+        return kernels + memcpys + memsets + syncs + runtimeApis + driverApis + devices + externalCorrelations
+            + memories;
     }
     DecodeStats& operator+=(const DecodeStats& other);
     bool operator==(const DecodeStats&) const = default;

@@ -276,6 +276,8 @@ void reportStats(const std::function<void(const char*, const char*, int64_t, con
         setStat(key.c_str(), "info", int64_t(calls),
             "calls counted, not written to api_calls (a noisy CUDA API; TUNEUP_TRACE noisy-api writes them)");
     }
+    setStat("cupti.memory_not_operations", "info", int64_t(stats.memoryNotOperations),
+        "CUPTI memory records that are neither an allocation nor a release: skipped");
     setStat("cupti.unknown_kind", "info", int64_t(stats.unknownKind),
         "CUPTI records of kinds the agent does not decode (skipped)");
     setStat("cupti.no_timestamp", "data_loss", int64_t(stats.noTimestamp),
@@ -387,6 +389,7 @@ bool startLocked(const Config& config, std::string& status) {
     if (trace.sync) wanted.push_back({ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync" });
     if (trace.runtime) wanted.push_back({ CUPTI_ACTIVITY_KIND_RUNTIME, "runtime" });
     if (trace.driver) wanted.push_back({ CUPTI_ACTIVITY_KIND_DRIVER, "driver" });
+    if (trace.memory) wanted.push_back({ CUPTI_ACTIVITY_KIND_MEMORY2, "memory" });
     // The ids the GEMM and convolution interposers push around their calls, tied to CUDA calls.
     const bool wantExternal
         = (config.trace.gemm || config.trace.conv) && api.pushExternalCorrelationId && api.popExternalCorrelationId;

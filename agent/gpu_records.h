@@ -55,6 +55,20 @@ struct DeviceRecord {
     std::string_view uuid; // hex, may be empty
 };
 
+// An allocation or release of GPU (or pinned host) memory through the CUDA API: cudaMalloc, cudaFree,
+// cudaMallocAsync, cudaHostAlloc, ... (CUPTI MEMORY2 records).
+struct MemoryRecord {
+    static constexpr uint8_t kAllocation = 1, kRelease = 2; // CUpti_ActivityMemoryOperationType
+    uint64_t timeNs = 0;
+    uint32_t deviceId = 0, contextId = 0, correlationId = 0;
+    int64_t streamId = -1; // stream-ordered (cudaMallocAsync/cudaFreeAsync) only, else -1
+    uint8_t operation = 0; // kAllocation, kRelease
+    uint8_t memoryKind = 0; // schema::MemoryKind (3 device, 2 pinned host, 5 managed, ...)
+    bool isAsync = false; // stream-ordered: from a memory pool
+    uint64_t bytes = 0;
+    uint64_t address = 0;
+};
+
 // An id pushed around a library call (interpose_record.h) and a CUDA API call made inside it.
 struct ExternalCorrelationRecord {
     uint32_t kind = 0; // CUpti_ExternalCorrelationKind
@@ -73,6 +87,7 @@ public:
     virtual void api(const ApiRecord&) = 0;
     virtual void device(const DeviceRecord&) = 0;
     virtual void externalCorrelation(const ExternalCorrelationRecord&) { }
+    virtual void memory(const MemoryRecord&) { }
 };
 
 } // namespace tuneup::agent

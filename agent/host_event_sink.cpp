@@ -211,6 +211,12 @@ void HostEventSink::consume(int tid, const RecordHeader& header, const std::byte
     case HostEventKind::PythonSample:
         m_db.addPythonSample(header.timeNs, pythonFrame(readFixed<PythonFrameFixed>(body)));
         break;
+    case HostEventKind::MemoryReading: {
+        const auto r = readFixed<MemoryReadingFixed>(body);
+        m_db.addAllocatorReading(header.timeNs,
+            { tid, r.device, r.sinceNs, r.allocatedBytes, r.reservedBytes, r.peakAllocatedBytes, r.peakReservedBytes });
+        break;
+    }
     }
 }
 

@@ -25,6 +25,7 @@ enum class HostEventKind : uint8_t {
     PythonName = 13, // NvtxNameFixed(id = the bootstrap's number for it) + text: a file, function or call name
     PythonCall = 14, // PythonCallFixed; header time = the call's start
     PythonSample = 15, // PythonFrameFixed; header time = the sample's
+    MemoryReading = 16, // MemoryReadingFixed; header time = when the caching allocator was read
 };
 
 struct RecordHeader {
@@ -75,6 +76,13 @@ struct PythonCallFixed {
     uint64_t endNs;
     int64_t call; // the bootstrap's number for the watched call's name
     PythonFrameFixed frame;
+};
+
+// The caching allocator of one GPU as the Python bootstrap read it: its totals then and its peaks since sinceNs
+// (its previous reset); -1 for what was not read.
+struct MemoryReadingFixed {
+    int64_t device, sinceNs;
+    int64_t allocatedBytes, reservedBytes, peakAllocatedBytes, peakReservedBytes;
 };
 
 struct FrameworkFlagFixed {

@@ -66,6 +66,10 @@ TUNEUP_EXPORT void tuneup_python_calls(int64_t tid, const int64_t* records, int6
 TUNEUP_EXPORT void tuneup_python_samples(int64_t tid, const int64_t* records, int64_t count) {
     bootstrapPythonSamples(tid, records, count);
 }
+TUNEUP_EXPORT void tuneup_memory_reading(int64_t ts_ns, int64_t device, int64_t since_ns, int64_t allocated,
+    int64_t reserved, int64_t peak_allocated, int64_t peak_reserved) {
+    bootstrapMemoryReading(ts_ns, device, since_ns, allocated, reserved, peak_allocated, peak_reserved);
+}
 
 // Writes everything recorded so far and commits it. For hosts that want a checkpoint (the Python
 // bootstrap before os._exit in DataLoader workers, benchmarks).

@@ -5,6 +5,8 @@
 #include "nvtx_source.h"
 #include "ring_registry.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace tuneup::agent {
@@ -50,6 +52,16 @@ void bootstrapPythonSamples(int64_t tid, const int64_t* records, int64_t count) 
         RingRegistry::emit(EventSource::Python, HostEventKind::PythonSample, uint64_t(r[0]), &frame, sizeof frame, {},
             openRangeReserveBytes());
     }
+}
+
+void bootstrapMemoryReading(int64_t tsNs, int64_t device, int64_t sinceNs, int64_t allocatedBytes,
+    int64_t reservedBytes, int64_t peakAllocatedBytes, int64_t peakReservedBytes) {
+    if (tsNs <= 0 || device < 0 || device > INT32_MAX || !bootstrapRecording()) return;
+    const auto bytes = [](int64_t b) { return b >= 0 ? b : int64_t(-1); };
+    const MemoryReadingFixed reading { device, std::clamp<int64_t>(sinceNs, 0, tsNs), bytes(allocatedBytes),
+        bytes(reservedBytes), bytes(peakAllocatedBytes), bytes(peakReservedBytes) };
+    RingRegistry::emit(EventSource::Python, HostEventKind::MemoryReading, uint64_t(tsNs), &reading, sizeof reading, {},
+        openRangeReserveBytes());
 }
 
 } // namespace tuneup::agent

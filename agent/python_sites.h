@@ -18,4 +18,9 @@ void bootstrapPythonCalls(int64_t tid, const int64_t* records, int64_t count);
 // `count` samples of thread `tid`'s stack, 4 numbers each: time, then the innermost user frame.
 void bootstrapPythonSamples(int64_t tid, const int64_t* records, int64_t count);
 
+// PyTorch's caching allocator on GPU `device`, read at `tsNs` (CLOCK_MONOTONIC): allocated and reserved bytes
+// then, and their peaks since `sinceNs`, when they were last reset; -1 for what was not read.
+void bootstrapMemoryReading(int64_t tsNs, int64_t device, int64_t sinceNs, int64_t allocatedBytes,
+    int64_t reservedBytes, int64_t peakAllocatedBytes, int64_t peakReservedBytes);
+
 } // namespace tuneup::agent

@@ -143,7 +143,7 @@ void TraceDb::finalizeStatements() {
     for (sqlite3_stmt** s : { &m_insertString, &m_setMeta, &m_setStat, &m_addThread, &m_nameThread, &m_addProcess,
              &m_endProcess, &m_addDomain, &m_nameCategory, &m_addRange, &m_addMark, &m_addFlag, &m_addThreadState,
              &m_pythonCall, &m_pythonSample, &m_kernel, &m_memcpy, &m_memset, &m_sync, &m_api, &m_device, &m_gemmCall,
-             &m_convCall, &m_externalCorrelation }) {
+             &m_convCall, &m_externalCorrelation, &m_memory, &m_allocatorReading, &m_allocatorPeak }) {
         sqlite3_finalize(*s);
         *s = nullptr;
     }
@@ -176,7 +176,8 @@ bool TraceDb::step(sqlite3_stmt* s) {
 
 bool TraceDb::isEventStatement(sqlite3_stmt* s) const {
     for (sqlite3_stmt* event : { m_addRange, m_addMark, m_addFlag, m_addThreadState, m_pythonCall, m_pythonSample,
-             m_kernel, m_memcpy, m_memset, m_sync, m_api, m_gemmCall, m_convCall, m_externalCorrelation })
+             m_kernel, m_memcpy, m_memset, m_sync, m_api, m_gemmCall, m_convCall, m_externalCorrelation, m_memory,
+             m_allocatorReading, m_allocatorPeak })
         if (s == event) return true;
     return false;
 }
@@ -494,6 +495,36 @@ void TraceDb::addPythonSample(uint64_t tsNs, const PythonFrameRow& frame) {
     sqlite3_bind_int(s, 2, frame.tid);
     bindPythonFrame(s, 3, frame);
     if (step(s)) ++m_eventsWritten;
+}
+
+void TraceDb::addAllocatorReading(uint64_t tsNs, const AllocatorReading& r) {
+    if (!m_allocatorReading)
+        m_allocatorReading
+            = prepare("INSERT INTO memory_events(ts_ns, device_id, source, delta_bytes, delta_of, allocated_bytes, "
+                      "reserved_bytes, memory_kind, tid) VALUES (?, ?, 2, 0, 1, ?, ?, 3, ?)");
+    if (!m_allocatorPeak)
+        m_allocatorPeak = prepare("INSERT INTO memory_peaks(start_ns, end_ns, device_id, tid, allocated_bytes, "
+                                  "reserved_bytes) VALUES (?, ?, ?, ?, ?, ?)");
+    const auto known = [](int64_t bytes) { return bytes >= 0 ? std::optional<int64_t>(bytes) : std::nullopt; };
+    if (r.allocatedBytes >= 0 || r.reservedBytes >= 0) {
+        sqlite3_stmt* s = m_allocatorReading;
+        sqlite3_bind_int64(s, 1, int64_t(tsNs));
+        sqlite3_bind_int64(s, 2, r.device);
+        bindOptional(s, 3, known(r.allocatedBytes));
+        bindOptional(s, 4, known(r.reservedBytes));
+        sqlite3_bind_int(s, 5, r.tid);
+        if (step(s)) ++m_eventsWritten;
+    }
+    if (r.peakAllocatedBytes >= 0 || r.peakReservedBytes >= 0) {
+        sqlite3_stmt* s = m_allocatorPeak;
+        sqlite3_bind_int64(s, 1, std::min(r.sinceNs, int64_t(tsNs)));
+        sqlite3_bind_int64(s, 2, int64_t(tsNs));
+        sqlite3_bind_int64(s, 3, r.device);
+        sqlite3_bind_int(s, 4, r.tid);
+        bindOptional(s, 5, known(r.peakAllocatedBytes));
+        bindOptional(s, 6, known(r.peakReservedBytes));
+        if (step(s)) ++m_eventsWritten;
+    }
 }
 
 } // namespace tuneup::agent

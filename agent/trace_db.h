@@ -118,6 +118,15 @@ public:
     void addPythonCall(uint64_t startNs, uint64_t endNs, int64_t callId, const PythonFrameRow& frame);
     void addPythonSample(uint64_t tsNs, const PythonFrameRow& frame);
 
+    // The caching allocator as the Python bootstrap read it on thread `tid` (memory_events, memory_peaks): its
+    // totals at `tsNs` and its peaks since `sinceNs`; -1 (not read) is stored as NULL.
+    struct AllocatorReading {
+        int tid = 0;
+        int64_t device = 0, sinceNs = 0;
+        int64_t allocatedBytes = -1, reservedBytes = -1, peakAllocatedBytes = -1, peakReservedBytes = -1;
+    };
+    void addAllocatorReading(uint64_t tsNs, const AllocatorReading& reading);
+
     // What `source` wrote and dropped on thread `tid` (0: no thread), for event_counts.
     void addEventCount(std::string_view source, int tid, uint64_t written, uint64_t dropped);
 
@@ -133,6 +142,7 @@ public:
     void api(const ApiRecord&) override;
     void device(const DeviceRecord&) override;
     void externalCorrelation(const ExternalCorrelationRecord&) override;
+    void memory(const MemoryRecord&) override;
 
     // Rows written by the insert functions above (events, not strings or metadata).
     uint64_t eventsWritten() const { return m_eventsWritten; }
@@ -190,6 +200,9 @@ private:
     sqlite3_stmt* m_gemmCall = nullptr;
     sqlite3_stmt* m_convCall = nullptr;
     sqlite3_stmt* m_externalCorrelation = nullptr;
+    sqlite3_stmt* m_memory = nullptr;
+    sqlite3_stmt* m_allocatorReading = nullptr;
+    sqlite3_stmt* m_allocatorPeak = nullptr;
 };
 
 } // namespace tuneup::agent

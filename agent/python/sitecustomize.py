@@ -168,7 +168,9 @@ def _patch_optimizer(agent, sites, module):
                 "Optimizer.step",
                 _handing_over(
                     sites,
-                    _ranged(agent, lambda a: "Optimizer.step#%s.step" % type(a[0]).__name__, _counted(agent, step)),
+                    _reading_memory(
+                        _ranged(agent, lambda a: "Optimizer.step#%s.step" % type(a[0]).__name__, _counted(agent, step))
+                    ),
                 ),
             )
 
@@ -700,6 +702,142 @@ def _record_structure(agent, model):
         _warn("reading the model's layers", error)
 
 
+# When the bootstrap started (CLOCK_MONOTONIC, as the agent's times): the caching allocator's peaks cover
+# the process from here until their first reset.
+_started_ns = __import__("time").perf_counter_ns()
+
+# The GPUs' caching allocator, read once per optimizer step (_GpuMemory) where the agent records; else None.
+_gpu_memory = None
+
+
+class _GpuMemory:
+    """PyTorch's caching allocator, read after each optimizer step on each GPU it uses: its totals then
+    (allocated to tensors, reserved from the driver) and their peaks since the last reset, handed to the agent
+    (tuneup_memory_reading); then the peaks are reset, so that each reading holds one step's peak. The
+    program's own max_memory_allocated/max_memory_reserved still answer since its own last reset (the peaks
+    the bootstrap's resets hid are added back); memory_stats() and memory_summary() show the bootstrap's
+    window. Nothing is read before the program has initialised CUDA, and a failure stops the readings, with
+    one warning."""
+
+    RESCAN_STEPS = 64  # how often the GPUs not in use are looked at again
+
+    def __init__(self, memory):
+        import ctypes
+        import time
+
+        reading = ctypes.CDLL(None).tuneup_memory_reading  # AttributeError: an older agent
+        reading.argtypes = [ctypes.c_int64] * 7
+        reading.restype = None
+        self._reading = reading
+        self._now = time.perf_counter_ns
+        self._memory = memory  # torch.cuda.memory
+        self._reset = memory.reset_peak_memory_stats  # the program's wrapper (below) is not ours
+        self._since = {}  # device -> when its peaks were last reset
+        self._hidden = {}  # device -> [allocated, reserved]: the peaks the bootstrap's resets hid
+        self._devices = None  # the GPUs in use at the last scan
+        self._steps = 0
+        self._on = True
+
+    def _totals(self, torch, device):
+        """(allocated, reserved, peak allocated, peak reserved) bytes of one GPU."""
+        nested = getattr(torch._C, "_cuda_memoryStats", None)  # one C++ call, no flattening
+        if nested is not None:
+            stats = nested(device)
+            allocated, reserved = stats["allocated_bytes"]["all"], stats["reserved_bytes"]["all"]
+            return allocated["current"], reserved["current"], allocated["peak"], reserved["peak"]
+        stats = self._memory.memory_stats(device)
+        return tuple(stats.get(key, 0) for key in ("allocated_bytes.all.current", "reserved_bytes.all.current",
+                                                    "allocated_bytes.all.peak", "reserved_bytes.all.peak"))
+
+    def read(self):
+        """After an optimizer step. Never raises."""
+        if not self._on:
+            return
+        try:
+            torch = sys.modules["torch"]
+            if not torch.cuda.is_initialized():  # CPU-only programs and torch builds: nothing to read
+                return
+            scan = self._devices is None or self._steps % self.RESCAN_STEPS == 0
+            self._steps += 1
+            in_use = []
+            for device in range(torch.cuda.device_count()) if scan else self._devices:
+                allocated, reserved, peak_allocated, peak_reserved = self._totals(torch, device)
+                if not reserved and not peak_reserved:
+                    continue  # a GPU the allocator has not used
+                in_use.append(device)
+                now = self._now()
+                self._reading(now, device, self._since.get(device, _started_ns), allocated, reserved,
+                              peak_allocated, peak_reserved)
+                self._reset(device)
+                self._since[device] = self._now()
+                hidden = self._hidden.setdefault(device, [0, 0])
+                hidden[0], hidden[1] = max(hidden[0], peak_allocated), max(hidden[1], peak_reserved)
+            if scan:
+                self._devices = in_use
+        except Exception as error:  # a torch this does not understand: no readings, no harm
+            self._on = False
+            _warn("reading the GPU memory's peaks", error)
+
+    def _index(self, device):
+        try:
+            return sys.modules["torch"].cuda._utils._get_device_index(device, optional=True)
+        except Exception:
+            return None
+
+    def max_memory(self, function, which):
+        """The program's max_memory_allocated (which=0) or max_memory_reserved (1), since its own last reset."""
+
+        def max_memory(device=None):
+            value = function(device)
+            hidden = self._hidden.get(self._index(device)) if self._hidden else None
+            return max(value, hidden[which]) if hidden else value
+
+        return max_memory
+
+    def program_reset(self, function):
+        """The program's reset_peak_memory_stats: the peaks start again from here for the bootstrap too."""
+
+        def reset_peak_memory_stats(device=None):
+            function(device)
+            index = self._index(device)
+            self._hidden.pop(index, None)
+            self._since[index] = self._now()
+
+        return reset_peak_memory_stats
+
+
+def _patch_cuda_memory(module):
+    """torch.cuda.memory, imported with torch (and torch.cuda takes its names from it)."""
+    global _gpu_memory
+    try:
+        memory = _GpuMemory(module)
+    except AttributeError:  # an agent without the entry point
+        return
+    import functools
+
+    for name, which in (("max_memory_allocated", 0), ("max_memory_reserved", 1)):
+        function = getattr(module, name)
+        setattr(module, name, functools.wraps(function)(memory.max_memory(function, which)))
+    reset = module.reset_peak_memory_stats
+    module.reset_peak_memory_stats = functools.wraps(reset)(memory.program_reset(reset))
+    _gpu_memory = memory
+
+
+def _reading_memory(function):
+    """`function` (the optimizer's step), then the GPUs' caching allocator read (_GpuMemory)."""
+    import functools
+
+    @functools.wraps(function)
+    def reading_memory(*args, **kwargs):
+        result = function(*args, **kwargs)
+        if _gpu_memory is not None:
+            _gpu_memory.read()
+        return result
+
+    reading_memory._tuneup_wrapped = True
+    return reading_memory
+
+
 class _AfterImport:
     """Runs a hook on a module right after it is first imported (a meta path finder that hands the
     import on to the others and wraps the loader it gets)."""
@@ -778,6 +916,7 @@ def _install():
         "torch": lambda m: _patch_torch(agent, sites, m),
         "torch.optim.optimizer": lambda m: _patch_optimizer(agent, sites, m),
         "torch.nn.modules.module": lambda m: _patch_module(agent, m),
+        "torch.cuda.memory": _patch_cuda_memory,
         "torch.utils.data.dataloader": lambda m: _patch_dataloader(agent, sites, m),
         "torch.utils.data._utils.fetch": lambda m: _patch_fetchers(agent, m),
         "torch.nn.parallel.data_parallel": lambda m: _patch_wrapper_class(

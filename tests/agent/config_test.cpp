@@ -16,7 +16,7 @@ std::string describe(const TraceSelection& s) {
     std::string out;
     for (auto [on, name] : { std::pair { s.nvtx, "nvtx" }, { s.kernel, "kernel" }, { s.memcpy, "memcpy" },
              { s.memset, "memset" }, { s.sync, "sync" }, { s.runtime, "runtime" }, { s.driver, "driver" },
-             { s.gemm, "gemm" }, { s.conv, "conv" }, { s.noisyApi, "noisy-api" } })
+             { s.memory, "memory" }, { s.gemm, "gemm" }, { s.conv, "conv" }, { s.noisyApi, "noisy-api" } })
         if (on) out += out.empty() ? name : std::string(",") + name;
     return out;
 }
@@ -40,7 +40,7 @@ std::string parseError(const std::string& text) {
     return error;
 }
 
-const char* kAllCuda = "kernel,memcpy,memset,sync,runtime,driver";
+const char* kAllCuda = "kernel,memcpy,memset,sync,runtime,driver,memory";
 
 } // namespace
 
@@ -59,10 +59,15 @@ TEST(TraceSelection, Items) {
     EXPECT_FALSE(TraceSelection {}.noisyApi);
     EXPECT_EQ(parsed("cuda,noisy-api"), std::string(kAllCuda) + ",noisy-api");
     TraceSelection nothing;
-    nothing.kernel = nothing.memcpy = nothing.memset = nothing.sync = nothing.runtime = nothing.driver = false;
+    nothing.kernel = nothing.memcpy = nothing.memset = nothing.sync = nothing.runtime = nothing.driver = nothing.memory
+        = false;
     EXPECT_FALSE(nothing.anyCuda());
     nothing.sync = true;
     EXPECT_TRUE(nothing.anyCuda());
+    nothing.sync = false;
+    nothing.memory = true;
+    EXPECT_TRUE(nothing.anyCuda());
+    EXPECT_EQ(parsed("memory"), "memory");
 }
 
 TEST(TraceSelection, UnknownItemsAreNamedInTheError) {

@@ -104,7 +104,7 @@ TEST(CudaApiNames, EveryNoisyNameIsARealCuptiFunction) {
 TEST(CuptiCapture, NotSelectedIsOff) {
     Config config;
     config.trace.kernel = config.trace.memcpy = config.trace.memset = config.trace.sync = config.trace.runtime
-        = config.trace.driver = false;
+        = config.trace.driver = config.trace.memory = false;
     std::string status;
     EXPECT_FALSE(startCuptiCapture(config, status));
     EXPECT_EQ(status, "off: not selected (TUNEUP_TRACE)");

@@ -82,6 +82,14 @@ inline std::string describe(const ExternalCorrelationRecord& e) {
     return s.str();
 }
 
+inline std::string describe(const MemoryRecord& m) {
+    std::ostringstream s;
+    s << "memory " << m.timeNs << " dev" << m.deviceId << " ctx" << m.contextId << " corr" << m.correlationId
+      << " stream " << m.streamId << " op " << int(m.operation) << " kind " << int(m.memoryKind) << " async "
+      << m.isAsync << " bytes " << m.bytes << " at 0x" << std::hex << m.address;
+    return s.str();
+}
+
 class CollectingSink final : public ActivitySink {
 public:
     std::vector<std::string> lines;
@@ -92,6 +100,7 @@ public:
     void api(const ApiRecord& r) override { lines.push_back(describe(r)); }
     void device(const DeviceRecord& r) override { lines.push_back(describe(r)); }
     void externalCorrelation(const ExternalCorrelationRecord& r) override { lines.push_back(describe(r)); }
+    void memory(const MemoryRecord& r) override { lines.push_back(describe(r)); }
 };
 
 // An activity buffer as CUPTI lays it out: records back to back, each 8-byte aligned.
@@ -143,6 +152,8 @@ public:
             return sizeof(CUpti_ActivityOverhead3);
         case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
             return sizeof(CUpti_ActivityExternalCorrelation);
+        case CUPTI_ACTIVITY_KIND_MEMORY2:
+            return sizeof(CUpti_ActivityMemory4);
         default:
             return 0;
         }
@@ -393,6 +404,47 @@ inline ApiRecord expectedApi(uint64_t start, uint64_t end, uint32_t i, bool runt
     a.returnValue = i % 11 == 0 ? 700 : 0;
     a.name = runtime ? (i % 2 ? "cudaLaunchKernel" : "") : "cuLaunchKernel";
     return a;
+}
+
+// cudaMalloc (i even) and cudaFree (i odd) of 2^(20 + i % 14) bytes on GPU i % 2, every fourth stream-ordered
+// (cudaMallocAsync), every fifth pinned host memory (cudaHostAlloc), as this toolkit's CUPTI writes them.
+inline CUpti_ActivityMemory4 memoryRecord(uint64_t ts, uint32_t i) {
+    CUpti_ActivityMemory4 m {};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType
+        = i % 2 ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = i % 5 == 4 ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.correlationId = 6000 + i;
+    m.address = 0x7f0000000000ull + (uint64_t(i / 2) << 32);
+    m.bytes = uint64_t(1) << (20 + i % 14);
+    m.timestamp = ts;
+    m.PC = 0x1234; // not decoded
+    m.processId = 4321;
+    m.deviceId = i % 2;
+    m.contextId = 1;
+    m.isAsync = i % 4 == 3;
+    m.streamId = m.isAsync ? 13 : CUPTI_INVALID_STREAM_ID;
+    m.name = nullptr;
+    m.memoryPoolConfig.memoryPoolType
+        = m.isAsync ? CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL : CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
+    m.memoryPoolConfig.pool.size = m.isAsync ? uint64_t(1) << 34 : 0;
+    m.source = "libtorch_cuda.so"; // newer fields, ignored
+    return m;
+}
+
+inline MemoryRecord expectedMemory(uint64_t ts, uint32_t i) {
+    MemoryRecord m;
+    m.timeNs = ts;
+    m.deviceId = i % 2;
+    m.contextId = 1;
+    m.correlationId = 6000 + i;
+    m.isAsync = i % 4 == 3;
+    m.streamId = m.isAsync ? 13 : -1;
+    m.operation = i % 2 ? MemoryRecord::kRelease : MemoryRecord::kAllocation;
+    m.memoryKind = i % 5 == 4 ? schema::kMemoryPinned : schema::kMemoryDevice;
+    m.bytes = uint64_t(1) << (20 + i % 14);
+    m.address = 0x7f0000000000ull + (uint64_t(i / 2) << 32);
+    return m;
 }
 
 inline CUpti_ActivityDevice5 deviceRecord(uint32_t id, bool withUuid) {

@@ -188,6 +188,55 @@ TEST_F(TraceDbTest, GpuRowsAreWrittenAndCounted) {
     EXPECT_EQ(q.scalar("SELECT count(*) FROM memsets"), 1);
 }
 
+// GPU memory (schema 6): CUPTI's allocations and releases, and the bootstrap's readings of the caching allocator.
+TEST_F(TraceDbTest, MemoryRowsAreWritten) {
+    auto db = create();
+    db->begin();
+    MemoryRecord m;
+    m.timeNs = 1000;
+    m.deviceId = 1;
+    m.contextId = 1;
+    m.correlationId = 77;
+    m.operation = MemoryRecord::kAllocation;
+    m.memoryKind = 3;
+    m.bytes = uint64_t(1) << 33;
+    m.address = 0x7f0000000000;
+    db->memory(m); // cudaMalloc: memory from the driver
+    m.timeNs = 2000;
+    m.operation = MemoryRecord::kRelease;
+    db->memory(m);
+    m.timeNs = 3000;
+    m.operation = MemoryRecord::kAllocation;
+    m.isAsync = true;
+    m.streamId = 13;
+    m.bytes = 4096;
+    m.address = 0;
+    db->memory(m); // cudaMallocAsync: memory allocated out of a pool
+    EXPECT_EQ(db->gpuRecordsWritten(), 3u);
+    db->addAllocatorReading(5000, { 4242, 1, 1500, 2'000'000'000, 8'000'000'000, 6'000'000'000, 8'000'000'000 });
+    db->addAllocatorReading(6000, { 4242, 1, 5000, -1, 8'000'000'000, -1, 9'000'000'000 }); // allocated not read
+    db->addAllocatorReading(7000, { 4242, 1, 9000, 1, 2, -1, -1 }); // no peaks; a start after the reading
+    db->commit();
+    db.reset();
+    SqliteQuery q(m_path);
+    EXPECT_EQ(q.rows("SELECT ts_ns, device_id, source, delta_bytes, delta_of, allocated_bytes, reserved_bytes, "
+                     "memory_kind, address, tid, correlation_id, stream_id FROM memory_events ORDER BY ts_ns"),
+        (std::vector<Row> { { v("1000"), v("1"), v("1"), v("8589934592"), v("2"), null, null, v("3"),
+                                v("139637976727552"), null, v("77"), null },
+            { v("2000"), v("1"), v("1"), v("-8589934592"), v("2"), null, null, v("3"), v("139637976727552"), null,
+                v("77"), null },
+            { v("3000"), v("1"), v("1"), v("4096"), v("1"), null, null, v("3"), null, null, v("77"), v("13") },
+            { v("5000"), v("1"), v("2"), v("0"), v("1"), v("2000000000"), v("8000000000"), v("3"), null, v("4242"),
+                null, null },
+            { v("6000"), v("1"), v("2"), v("0"), v("1"), null, v("8000000000"), v("3"), null, v("4242"), null, null },
+            { v("7000"), v("1"), v("2"), v("0"), v("1"), v("1"), v("2"), v("3"), null, v("4242"), null, null } }));
+    EXPECT_EQ(q.rows("SELECT start_ns, end_ns, device_id, tid, allocated_bytes, reserved_bytes FROM memory_peaks "
+                     "ORDER BY end_ns"),
+        (std::vector<Row> { { v("1500"), v("5000"), v("1"), v("4242"), v("6000000000"), v("8000000000") },
+            { v("5000"), v("6000"), v("1"), v("4242"), null, v("9000000000") } }));
+    EXPECT_EQ(q.text("SELECT name FROM memory_sources WHERE code = 2"), v("caching_allocator"));
+}
+
 TEST_F(TraceDbTest, ReopenContinuesTheSameFile) {
     {
         auto db = create();

@@ -259,6 +259,8 @@ TEST(AgentExports, OnlyEntryPointsAndInterposedFunctions) {
         "tuneup_range_push", "tuneup_range_pop", "tuneup_mark", "_exit", "_Exit",
         // the Python bootstrap's call sites (python_sites.h)
         "tuneup_python_sample_ms", "tuneup_python_name", "tuneup_python_calls", "tuneup_python_samples",
+        // and its readings of PyTorch's caching allocator
+        "tuneup_memory_reading",
         // libc: signal dispositions and exec (libc_interposer.cpp)
         "sigaction", "signal", "bsd_signal", "sysv_signal", "execve", "execv", "execvp", "execvpe", "execl", "execle",
         "execlp", "fexecve", "execveat",

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <optional>
 #include <rapidjson/document.h>
 #include <set>
 #include <sstream>
@@ -342,6 +343,103 @@ TEST_F(PythonBootstrapTest, TheProgramsOwnOutcomeIsKept) {
     EXPECT_EQ(record("raise", failing), 1);
     EXPECT_NE(err().find("KeyError: 'mine'"), std::string::npos) << err();
     EXPECT_EQ(err().find("tuneup: Python bootstrap"), std::string::npos) << err();
+}
+
+// ---- GPU memory: the caching allocator after each optimizer step ----------------------------------
+
+TEST_F(PythonBootstrapTest, GpuMemoryIsNotReadWithoutCuda) {
+    // A CPU torch (Debian's) never initialises CUDA: nothing is read, nothing is said, max_memory_* are as torch
+    // answers them.
+    ASSERT_EQ(train("cpu", "--set-to-none 1"), 0) << err();
+    ASSERT_EQ(record("cpu_max",
+                  "-c 'import torch; print(torch.cuda.max_memory_allocated(0), "
+                  "torch.cuda.max_memory_reserved(0), torch.cuda.is_initialized())'"),
+        0)
+        << err();
+    EXPECT_NE(readFile(m_dir + "/out.txt").find("0 0 False"), std::string::npos) << readFile(m_dir + "/out.txt");
+    tuneup::test::SqliteQuery q(db("cpu"));
+    ASSERT_TRUE(q.ok()) << q.error();
+    EXPECT_EQ(ranges(q, "Optimizer.step#SGD.step"), 6);
+    EXPECT_EQ(q.scalar("SELECT count(*) FROM memory_events"), 0);
+    EXPECT_EQ(q.scalar("SELECT count(*) FROM memory_peaks"), 0);
+    EXPECT_EQ(err().find("tuneup: Python bootstrap"), std::string::npos) << err();
+}
+
+// A program whose torch reports an initialised CUDA with a caching allocator (torch's own functions, over
+// allocator statistics this script keeps: no GPU here): GPU 0 keeps 2 GB allocated between steps and peaks at
+// 5, 6, 7, 8 GB within them, 12 GB reserved; GPU 1 is never used. It prints what its own calls answer.
+const char* kFakeAllocator = R"PY(import torch, torch.cuda.memory as memory
+GB = 1000 ** 3
+stats = {0: [2 * GB, 12 * GB, 2 * GB, 12 * GB], 1: [0, 0, 0, 0]}  # current, reserved, their peaks
+def nested(device):
+    a, r, pa, pr = stats[device]
+    return {"allocated_bytes": {"all": {"current": a, "peak": pa}}, "reserved_bytes": {"all": {"current": r, "peak": pr}}}
+def reset(device):
+    s = stats[device]
+    s[2], s[3] = s[0], s[1]
+torch._C._cuda_memoryStats = nested
+torch._C._cuda_resetPeakMemoryStats = reset
+torch.cuda.is_initialized = memory.is_initialized = lambda: True
+torch.cuda.device_count = lambda: 2
+w = torch.zeros(4, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for step in range(4):
+    opt.zero_grad()
+    stats[0][2] = max(stats[0][2], (5 + step) * GB)  # this step's activations
+    (w * 2).sum().backward()
+    opt.step()
+print("peak", torch.cuda.max_memory_allocated(0) // GB, torch.cuda.max_memory_reserved(0) // GB)
+torch.cuda.reset_peak_memory_stats(0)
+print("after reset", torch.cuda.max_memory_allocated(0) // GB)
+)PY";
+
+TEST_F(PythonBootstrapTest, GpuMemoryIsReadAfterEachOptimizerStep) {
+    std::ofstream(m_dir + "/fake_allocator.py") << kFakeAllocator;
+    ASSERT_EQ(record("memory", m_dir + "/fake_allocator.py"), 0) << err();
+    EXPECT_EQ(err().find("tuneup: Python bootstrap"), std::string::npos) << err();
+    // The program's own max_memory_allocated still answers since its own last reset (8 GB, not the last
+    // step's), and its reset is its own.
+    EXPECT_NE(readFile(m_dir + "/out.txt").find("peak 8 12\nafter reset 2\n"), std::string::npos)
+        << readFile(m_dir + "/out.txt");
+
+    tuneup::test::SqliteQuery q(db("memory"));
+    ASSERT_TRUE(q.ok()) << q.error();
+    // One reading per step on GPU 0 (GPU 1 unused): the totals then, and the peaks since the last reading.
+    const auto readings = q.rows("SELECT device_id, source, delta_bytes, delta_of, allocated_bytes, reserved_bytes, "
+                                 "memory_kind, tid IS NOT NULL FROM memory_events ORDER BY ts_ns");
+    ASSERT_EQ(readings.size(), 4u);
+    for (const auto& row : readings)
+        EXPECT_EQ(row,
+            (std::vector<std::optional<std::string>> { "0", "2", "0", "1", "2000000000", "12000000000", "3", "1" }));
+    const auto peaks = q.rows("SELECT device_id, allocated_bytes, reserved_bytes FROM memory_peaks ORDER BY end_ns");
+    ASSERT_EQ(peaks.size(), 4u);
+    for (int s = 0; s < 4; ++s)
+        EXPECT_EQ(peaks[size_t(s)],
+            (std::vector<std::optional<std::string>> { "0", std::to_string((5 + s) * 1000000000ll), "12000000000" }));
+    // Each window begins where the previous one ended (the first when the bootstrap started), and ends after
+    // its step's Optimizer.step range.
+    EXPECT_EQ(q.scalar("SELECT count(*) FROM memory_peaks p WHERE start_ns < end_ns AND start_ns >= coalesce("
+                       "(SELECT max(end_ns) FROM memory_peaks o WHERE o.end_ns < p.end_ns), 0)"),
+        4);
+    EXPECT_EQ(q.scalar("SELECT count(*) FROM memory_peaks p WHERE (SELECT count(*) FROM nvtx_ranges r JOIN strings "
+                       "s ON s.id = r.name_id WHERE s.value = 'Optimizer.step#SGD.step' AND r.end_ns <= p.end_ns) = "
+                       "(SELECT count(*) FROM memory_peaks o WHERE o.end_ns <= p.end_ns)"),
+        4);
+
+    // With the GPU CUPTI would have described (an H100 80GB), memory-headroom reads the steps' peaks: 12 GB
+    // reserved of 85 GB, 2 GB kept, up to 8 GB allocated.
+    q.rows("INSERT INTO devices (id, name, compute_major, compute_minor, sm_count, global_memory_bytes) VALUES "
+           "(0, 'NVIDIA H100 80GB HBM3', 9, 0, 132, 85020000000)");
+    const std::string out = m_dir + "/memory.json";
+    const std::string command
+        = std::string(TUNEUP_BINARY) + " advise " + db("memory") + " --all --format json -o " + out;
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    const std::string json = readFile(out);
+    const size_t rule = json.find("\"rule\": \"memory-headroom\"");
+    ASSERT_NE(rule, std::string::npos) << json.substr(0, 3000);
+    const std::string finding = json.substr(rule, 4000);
+    EXPECT_NE(finding.find("GPU memory peaks at 12 GB of 85 GB (14%) per step"), std::string::npos) << finding;
+    EXPECT_NE(finding.find("max_memory_allocated"), std::string::npos) << finding;
 }
 
 } // namespace
