@@ -63,6 +63,13 @@ SAMPLES = {
          "using (correlation_id) join nvtx_ranges r on r.tid = a.tid and a.start_ns between r.start_ns and r.end_ns "
          "join strings s on s.id = r.name_id where s.value like 'Optimizer.step%' and kn.value like "
          "'%elementwise_kernel%'", "v >= 100", "v < 10"),
+        # GPU memory: the bootstrap's reading of the caching allocator after each optimizer step, CUPTI's cudaMalloc.
+        ("the allocator's peaks per Optimizer.step",
+         "select count(*) * 1.0 / max(1, (select count(*) from nvtx_ranges r join strings s on s.id = r.name_id "
+         "where s.value like 'Optimizer.step%')) from memory_peaks where allocated_bytes > 0", "v == 1", "v == 1"),
+        ("CUPTI device memory allocations",
+         "select count(*) from memory_events where source = 1 and memory_kind = 3 and delta_bytes > 0", "v > 0",
+         "v > 0"),
     ]),
     "half_params": dict(rule="half-without-master-weights", python_only=True, checks=[
         ("fp16 parameters at the first step", "FACT tuneup.optimizer.params_fp16", "v == 2", "v == 0"),

@@ -40,8 +40,12 @@ class CaptureChecks:
             for name in ("capture: GPU capture on", "capture: kernels", "capture: memcpys (pageable, pinned, DtoH)",
                          "capture: memsets", "capture: syncs", "capture: event queries are not syncs",
                          "capture: CUDA API calls", "capture: GEMM shapes (cuBLAS/cuBLASLt)",
-                         "capture: cuDNN convolutions", "capture: NVTX ranges and marks", "capture: Python call sites"):
+                         "capture: cuDNN convolutions", "capture: NVTX ranges and marks", "capture: Python call sites",
+                         "capture: GPU memory (CUPTI, the allocator's peaks, capacity)",
+                         "capture: memory-headroom evaluated"):
                 self.report.add(name, "skipped", self.no_gpu)
+            self.guard("capture: no GPU memory read without CUDA", self.capture_no_memory,
+                       "capture: no GPU memory read without CUDA", d, done)
             return
         for name, function in (("capture: GPU capture on", self.capture_on), ("capture: kernels", self.capture_kernels),
                                ("capture: memcpys (pageable, pinned, DtoH)", self.capture_memcpys),
@@ -51,7 +55,9 @@ class CaptureChecks:
                                ("capture: GEMM shapes (cuBLAS/cuBLASLt)", self.capture_gemms),
                                ("capture: cuDNN convolutions", self.capture_convs),
                                ("capture: NVTX ranges and marks", self.capture_nvtx),
-                               ("capture: Python call sites", self.capture_call_sites)):
+                               ("capture: Python call sites", self.capture_call_sites),
+                               ("capture: GPU memory (CUPTI, the allocator's peaks, capacity)", self.capture_memory),
+                               ("capture: memory-headroom evaluated", self.capture_headroom)):
             self.guard(name, function, name, d, done)
 
     def verdict(self, name, problems, detail):
@@ -279,3 +285,73 @@ class CaptureChecks:
             problems.append("no kernel inside a step range")
         self.verdict(name, problems, "%s step ranges, %s kernels after a step began, mark %s; capture.nvtx = %s" % (
             step_ranges, inside, "seen" if mark else "missing", d.meta("capture.nvtx")))
+
+    def capture_memory(self, name, d, done):
+        """GPU memory (docs/agent.md): CUPTI's cudaMalloc/cudaFree records, whose net sum holds at least what the
+        caching allocator reserved at the end; the bootstrap's reading of the allocator after each optimizer step
+        (its totals, and its peaks since the previous reading, consistent with them and with what the program's
+        own max_memory_* say); the GPU's capacity as torch sees it."""
+        steps = done["steps"]
+        problems = []
+        if "memory" not in (d.meta("cupti.kinds") or ""):
+            problems.append("cupti.kinds = %r lacks memory" % d.meta("cupti.kinds"))
+        allocations = d.count("memory_events", "source = 1 and device_id = 0 and memory_kind = 3 and delta_bytes > 0")
+        releases = d.count("memory_events", "source = 1 and device_id = 0 and memory_kind = 3 and delta_bytes < 0")
+        net = d.scalar("select coalesce(sum(delta_bytes), 0) from memory_events where source = 1 and device_id = 0 "
+                       "and memory_kind = 3 and delta_of = 2") or 0
+        if not allocations:
+            problems.append("no CUPTI memory allocation on GPU 0")
+        elif net < done["memory_reserved"]:
+            problems.append("CUPTI's cudaMalloc - cudaFree on GPU 0 is %d bytes, less than the %d the allocator "
+                            "reserved" % (net, done["memory_reserved"]))
+        readings = d.count("memory_events", "source = 2 and device_id = 0 and allocated_bytes is not null and "
+                           "reserved_bytes is not null")
+        peaks = d.count("memory_peaks", "device_id = 0 and allocated_bytes is not null and reserved_bytes is not null "
+                        "and start_ns < end_ns")
+        if readings != steps or peaks != steps:
+            problems.append("%s readings and %s peaks of the allocator on GPU 0, want %d each (one per optimizer "
+                            "step)" % (readings, peaks, steps))
+        below = d.scalar("select count(*) from memory_peaks p join memory_events e on e.ts_ns = p.end_ns and "
+                         "e.device_id = p.device_id and e.source = 2 where p.allocated_bytes < e.allocated_bytes or "
+                         "p.reserved_bytes < e.reserved_bytes")
+        if below:
+            problems.append("%d peaks below the totals read with them" % below)
+        peak_allocated = d.scalar("select max(allocated_bytes) from memory_peaks where device_id = 0") or 0
+        peak_reserved = d.scalar("select max(reserved_bytes) from memory_peaks where device_id = 0") or 0
+        if not 0 < peak_allocated <= done["max_memory_allocated"]:
+            problems.append("the largest allocated peak %d, want in (0, %d] (the program's max_memory_allocated)"
+                            % (peak_allocated, done["max_memory_allocated"]))
+        if not 0 < peak_reserved <= done["max_memory_reserved"]:
+            problems.append("the largest reserved peak %d, want in (0, %d] (the program's max_memory_reserved)"
+                            % (peak_reserved, done["max_memory_reserved"]))
+        capacity = d.scalar("select global_memory_bytes from devices where id = 0") or 0
+        if abs(capacity - done["total_memory"]) > 0.01 * done["total_memory"]:
+            problems.append("devices.global_memory_bytes %d, torch's total_memory %d" % (capacity,
+                                                                                        done["total_memory"]))
+        pinned = d.count("memory_events", "source = 1 and memory_kind = 2")
+        self.verdict(name, problems, "CUPTI: %d allocations, %d releases on GPU 0 (net %.1f MB; reserved at the end "
+                     "%.1f MB), %d pinned host; allocator: %d readings, %d peaks, largest %.1f MB allocated / %.1f MB "
+                     "reserved (program: %.1f / %.1f MB); capacity %.1f GB (torch %.1f GB)" % (
+                         allocations, releases, net / 1e6, done["memory_reserved"] / 1e6, pinned, readings, peaks,
+                         peak_allocated / 1e6, peak_reserved / 1e6, done["max_memory_allocated"] / 1e6,
+                         done["max_memory_reserved"] / 1e6, capacity / 1e9, done["total_memory"] / 1e9))
+
+    def capture_headroom(self, name, d, done):
+        """memory-headroom reads the recording: the allocator's peaks and the capacity are there, so it is
+        evaluated (a small model on a large GPU: it fires)."""
+        advice = self.runner.advise("capture", d.path, "--all")
+        found = [f for f in advice.get("findings", []) if f.get("rule") == "memory-headroom"]
+        if found:
+            self.verdict(name, [], "raised: %s" % found[0].get("title"))
+            return
+        outcome = [r for r in advice.get("rules_without_findings", []) if r.get("rule") == "memory-headroom"]
+        status = outcome[0].get("status") if outcome else "absent from the report"
+        reason = (outcome[0].get("reason") or outcome[0].get("why") or "") if outcome else ""
+        self.verdict(name, ["memory-headroom is %s" % status] if status in ("not evaluated", "absent from the report")
+                     else [], "%s: %s" % (status, reason))
+
+    def capture_no_memory(self, name, d, done):
+        """Without CUDA the bootstrap reads no allocator and CUPTI records nothing."""
+        events, peaks = d.count("memory_events"), d.count("memory_peaks")
+        self.verdict(name, [] if events == 0 and peaks == 0 else ["%s memory events, %s peaks" % (events, peaks)],
+                     "%s memory events, %s peaks" % (events, peaks))

@@ -9,8 +9,8 @@ for its Linear layer); zero_grad(set_to_none=False) (fill kernels); three GEMMs 
 72x200 @ 200x136, fp16 64x128 @ 128x256, a batch of 7 40x24 @ 24x56); a memset through the driver
 (cuMemsetD8Async); an event synchronisation, a stream synchronisation and QUERIES event queries (which
 are not waits and must not be recorded as syncs); and loss.item() (a device-to-host copy). At the end a
-device synchronisation and an NVTX mark. torch.backends.cudnn.benchmark is on; one step runs under
-autocast.
+device synchronisation and an NVTX mark, and the caching allocator's totals and peaks as the program sees them
+with the GPU's capacity. torch.backends.cudnn.benchmark is on; one step runs under autocast.
 
 With --profiler-at K, torch.profiler (CUPTI's other client) runs from step K for --profiler-steps
 steps, then the loop goes on without it (marks "capture.profiler_start" and "capture.profiler_stop").
@@ -151,6 +151,12 @@ def main():
         done["device_syncs"] += 1
         nvtx.mark("capture.done")
         done["gpu"] = torch.cuda.get_device_name(0)
+        # The caching allocator as the program sees it (max_memory_*: since the start, the bootstrap's
+        # per-step resets notwithstanding) and the GPU's capacity, to compare with the recording's memory.
+        done.update(memory_allocated=torch.cuda.memory_allocated(), memory_reserved=torch.cuda.memory_reserved(),
+                    max_memory_allocated=torch.cuda.max_memory_allocated(),
+                    max_memory_reserved=torch.cuda.max_memory_reserved(),
+                    total_memory=torch.cuda.get_device_properties(0).total_memory)
     done["seconds"] = time.perf_counter() - start
     with open(args.report + ".tmp", "w") as out:
         json.dump(done, out)

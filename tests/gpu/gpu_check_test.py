@@ -27,7 +27,9 @@ STEP_NS = 10_000_000
 # What capture_workload.py reports for STEPS steps on a GPU.
 DONE = dict(device="cuda", steps=STEPS, pageable_copies=STEPS // 2, pinned_copies=STEPS // 2, dtoh_copies=STEPS,
             memsets=STEPS, event_syncs=STEPS, stream_syncs=STEPS, device_syncs=1, event_queries=50 * STEPS,
-            gemm_fp32=STEPS, gemm_fp16=STEPS, gemm_batched=STEPS, profiler_steps=0, seconds=1.0)
+            gemm_fp32=STEPS, gemm_fp16=STEPS, gemm_batched=STEPS, profiler_steps=0, seconds=1.0,
+            memory_allocated=50_000_000, memory_reserved=120_000_000, max_memory_allocated=90_000_000,
+            max_memory_reserved=120_000_000, total_memory=85_020_000_000)
 
 
 class Recording:
@@ -60,13 +62,20 @@ class Recording:
 
 def capture_recording(path, faults=()):
     """What the capture workload leaves on a GPU, with the faults named: a kind left out (memcpys, memsets,
-    batched, convs), or event queries recorded as syncs (queries)."""
+    batched, convs, cupti_memory, peaks), event queries recorded as syncs (queries), or a peak below the
+    totals read with it (low_peak)."""
     r = Recording(path)
     x = r.db.execute
     x("insert into meta values ('capture.cuda', 'on'), ('capture.nvtx', 'on'), ('cupti.version', '130000'), "
-      "('format', 'tuneup'), ('cupti.sync_queries', 'off')")
+      "('format', 'tuneup'), ('cupti.sync_queries', 'off'), "
+      "('cupti.kinds', 'kernel,memcpy,memcpy2,memset,sync,runtime,driver,memory,external_correlation')")
     x("insert into processes (pid, role, start_ns, end_ns) values (1, 'main', 0, ?)", ((STEPS + 1) * STEP_NS,))
-    x("insert into devices (id, name, sm_count) values (0, 'NVIDIA H100 80GB HBM3', 132)")
+    x("insert into devices (id, name, sm_count, global_memory_bytes) values (0, 'NVIDIA H100 80GB HBM3', 132, ?)",
+      (DONE["total_memory"],))
+    if "cupti_memory" not in faults:  # the caching allocator's segments, and the pinned batch
+        for size, kind in ((2 << 20, 3), (20 << 20, 3), (100 << 20, 3), (-(2 << 20), 3), (4 << 20, 2)):
+            x("insert into memory_events (ts_ns, device_id, source, delta_bytes, delta_of, memory_kind, address) "
+              "values (?, 0, 1, ?, 2, ?, ?)", (STEP_NS + 10 + abs(size) % 977, size, kind, 0x7f0000000000 + abs(size)))
     x("insert into nvtx_domains (id, name_id) values (0, null), (1, ?)", (r.string("tuneup"),))
     batch = 32 * 3 * 32 * 32 * 4
     for step in range(STEPS):
@@ -85,6 +94,14 @@ def capture_recording(path, faults=()):
               "(?, ?, 0, 1, ?, 3, ?)", (t + 500, t + 900, kind, batch))
             x("insert into memcpys (start_ns, end_ns, device_id, copy_kind, src_kind, dst_kind, bytes) values "
               "(?, ?, 0, 2, 3, 1, 4)", (t + 9_000_000, t + 9_000_100))
+        if "peaks" not in faults:  # the bootstrap's reading after Optimizer.step
+            read = t + 250
+            x("insert into memory_events (ts_ns, device_id, source, delta_bytes, delta_of, allocated_bytes, "
+              "reserved_bytes, memory_kind, tid) values (?, 0, 2, 0, 1, ?, ?, 3, 1)",
+              (read, DONE["memory_allocated"], DONE["memory_reserved"]))
+            peak = DONE["memory_allocated"] - 1 if "low_peak" in faults else DONE["max_memory_allocated"] - step
+            x("insert into memory_peaks (start_ns, end_ns, device_id, tid, allocated_bytes, reserved_bytes) values "
+              "(?, ?, 0, 1, ?, ?)", (read - STEP_NS, read, peak, DONE["max_memory_reserved"]))
         if "memsets" not in faults:
             x("insert into memsets (start_ns, end_ns, device_id, bytes, value, memory_kind) values (?, ?, 0, ?, 0, 3)",
               (t + 8_000_000, t + 8_000_100, 1 << 20))
@@ -127,7 +144,7 @@ def checker():
 
 
 CAPTURE_CHECKS = ["capture_on", "capture_kernels", "capture_memcpys", "capture_memsets", "capture_syncs",
-                  "capture_queries", "capture_api", "capture_gemms", "capture_convs", "capture_nvtx"]
+                  "capture_queries", "capture_api", "capture_gemms", "capture_convs", "capture_nvtx", "capture_memory"]
 
 
 class CaptureChecks(unittest.TestCase):
@@ -155,13 +172,67 @@ class CaptureChecks(unittest.TestCase):
                                       ("memsets", "capture_memsets", "memsets of 1 MiB"),
                                       ("batched", "capture_gemms", "batched 7 x 40x24x56: 0 calls"),
                                       ("convs", "capture_convs", "forward runs of the first convolution"),
-                                      ("queries", "capture_queries", "queries are recorded as waits")):
+                                      ("queries", "capture_queries", "queries are recorded as waits"),
+                                      ("cupti_memory", "capture_memory", "no CUPTI memory allocation on GPU 0"),
+                                      ("peaks", "capture_memory", "0 readings and 0 peaks of the allocator"),
+                                      ("low_peak", "capture_memory", "4 peaks below the totals read with them")):
             checks = self.run_checks((fault,))
             status, detail = checks[method]
             self.assertEqual(status, "fail", "%s with fault %s: %s" % (method, fault, detail))
             self.assertIn(says, detail)
             others = [n for n, (s, _) in checks.items() if s != "pass" and n != method]
             self.assertEqual(others, [], "with fault %s, only %s may fail" % (fault, method))
+
+
+class MemoryChecks(unittest.TestCase):
+    """The capture's GPU memory beyond its rows: the capacity, memory-headroom's outcome, nothing without CUDA."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="gpu_check_test.")
+        self.path = os.path.join(self.dir, "capture.db")
+        capture_recording(self.path)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_reserved_more_than_cupti_saw_fails(self):
+        check = checker()
+        check.capture_memory("memory", gpu_check.Db(self.path), dict(DONE, memory_reserved=500_000_000))
+        status, detail = check.report.checks["memory"]
+        self.assertEqual(status, "fail", detail)
+        self.assertIn("less than the 500000000 the allocator reserved", detail)
+
+    def test_capacity_unlike_torchs_fails(self):
+        check = checker()
+        check.capture_memory("memory", gpu_check.Db(self.path), dict(DONE, total_memory=40_000_000_000))
+        self.assertEqual(check.report.checks["memory"][0], "fail")
+        self.assertIn("torch's total_memory 40000000000", check.report.checks["memory"][1])
+
+    def headroom(self, advice):
+        check = checker()
+        check.runner = types.SimpleNamespace(advise=lambda name, db, *options: advice)
+        check.capture_headroom("headroom", gpu_check.Db(self.path), DONE)
+        return check.report.checks["headroom"]
+
+    def test_memory_headroom_must_be_evaluated(self):
+        raised = self.headroom(dict(findings=[dict(rule="memory-headroom", title="GPU memory peaks at 120 MB")]))
+        self.assertEqual(raised, ("pass", "raised: GPU memory peaks at 120 MB"))
+        clean = self.headroom(dict(rules_without_findings=[dict(rule="memory-headroom", status="clean",
+                                                                reason="above the 50%")]))
+        self.assertEqual(clean[0], "pass")
+        missing = self.headroom(dict(rules_without_findings=[dict(rule="memory-headroom", status="not evaluated",
+                                                                  reason="needs the GPU's memory capacity")]))
+        self.assertEqual(missing[0], "fail")
+        self.assertIn("memory-headroom is not evaluated", missing[1])
+
+    def test_without_cuda_nothing_is_read(self):
+        check = checker()
+        check.capture_no_memory("none", gpu_check.Db(self.path), DONE)
+        self.assertEqual(check.report.checks["none"][0], "fail")
+        empty = os.path.join(self.dir, "cpu.db")
+        Recording(empty).close()
+        check.capture_no_memory("none", gpu_check.Db(empty), DONE)
+        self.assertEqual(check.report.checks["none"], ("pass", "0 memory events, 0 peaks"))
 
 
 class ProfilerHalfway(unittest.TestCase):
