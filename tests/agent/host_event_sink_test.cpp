@@ -82,6 +82,9 @@ public:
     void pythonSample(int tid, uint64_t t, const PythonFrameFixed& frame) {
         feed(HostEventKind::PythonSample, tid, t, &frame, sizeof frame, {}, EventSource::Python);
     }
+    void memoryReading(int tid, uint64_t t, const MemoryReadingFixed& reading) {
+        feed(HostEventKind::MemoryReading, tid, t, &reading, sizeof reading, {}, EventSource::Python);
+    }
 
     // A mark or push with no message, from `source`.
     void bare(HostEventKind kind, int tid, uint64_t t, EventSource source) {
@@ -297,6 +300,26 @@ TEST_F(HostEventSinkTest, PythonCallsAndSamplesGetTheirNamesAndThreads) {
             { v("310"), v("9"), null, null, null } }));
     EXPECT_EQ(q->scalar("SELECT count(*) FROM strings WHERE value = 'main'"), 1);
     EXPECT_EQ(q->scalar("SELECT count(*) FROM threads WHERE tid = 9"), 1); // the thread that made them
+}
+
+// The bootstrap's reading of the caching allocator: one event, a memory_events row and a memory_peaks row on the
+// thread that read it.
+TEST_F(HostEventSinkTest, AllocatorReadingsAreOneEventOfTwoRows) {
+    auto& f = *m_feed;
+    const MemoryReadingFixed reading { 0, 100, 2'000'000'000, 8'000'000'000, 6'000'000'000, 8'000'000'000 };
+    f.memoryReading(9, 500, reading);
+    const MemoryReadingFixed totalsOnly { 1, 500, 1, 2, -1, -1 };
+    f.memoryReading(9, 600, totalsOnly);
+    EXPECT_EQ(m_sink->consumed(), 2u);
+    EXPECT_EQ(m_sink->written().counts().at(9)[size_t(EventSource::Python)], 2u);
+    auto q = finish();
+    EXPECT_EQ(q->rows("SELECT ts_ns, device_id, source, allocated_bytes, reserved_bytes, tid FROM memory_events "
+                      "ORDER BY ts_ns"),
+        (std::vector<Row> { { v("500"), v("0"), v("2"), v("2000000000"), v("8000000000"), v("9") },
+            { v("600"), v("1"), v("2"), v("1"), v("2"), v("9") } }));
+    EXPECT_EQ(q->rows("SELECT start_ns, end_ns, device_id, tid, allocated_bytes, reserved_bytes FROM memory_peaks"),
+        (std::vector<Row> { { v("100"), v("500"), v("0"), v("9"), v("6000000000"), v("8000000000") } }));
+    EXPECT_EQ(q->scalar("SELECT count(*) FROM threads WHERE tid = 9"), 1);
 }
 
 TEST_F(HostEventSinkTest, DomainsGetRowsWithTheirNames) {

@@ -63,7 +63,7 @@ samples = ["cudnn_autotuner", "zero_grad_fill", "unaligned_linear", "dataloader_
 must_pass = ["bundle: files intact", "bundle: runs on this machine's glibc", "bundle: tuneup runs",
              "machine: Python with torch", "capture: recorded", "capture: Python bootstrap ranges and facts",
              "capture: torch settings", "capture: nothing dropped", "capture: main thread sampled",
-             "fixtures: recordings kept", "sample data_parallel: signal"]
+             "capture: no GPU memory read without CUDA", "fixtures: recordings kept", "sample data_parallel: signal"]
 must_pass += ["sample %s: recorded" % s for s in samples]
 must_pass += ["sample %s: settings" % s for s in ("cudnn_autotuner", "zero_grad_fill", "dataloader_workers",
                                                    "anomaly", "data_parallel")]
@@ -74,6 +74,7 @@ for name in must_pass:
 needs_gpu = ["capture: GPU capture on", "capture: kernels", "capture: memcpys (pageable, pinned, DtoH)",
              "capture: memsets", "capture: syncs", "capture: event queries are not syncs", "capture: CUDA API calls",
              "capture: GEMM shapes (cuBLAS/cuBLASLt)", "capture: cuDNN convolutions", "capture: NVTX ranges and marks",
+             "capture: GPU memory (CUPTI, the allocator's peaks, capacity)", "capture: memory-headroom evaluated",
              "cuda_check: driver API kernels, copies, memset, syncs", "torch.profiler halfway: the run survives",
              "torch.profiler halfway: lost capture is reported", "overhead: tuneup record on a ResNet-style step",
              "sample cudnn_autotuner: finding", "sample amp: signal", "sample unaligned_linear: signal"]
