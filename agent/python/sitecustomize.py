@@ -296,6 +296,7 @@ def _patch_dataloader(agent, sites, module):
         agent.fact("tuneup.dataloader.num_workers", getattr(loader, "num_workers", 0) or 0)
         agent.fact("tuneup.dataloader.pin_memory", bool(getattr(loader, "pin_memory", False)))
         agent.fact("tuneup.dataloader.persistent_workers", bool(getattr(loader, "persistent_workers", False)))
+        _record_batch_size(agent, loader)
 
     Iter.__init__ = init_with_facts
     Iter.__next__ = _watched(
@@ -305,6 +306,24 @@ def _patch_dataloader(agent, sites, module):
     )
     if sites is not None:
         sites.watch_method(module.DataLoader, "__init__", "DataLoader")
+
+
+_batch_size_warned = []
+
+
+def _record_batch_size(agent, loader):
+    """The DataLoader's batch size: its batch_size, or its batch_sampler's own when it was given one (batch_size
+    is None then); none when neither says (a sampler that makes batches of its own sizes)."""
+    try:
+        size = getattr(loader, "batch_size", None)
+        if size is None:
+            size = getattr(getattr(loader, "batch_sampler", None), "batch_size", None)
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            agent.fact("tuneup.dataloader.batch_size", size)
+    except Exception as error:  # a loader this does not understand: no fact, no harm
+        if not _batch_size_warned:
+            _batch_size_warned.append(True)
+            _warn("reading the DataLoader's batch size", error)
 
 
 def _patch_fetchers(agent, module):
@@ -550,6 +569,46 @@ def _patch_wrapper_class(agent, cls, fact):
         agent.fact(fact, 1)
 
     cls.__init__ = init_with_fact
+
+
+_ddp_warned = []
+
+
+def _patch_ddp_facts(agent, cls):
+    """As DistributedDataParallel starts wrapping a model: the world size (torch.distributed's default group,
+    when initialised) and the model's BatchNorm layers, plain and SyncBatchNorm (sync-batchnorm-missing and
+    -unneeded). Before DDP's own __init__, which refuses SyncBatchNorm in a model on the CPU: the facts say what
+    the program asked for either way."""
+    init = cls.__init__
+
+    def init_with_facts(self, *args, **kwargs):
+        _record_ddp_model(agent, args[0] if args else kwargs.get("module"))
+        init(self, *args, **kwargs)
+
+    cls.__init__ = init_with_facts
+
+
+def _record_ddp_model(agent, model):
+    try:
+        import torch.distributed as dist
+        from torch import nn
+
+        if dist.is_available() and dist.is_initialized():
+            agent.fact("tuneup.ddp.world_size", dist.get_world_size())
+        if model is None:
+            return
+        plain = sync = 0
+        for layer in model.modules():
+            if isinstance(layer, nn.SyncBatchNorm):
+                sync += 1
+            elif isinstance(layer, nn.modules.batchnorm._BatchNorm):
+                plain += 1
+        agent.fact("tuneup.ddp.batchnorm_layers", plain)
+        agent.fact("tuneup.ddp.sync_batchnorm_layers", sync)
+    except Exception as error:  # a model this does not understand: no facts, no harm
+        if not _ddp_warned:
+            _ddp_warned.append(True)
+            _warn("reading the BatchNorm layers of the model DistributedDataParallel wraps", error)
 
 
 def _torch_version_number(version):
@@ -922,8 +981,9 @@ def _install():
         "torch.nn.parallel.data_parallel": lambda m: _patch_wrapper_class(
             agent, m.DataParallel, "tuneup.wrap.data_parallel"
         ),
-        "torch.nn.parallel.distributed": lambda m: _patch_wrapper_class(
-            agent, m.DistributedDataParallel, "tuneup.wrap.distributed_data_parallel"
+        "torch.nn.parallel.distributed": lambda m: (
+            _patch_wrapper_class(agent, m.DistributedDataParallel, "tuneup.wrap.distributed_data_parallel"),
+            _patch_ddp_facts(agent, m.DistributedDataParallel),
         ),
     }
     amp = _Amp(agent, sites)

@@ -90,6 +90,7 @@ TEST_F(PythonBootstrapTest, MarksTheTrainingLoopAsTorchProfilerNamesIt) {
         6 * 5 + 7);
     EXPECT_EQ(fact(q, "tuneup.dataloader.num_workers"), "0");
     EXPECT_EQ(fact(q, "tuneup.dataloader.pin_memory"), "0");
+    EXPECT_EQ(fact(q, "tuneup.dataloader.batch_size"), "16"); // train_mlp.py's default
     EXPECT_EQ(fact(q, "tuneup.zero_grad.set_to_none"), "0");
     EXPECT_EQ(fact(q, "tuneup.wrap.data_parallel"), "");
     // The torch version as a number, major * 10000 + minor * 100 + patch (Debian's 1.13: 113xx).
@@ -233,6 +234,70 @@ TEST_F(PythonBootstrapTest, AnOptimizerItCannotReadIsWarnedAboutOnceAndWorks) {
     ASSERT_EQ(record("odd", odd), 0) << err();
     EXPECT_NE(readFile(m_dir + "/out.txt").find("made 1"), std::string::npos) << readFile(m_dir + "/out.txt");
     const std::string warning = "tuneup: Python bootstrap: reading the optimizer's settings: odd";
+    const size_t first = err().find(warning);
+    EXPECT_NE(first, std::string::npos) << err();
+    EXPECT_EQ(err().find(warning, first + 1), std::string::npos) << "once: " << err();
+}
+
+TEST_F(PythonBootstrapTest, BatchSizeAndTheBatchNormLayersDdpWraps) {
+    // The batch size of each DataLoader iterated: its batch_size, then a batch_sampler's; a loader of
+    // batch_size=None says nothing. DDP over gloo (one process): the world size and the model's BatchNorm
+    // layers, plain and SyncBatchNorm, also for the model DDP then refuses (SyncBatchNorm on the CPU).
+    const std::string script
+        = "-c 'import os, torch, torch.distributed as dist\n"
+          "from torch.utils.data import DataLoader, BatchSampler, SequentialSampler\n"
+          "data = list(range(20))\n"
+          "next(iter(DataLoader(data, batch_size=6)))\n"
+          "next(iter(DataLoader(data, batch_sampler=BatchSampler(SequentialSampler(data), 5, "
+          "False))))\n"
+          "next(iter(DataLoader(data, batch_size=None)))\n"
+          "os.environ.update(MASTER_ADDR=\"127.0.0.1\", MASTER_PORT=\"29531\")\n"
+          "dist.init_process_group(\"gloo\", rank=0, world_size=1)\n"
+          "nn = torch.nn\n"
+          "model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), "
+          "nn.Flatten(), nn.Linear(36, 8), nn.BatchNorm1d(8))\n"
+          "model(torch.zeros(2, 3, 5, 5))\n"
+          "nn.parallel.DistributedDataParallel(model)\n"
+          "try:\n"
+          "    nn.parallel.DistributedDataParallel(nn.SyncBatchNorm.convert_sync_batchnorm(model))\n"
+          "except ValueError as error:\n"
+          "    print(\"refused:\", error)\n"
+          "dist.destroy_process_group()'";
+    ASSERT_EQ(record("bn", script), 0) << err();
+    EXPECT_NE(readFile(m_dir + "/out.txt").find("refused: SyncBatchNorm"), std::string::npos)
+        << readFile(m_dir + "/out.txt");
+    tuneup::test::SqliteQuery q(db("bn"));
+    ASSERT_TRUE(q.ok()) << q.error();
+    const auto values = [&](const std::string& name) {
+        std::string all;
+        for (const auto& row : q.rows("SELECT m.payload FROM nvtx_marks m JOIN strings s ON s.id = m.name_id WHERE "
+                                      "s.value = '"
+                 + name + "' ORDER BY m.ts_ns"))
+            all += (all.empty() ? "" : ",") + (row[0] ? *row[0] : std::string("NULL"));
+        return all;
+    };
+    EXPECT_EQ(values("tuneup.dataloader.batch_size"), "6,5");
+    EXPECT_EQ(values("tuneup.ddp.world_size"), "1");
+    EXPECT_EQ(values("tuneup.ddp.batchnorm_layers"), "2,0");
+    EXPECT_EQ(values("tuneup.ddp.sync_batchnorm_layers"), "0,2");
+    EXPECT_EQ(err().find("tuneup: Python bootstrap"), std::string::npos) << err();
+
+    // A model whose layers cannot be listed: said once, and DDP goes on as it would.
+    const std::string odd = "-c 'import os, torch, torch.distributed as dist\n"
+                            "class Odd(torch.nn.Linear):\n"
+                            "    def modules(self):\n"
+                            "        raise RuntimeError(\"odd\")\n"
+                            "os.environ.update(MASTER_ADDR=\"127.0.0.1\", MASTER_PORT=\"29532\")\n"
+                            "dist.init_process_group(\"gloo\", rank=0, world_size=1)\n"
+                            "for _ in range(2):\n"
+                            "    try:\n"
+                            "        torch.nn.parallel.DistributedDataParallel(Odd(2, 2))\n"
+                            "    except RuntimeError as error:\n"
+                            "        print(\"ddp:\", error)\n"
+                            "dist.destroy_process_group()'";
+    ASSERT_EQ(record("odd", odd), 0) << err();
+    const std::string warning
+        = "tuneup: Python bootstrap: reading the BatchNorm layers of the model DistributedDataParallel wraps: odd";
     const size_t first = err().find(warning);
     EXPECT_NE(first, std::string::npos) << err();
     EXPECT_EQ(err().find(warning, first + 1), std::string::npos) << "once: " << err();
