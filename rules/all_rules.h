@@ -25,6 +25,8 @@
     RULE(UnfusedPointwise)                                                                                             \
     RULE(LowGpuUtilization)                                                                                            \
     RULE(ConvBiasBeforeBatchnorm)                                                                                      \
+    RULE(SyncBatchnormMissing)                                                                                         \
+    RULE(SyncBatchnormUnneeded)                                                                                        \
     RULE(CpuTensorThenCopy)                                                                                            \
     RULE(GpuIdle)                                                                                                      \
     RULE(CommunicationBound)                                                                                           \

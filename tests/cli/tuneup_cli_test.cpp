@@ -502,6 +502,16 @@ TEST_F(TuneupCliTest, RulesListsBuiltinAndUserRules) {
         { "cudnn-autotuner-off", "zero-grad-fill", "gemm-dims-not-aligned", "pageable-memcpy", "rank-straggler" })
         EXPECT_CONTAINS(builtin.out, id);
     EXPECT_LT(builtin.out.find("cudnn-autotuner-off"), builtin.out.find("rank-straggler"));
+    // What each needs: inputs a trace holds or not, and, where any of several will do, what in words.
+    EXPECT_CONTAINS(builtin.out,
+        "\n    needs: GPU kernel activity; optimizer ranges (Optimizer.zero_grad / "
+        "Optimizer.step)\n    doc: rules/unfused-optimizer.md\n");
+    for (const char* id : { "sync-batchnorm-missing", "sync-batchnorm-unneeded" }) {
+        const size_t at = builtin.out.find(std::string(id) + "\n");
+        ASSERT_NE(at, std::string::npos) << id;
+        const std::string entry = builtin.out.substr(at, builtin.out.find("doc: ", at) - at);
+        EXPECT_CONTAINS(entry, "per-GPU batch (framework operators with input shapes, or tuneup's Python bootstrap");
+    }
     std::ofstream(path("every-kernel.sql")) << kKernelRule;
     const Result user = run({ "rules", "--rules", path("every-kernel.sql") });
     EXPECT_EQ(user.code, 0) << user.err;
