@@ -246,27 +246,31 @@ class Check(CaptureChecks):
             argv = (sample.gpu_args if self.gpu else sample.cpu_args).split()
             for fixed in (False, True):
                 db = os.path.join(self.runner.work, "samples", sample.name, "fixed.db" if fixed else "broken.db")
-                command = [self.args.python, os.path.join(SAMPLES_DIR, sample.name + ".py")] + argv + (
-                    ["--fixed"] if fixed else [])
+                command = [self.args.python] + sample.launcher() + [os.path.join(SAMPLES_DIR, sample.name + ".py")] + (
+                    argv + (["--fixed"] if fixed else []))
                 jobs.append((sample, fixed, db, command))
         results = {}
 
         def one(job):
             sample, fixed, db, command = job
             label = "%s%s" % (sample.name, ".fixed" if fixed else "")
+            files = sample.files(db)
             try:
                 code, log = self.runner.record("sample." + label, db, command, 300)
                 if code != 0:
-                    return job, ("tuneup record %s: %s" % (exit_text(code), tail(log)), None)
+                    return files[0], ("tuneup record %s: %s" % (exit_text(code), tail(log)), None)
+                missing = [f for f in files if not os.path.isfile(f)]
+                if missing:
+                    return files[0], ("no recording %s: %s" % (", ".join(missing), tail(log)), None)
                 # Without a GPU, a pattern may cost too little on the CPU to clear the materiality floor (a fill of
                 # four small layers): --all holds each rule to its pattern there, as pattern_samples_test does.
-                return job, (None, self.runner.advise("sample." + label, db, *([] if self.gpu else ["--all"])))
+                return files[0], (None, self.runner.advise("sample." + label, *files, *([] if self.gpu else ["--all"])))
             except (OutOfTime, RuntimeError, ValueError, OSError) as e:
-                return job, (str(e), None)
+                return files[0], (str(e), None)
 
         with concurrent.futures.ThreadPoolExecutor(self.args.jobs) as pool:
-            for job, result in pool.map(one, jobs):
-                results[(job[0].name, job[1])] = (job[2], result)
+            for job, (first, result) in zip(jobs, pool.map(one, jobs)):
+                results[(job[0].name, job[1])] = (first, result)
         for sample in SAMPLES:
             self.guard("sample %s" % sample.name, self.sample_checks, sample, results[(sample.name, False)],
                        results[(sample.name, True)])
@@ -288,7 +292,9 @@ class Check(CaptureChecks):
         problems, parts = [], []
         for twin in (False, True):
             steps = advice[twin]["inputs"][0]["steps"]["count"]
-            if steps < 3:
+            if twin and self.gpu is None and not sample.fixed_trains_on_cpu:
+                parts.append("--fixed: no training on the CPU (it needs a GPU)")
+            elif steps < 3:
                 problems.append("%s: %d steps found" % ("--fixed" if twin else "sample", steps))
             if not dbs[twin].complete():
                 problems.append("%s: the file is incomplete" % ("--fixed" if twin else "sample"))

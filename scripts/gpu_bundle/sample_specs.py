@@ -26,6 +26,10 @@ ELEMENTWISE_PER_OPTIMIZER_STEP = (
 OPTIMIZER_FOREACH_OR_FUSED = (
     "select max(m.payload) from nvtx_marks m join strings s on s.id = m.name_id where s.value in "
     "('tuneup.optimizer.foreach', 'tuneup.optimizer.fused')")
+# SyncBatchNorm's gather of every rank's statistics (only batch_norm_gather_stats launches this kernel).
+SYNC_BN_GATHERS = (
+    "select count(*) from kernels k join strings s on s.id = k.name_id where s.value like "
+    "'%batch_norm_reduce_statistics%'")
 COPIES_PER_STEP = (
     "select count(*) * 1.0 / max(1, (select count(*) from nvtx_ranges r join strings s on s.id = r.name_id where "
     "s.value = 'step')) from memcpys where copy_kind = 1")
@@ -47,10 +51,31 @@ class Signal:
 
 
 class Sample:
-    def __init__(self, name, cpu_args, gpu_args, settings=(), signals=(), rule=None, rule_on_cpu=False, no_rule=""):
+    """ranks: processes under torch.distributed.run (each records its own file; the checks read rank 0's and
+    tuneup advise reads them all). fixed_trains_on_cpu: False when the --fixed twin cannot train without a GPU
+    (it records its facts and stops), so that no steps are asked of it there."""
+
+    def __init__(self, name, cpu_args, gpu_args, settings=(), signals=(), rule=None, rule_on_cpu=False, no_rule="",
+                 ranks=1, fixed_trains_on_cpu=True):
         self.name, self.cpu_args, self.gpu_args = name, cpu_args, gpu_args
         self.settings, self.signals = list(settings), list(signals)
         self.rule, self.rule_on_cpu, self.no_rule = rule, rule_on_cpu, no_rule
+        self.ranks, self.fixed_trains_on_cpu = ranks, fixed_trains_on_cpu
+
+    def launcher(self):
+        """What runs the script after the Python: nothing, or torch.distributed.run for several ranks
+        (--redirects/--tee 1: torch 1.13's launcher cannot read "0" on Python 3.11)."""
+        if self.ranks == 1:
+            return []
+        return ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(self.ranks), "--redirects", "1",
+                "--tee", "1"]
+
+    def files(self, db):
+        """The recordings `tuneup record -o db` leaves: db itself, or one file per rank (rank 0 first)."""
+        if self.ranks == 1:
+            return [db]
+        stem = db[:-3] if db.endswith(".db") else db
+        return ["%s.rank%d.db" % (stem, rank) for rank in range(self.ranks)]
 
 
 # CPU sizes as tests/samples/pattern_samples_test.cpp uses them; GPU sizes are the samples' defaults, with
@@ -123,6 +148,16 @@ SAMPLES = [
     # GPU memory: the batch that fits is read on the GPU (--fixed fills about 70% of it); a CPU has none to read.
     Sample("memory_headroom", "--steps 4 --width 1024", "--steps 20",
            rule="memory-headroom"),
+    # Two ranks (over gloo when the GPUs are fewer than the ranks). SyncBatchNorm runs only on a GPU: on the CPU
+    # --fixed records what DDP was asked to wrap and stops; on a GPU its statistics gather kernels must run.
+    Sample("sync_batchnorm", "--steps 4", "--steps 30",
+           settings=[("ddp.batchnorm_layers", "2", "0"), ("ddp.sync_batchnorm_layers", "0", "2")],
+           signals=[Signal("SyncBatchNorm layers (bootstrap facts)", "FACT tuneup.ddp.sync_batchnorm_layers", "v == 0",
+                           "v == 2", gpu=False),
+                    Signal("per-GPU batch (bootstrap facts)", "FACT tuneup.dataloader.batch_size", "v == 8", "v == 8",
+                           gpu=False),
+                    Signal("SyncBatchNorm statistics gather kernels", SYNC_BN_GATHERS, "v == 0", "v > 0")],
+           rule="sync-batchnorm-missing", rule_on_cpu=True, ranks=2, fixed_trains_on_cpu=False),
     Sample("data_parallel", "--steps 4 --batch 8", "--steps 30",
            settings=[("wrap.data_parallel", "1", "(not recorded)")],
            signals=[Signal("wrap.distributed_data_parallel fact", "FACT tuneup.wrap.distributed_data_parallel", None,
