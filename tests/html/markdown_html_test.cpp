@@ -84,8 +84,8 @@ TEST(MarkdownHtml, EveryRuleDocRendersBalanced) {
     // Each built-in doc: as many closing tags as opening ones, per element the subset writes.
     for (const char* rule : { "amp-unused", "communication-bound", "conv-bias-before-batchnorm", "cpu-tensor-then-copy",
              "cudnn-autotuner-off", "data-parallel", "dataloader-stall", "debug-api-enabled", "gemm-dims-not-aligned",
-             "gpu-idle", "low-gpu-utilization", "pageable-memcpy", "rank-straggler", "sync-in-loop",
-             "unfused-pointwise", "zero-grad-fill" }) {
+             "gpu-idle", "low-gpu-utilization", "pageable-memcpy", "rank-straggler", "sync-batchnorm-missing",
+             "sync-batchnorm-unneeded", "sync-in-loop", "unfused-pointwise", "zero-grad-fill" }) {
         const std::string_view doc = builtinRuleDoc(rule);
         ASSERT_FALSE(doc.empty()) << rule;
         const std::string html = markdownToHtml(doc, 3);
