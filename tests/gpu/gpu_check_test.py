@@ -325,6 +325,57 @@ class SampleChecks(unittest.TestCase):
         self.assertEqual(status, "fail")
         self.assertIn("does not fire on the sample", detail)
 
+    def sync_batchnorm_recording(self, name, plain, sync, gathers):
+        """Rank 0's file of sync_batchnorm: the bootstrap's facts, and SyncBatchNorm's gather kernels."""
+        path = os.path.join(self.dir, name + ".rank0.db")
+        r = Recording(path)
+        r.db.execute("insert into processes (pid, role, start_ns, end_ns) values (1, 'rank', 0, 100)")
+        for fact, value in (("tuneup.ddp.batchnorm_layers", plain), ("tuneup.ddp.sync_batchnorm_layers", sync),
+                            ("tuneup.dataloader.batch_size", 8)):
+            r.db.execute("insert into nvtx_marks (ts_ns, tid, domain_id, name_id, payload) values (1, 1, 1, ?, ?)",
+                         (r.string(fact), value))
+        for i in range(gathers):
+            r.launch(1000 + i * 100000, "void at::native::batch_norm_reduce_statistics_kernel<float, float, int>")
+        r.close()
+        return path
+
+    def test_sync_batchnorm_runs_two_ranks(self):
+        sample = next(s for s in gpu_check.SAMPLES if s.name == "sync_batchnorm")
+        self.assertEqual(sample.files("/w/samples/sync_batchnorm/broken.db"),
+                         ["/w/samples/sync_batchnorm/broken.rank0.db", "/w/samples/sync_batchnorm/broken.rank1.db"])
+        launcher = sample.launcher()
+        self.assertEqual(launcher[:3], ["-m", "torch.distributed.run", "--standalone"])
+        self.assertEqual(launcher[launcher.index("--nproc_per_node") + 1], "2")
+        self.assertEqual(next(s for s in gpu_check.SAMPLES if s.name == "anomaly").launcher(), [])
+        broken = self.sync_batchnorm_recording("broken", 2, 0, 0)
+        advice = self.advice(["sync-batchnorm-missing"])
+        advice["inputs"][0]["recorded_settings"] = {"ddp.batchnorm_layers": "2", "ddp.sync_batchnorm_layers": "0"}
+        fixed_advice = self.advice([])
+        fixed_advice["inputs"][0]["recorded_settings"] = {"ddp.batchnorm_layers": "0",
+                                                          "ddp.sync_batchnorm_layers": "2"}
+        # On a GPU, --fixed trains and runs SyncBatchNorm's gather kernels.
+        check = checker()
+        check.sample_checks(sample, (broken, (None, advice)),
+                            (self.sync_batchnorm_recording("fixed", 0, 2, 4), (None, fixed_advice)))
+        for what in ("recorded", "settings", "signal", "finding"):
+            status, detail = check.report.checks["sample sync_batchnorm: " + what]
+            self.assertEqual(status, "pass", "%s: %s" % (what, detail))
+        # Without a GPU, --fixed trains no step and runs no kernel: neither is asked of it.
+        fixed_advice["inputs"][0]["steps"]["count"] = 0
+        no_kernels = self.sync_batchnorm_recording("cpu_fixed", 0, 2, 0)
+        check = checker()
+        check.gpu = None
+        check.sample_checks(sample, (broken, (None, advice)), (no_kernels, (None, fixed_advice)))
+        for what in ("recorded", "settings", "signal", "finding"):
+            status, detail = check.report.checks["sample sync_batchnorm: " + what]
+            self.assertEqual(status, "pass", "%s: %s" % (what, detail))
+        self.assertIn("--fixed: no training on the CPU", check.report.checks["sample sync_batchnorm: recorded"][1])
+        # On a GPU the same is a failure: no steps, no gather kernels.
+        check = checker()
+        check.sample_checks(sample, (broken, (None, advice)), (no_kernels, (None, fixed_advice)))
+        self.assertEqual(check.report.checks["sample sync_batchnorm: recorded"][0], "fail")
+        self.assertEqual(check.report.checks["sample sync_batchnorm: signal"][0], "fail")
+
     def test_a_failed_recording_skips_the_rest(self):
         sample = next(s for s in gpu_check.SAMPLES if s.name == "anomaly")
         check = checker()
