@@ -32,8 +32,9 @@ bool contains(std::string_view s, std::string_view part) {
     return s.find(part) != std::string_view::npos;
 }
 
-// Training shows a backward pass (autograd's ops, kernels named for it) or an optimizer step; a trace with
-// operators but neither is inference. Without operators it cannot tell.
+// Training shows a backward pass (autograd's ops, kernels named for it: backward, cuDNN's dgrad/wgrad) or an
+// optimizer step; a trace with operators but neither is inference. Without operators it cannot tell (a tuneup
+// copy of a Kineto trace keeps no operators: its inference must not read as training).
 enum class Workload { Training, Inference, Unknown };
 Workload workload(const RuleContext& context) {
     const TraceModel& m = context.model();
@@ -53,7 +54,7 @@ Workload workload(const RuleContext& context) {
         if (backward(id)) return Workload::Training;
     if (!m.cpuOps.empty()) return Workload::Inference;
     for (const StringId id : m.kernels.name)
-        if (backward(id)) return Workload::Training;
+        if (backward(id) || contains(m.str(id), "dgrad") || contains(m.str(id), "wgrad")) return Workload::Training;
     return Workload::Unknown;
 }
 
@@ -155,6 +156,13 @@ public:
                 + heldText + "; a larger training batch does not apply (for throughput, batch more requests)";
             return;
         }
+        if (work == Workload::Unknown) {
+            outcome.status = RuleStatus::NotEvaluated;
+            outcome.reason = "GPU memory peaks at " + heldText
+                + ", but whether this is training cannot be told: the trace has no optimizer ranges, operators, "
+                  "bootstrap facts or backward kernels";
+            return;
+        }
 
         // Memory that grows with the batch: the allocated peak above what stays allocated between steps
         // (weights, gradients kept, optimizer state). The caching allocator holds `slack` times what is
@@ -188,7 +196,7 @@ public:
         f.title = "GPU memory peaks at " + formatBytes(held) + " of " + formatBytes(p.capacityBytes) + " ("
             + formatPercent(share) + ") per step: " + estimate + " would fit";
         Evidence& e = f.evidence;
-        e.facts = { { "GPU", gpuText(m, p.device, p.capacityBytes) },
+        e.facts = { { "device", gpuText(m, p.device, p.capacityBytes) },
             { "steady-state peak reserved",
                 r.exact() ? formatBytes(r.peakBytes) + " (" + formatPercent(double(r.peakBytes) / p.capacityBytes)
                         + " of the GPU)"

@@ -23,6 +23,8 @@ struct Memory {
     int64_t capacityBytes = 80 * kGB;
     bool totals = true; // false: sizes only, as PyTorch before 1.10 writes them
     bool training = true; // an optimizer step in every step
+    bool operators = true; // CPU operators (a tuneup copy of a Kineto trace, an nsys export: none)
+    std::string kernel = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn";
 };
 
 // Four steps on GPU 0; in each, the allocated memory rises from keptBytes to peakBytes and falls back.
@@ -55,14 +57,16 @@ TraceModel trainingTrace(const Memory& mem) {
         k.endNs = t0 + 8'000'000;
         k.device = 0;
         k.stream = 7;
-        k.name = b.intern("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn");
+        k.name = b.intern(mem.kernel);
         b.addKernel(k);
-        CpuOp op;
-        op.startNs = t0 + 900'000;
-        op.endNs = t0 + 1'100'000;
-        op.thread = thread;
-        op.name = b.intern("aten::mm");
-        b.addCpuOp(op);
+        if (mem.operators) {
+            CpuOp op;
+            op.startNs = t0 + 900'000;
+            op.endNs = t0 + 1'100'000;
+            op.thread = thread;
+            op.name = b.intern("aten::mm");
+            b.addCpuOp(op);
+        }
         memory(t0 + 2'000'000, mem.peakBytes, mem.peakBytes - mem.keptBytes); // activations
         memory(t0 + 7'000'000, mem.keptBytes, mem.keptBytes - mem.peakBytes);
         if (mem.training) {
@@ -193,6 +197,19 @@ TEST(MemoryHeadroom, InferenceTracesAreNotTraining) {
     EXPECT_EQ(r.outcome.status, RuleStatus::NotApplicable) << r.outcome.reason;
     EXPECT_NE(r.outcome.reason.find("inference"), std::string::npos) << r.outcome.reason;
     EXPECT_NE(r.outcome.reason.find("122 MB of 85 GB (0.1%, reserved)"), std::string::npos) << r.outcome.reason;
+}
+
+TEST(MemoryHeadroom, NotEvaluatedWhenTrainingCannotBeTold) {
+    // No operators, no optimizer range, no bootstrap fact: a tuneup copy of an inference trace, or an nsys export.
+    Memory mem;
+    mem.training = false;
+    mem.operators = false;
+    const auto unknown = run(trainingTrace(mem));
+    EXPECT_EQ(unknown.outcome.status, RuleStatus::NotEvaluated) << unknown.outcome.reason;
+    EXPECT_NE(unknown.outcome.reason.find("whether this is training cannot be told"), std::string::npos);
+    // A backward convolution's kernel says it is.
+    mem.kernel = "sm80_xmma_dgrad_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nchw_tilesize128x128x32";
+    EXPECT_EQ(run(trainingTrace(mem)).findings(), 1u);
 }
 
 // ---- tuneup recordings --------------------------------------------------------------------------------
