@@ -114,6 +114,12 @@ TEST_F(SyncBatchnormSampleTest, BatchNormWithEightPerProcessFiresOnEachRank) {
         EXPECT_TRUE(named) << "the finding names " << kSample << ":" << line << ", where the DataLoader is made";
     }
     EXPECT_TRUE(findings(advice, "sync-batchnorm-unneeded").empty());
+    // The text report shows the finding once for both ranks: the first, as it claims no time to rank them by.
+    const std::string text = dir + "/advice.txt";
+    const std::string command
+        = std::string(TUNEUP_BINARY) + " advise " + dir + "/run.rank0.db " + dir + "/run.rank1.db --all -o " + text;
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    EXPECT_NE(readFile(text).find("shown: rank 0, the first"), std::string::npos) << readFile(text);
 }
 
 TEST_F(SyncBatchnormSampleTest, FixedAsksForSyncBatchNormAndIsQuiet) {

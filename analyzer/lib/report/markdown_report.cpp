@@ -143,7 +143,9 @@ void writeFinding(std::ostream& out, size_t index, const FindingGroup& group, co
     out << "### " << index << ". " << code(f.ruleId)
         << (group.ranks.empty() ? "" : " (" + rankList(group.ranks, report.ranks.size()) + ")") << ": "
         << markdownText(f.title) << "\n\n";
-    if (group.ranks.size() > 1) out << "Shown for rank " << f.rank << ", where it costs most.\n\n";
+    if (group.ranks.size() > 1)
+        out << "Shown for rank " << f.rank
+            << (f.gain && f.gain->perStepNs > 0 ? ", where it costs most.\n\n" : ", the first.\n\n");
     out << "**" << severityLabel(f.severity) << "**";
     if (f.gain && f.gain->perStepNs > 0) {
         out << " · estimated gain **" << formatDuration(f.gain->perStepNs) << " per step** (" << stepShareText(f)

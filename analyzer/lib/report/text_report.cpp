@@ -123,7 +123,8 @@ void writeTextReportRaw(std::ostream& out, const AdviceReport& report, const Rep
             << style.bold(f.ruleId) << ranks << "  " << gain.str() << "\n    " << f.title << "\n";
         if (i >= kDetailed) continue;
         if (groups[i].ranks.size() > 1)
-            out << "    " << style.dim("shown:") << " rank " << f.rank << ", where it costs most\n";
+            out << "    " << style.dim("shown:") << " rank " << f.rank
+                << (f.gain && f.gain->perStepNs > 0 ? ", where it costs most" : ", the first") << "\n";
         if (!f.evidence.facts.empty()) {
             out << "    " << style.dim("evidence:");
             for (size_t k = 0; k < f.evidence.facts.size() && k < 4; ++k)
