@@ -501,7 +501,7 @@ void TraceDb::addAllocatorReading(uint64_t tsNs, const AllocatorReading& r) {
     if (!m_allocatorReading)
         m_allocatorReading
             = prepare("INSERT INTO memory_events(ts_ns, device_id, source, delta_bytes, delta_of, allocated_bytes, "
-                      "reserved_bytes, memory_kind, tid) VALUES (?, ?, 2, 0, 1, ?, ?, 3, ?)");
+                      "reserved_bytes, memory_kind, tid) VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?)");
     if (!m_allocatorPeak)
         m_allocatorPeak = prepare("INSERT INTO memory_peaks(start_ns, end_ns, device_id, tid, allocated_bytes, "
                                   "reserved_bytes) VALUES (?, ?, ?, ?, ?, ?)");
@@ -510,9 +510,12 @@ void TraceDb::addAllocatorReading(uint64_t tsNs, const AllocatorReading& r) {
         sqlite3_stmt* s = m_allocatorReading;
         sqlite3_bind_int64(s, 1, int64_t(tsNs));
         sqlite3_bind_int64(s, 2, r.device);
-        bindOptional(s, 3, known(r.allocatedBytes));
-        bindOptional(s, 4, known(r.reservedBytes));
-        sqlite3_bind_int(s, 5, r.tid);
+        sqlite3_bind_int(s, 3, schema::kMemoryFromAllocator);
+        sqlite3_bind_int(s, 4, schema::kTotalAllocated); // a reading changes nothing (delta 0)
+        bindOptional(s, 5, known(r.allocatedBytes));
+        bindOptional(s, 6, known(r.reservedBytes));
+        sqlite3_bind_int(s, 7, schema::kMemoryDevice);
+        sqlite3_bind_int(s, 8, r.tid);
         if (step(s)) ++m_eventsWritten;
     }
     if (r.peakAllocatedBytes >= 0 || r.peakReservedBytes >= 0) {

@@ -126,19 +126,20 @@ void TraceDb::device(const DeviceRecord& d) {
 void TraceDb::memory(const MemoryRecord& m) {
     if (!m_memory)
         m_memory = prepare("INSERT INTO memory_events(ts_ns, device_id, source, delta_bytes, delta_of, memory_kind, "
-                           "address, correlation_id, stream_id) VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?)");
+                           "address, correlation_id, stream_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
     sqlite3_stmt* s = m_memory;
     const int64_t bytes = int64_t(std::min<uint64_t>(m.bytes, INT64_MAX));
     sqlite3_bind_int64(s, 1, int64_t(m.timeNs));
     sqlite3_bind_int64(s, 2, m.deviceId);
-    sqlite3_bind_int64(s, 3, m.operation == MemoryRecord::kRelease ? -bytes : bytes);
+    sqlite3_bind_int(s, 3, schema::kMemoryFromCupti);
+    sqlite3_bind_int64(s, 4, m.operation == MemoryRecord::kRelease ? -bytes : bytes);
     // cudaMalloc takes memory from the driver (a caching allocator's reserved memory); a stream-ordered
     // allocation comes out of a pool the driver keeps, as a tensor's memory does out of PyTorch's cache.
-    sqlite3_bind_int(s, 4, m.isAsync ? schema::kTotalAllocated : schema::kTotalReserved);
-    sqlite3_bind_int(s, 5, m.memoryKind);
-    bindOptional(s, 6, m.address ? std::optional<int64_t>(int64_t(m.address)) : std::nullopt);
-    sqlite3_bind_int64(s, 7, m.correlationId);
-    bindOptional(s, 8, m.streamId >= 0 ? std::optional<int64_t>(m.streamId) : std::nullopt);
+    sqlite3_bind_int(s, 5, m.isAsync ? schema::kTotalAllocated : schema::kTotalReserved);
+    sqlite3_bind_int(s, 6, m.memoryKind);
+    bindOptional(s, 7, m.address ? std::optional<int64_t>(int64_t(m.address)) : std::nullopt);
+    sqlite3_bind_int64(s, 8, m.correlationId);
+    bindOptional(s, 9, m.streamId >= 0 ? std::optional<int64_t>(m.streamId) : std::nullopt);
     if (stepGpuRecord(s)) ++m_eventsWritten;
 }
 

@@ -3,10 +3,13 @@
 Once torch is imported it marks, in the NVTX domain "tuneup", what the advisor's rules look for: DataLoader
 iteration, Optimizer.zero_grad and Optimizer.step (named as torch.profiler names them), the model's forward
 pass and backward, and each batch a DataLoader worker makes (in the worker's own file); and it records facts
-as marks with an integer payload: the DataLoader's num_workers, pin_memory and persistent_workers, zero_grad's
-set_to_none, each optimizer's foreach/fused implementation, parameter count and family, DataParallel or
-DistributedDataParallel wrapping, gradcheck. Where the agent records, it also notes the line of the user's
-code behind the calls it watches and samples the main thread's Python stack (tuneup_sites.py, beside it). It
+as marks with an integer payload: the DataLoader's num_workers, pin_memory, persistent_workers and batch size,
+zero_grad's set_to_none, each optimizer's foreach/fused implementation, parameter count, family and the
+precision of its parameters, DataParallel or DistributedDataParallel wrapping (with the world size and the
+model's BatchNorm layers), what a GradScaler does (its skipped steps, its scale, clipping before unscale_),
+gradcheck; after each optimizer step, the GPUs' caching allocator (its totals and peaks). Where the agent
+records, it also notes the line of the user's code behind the calls it watches and samples the main thread's
+Python stack (tuneup_sites.py, beside it). It
 chains any other sitecustomize on the path, is switched off with TUNEUP_PYTHON_BOOTSTRAP=0, and never breaks
 the program: a failure of its own is reported once on stderr and the bootstrap steps aside. Under `tuneup
 bench` it also loads tuneup_bench.py, beside it: the fixes bench applies in the process and its step limit
@@ -56,6 +59,16 @@ def _chain_next_sitecustomize():
 
 def _warn(what, error):
     sys.stderr.write("tuneup: Python bootstrap: %s: %s (recording goes on without it)\n" % (what, error))
+
+
+_warned = set()  # what has been warned about once
+
+
+def _warn_once(what, error):
+    """_warn, the first time for `what` only: facts read at every step or of every object would repeat it."""
+    if what not in _warned:
+        _warned.add(what)
+        _warn(what, error)
 
 
 class _Agent:
@@ -157,6 +170,9 @@ def _patch_optimizer(agent, sites, module):
     # (after torch's own wrapper, so this range encloses it).
     init = Optimizer.__init__
 
+    def step_name(args):
+        return "Optimizer.step#%s.step" % type(args[0]).__name__
+
     def init_and_wrap_step(self, *args, **kwargs):
         init(self, *args, **kwargs)
         _record_optimizer(agent, self, version)
@@ -166,12 +182,7 @@ def _patch_optimizer(agent, sites, module):
             cls.step = _watched(
                 sites,
                 "Optimizer.step",
-                _handing_over(
-                    sites,
-                    _reading_memory(
-                        _ranged(agent, lambda a: "Optimizer.step#%s.step" % type(a[0]).__name__, _counted(agent, step))
-                    ),
-                ),
+                _after_step(sites, _ranged(agent, step_name, _counted(agent, step))),
             )
 
     Optimizer.__init__ = init_and_wrap_step
@@ -179,7 +190,6 @@ def _patch_optimizer(agent, sites, module):
 
 # What the optimizer's step runs as (docs/agent.md): tuneup.optimizer.family.
 _FAMILY_OTHER, _FAMILY_TORCH, _FAMILY_APEX = 0, 1, 2
-_optimizer_warned = []
 
 
 def _foreach_default(optimizer, version):
@@ -224,9 +234,7 @@ def _record_optimizer(agent, optimizer, version):
         agent.fact("tuneup.optimizer.foreach", foreach)
         agent.fact("tuneup.optimizer.fused", fused)
     except Exception as error:  # an optimizer this does not understand: no facts, no harm
-        if not _optimizer_warned:
-            _optimizer_warned.append(True)
-            _warn("reading the optimizer's settings", error)
+        _warn_once("reading the optimizer's settings", error)
 
 
 # Optimizer steps run so far, in this process: a GradScaler's step that did not run one skipped it (_Amp).
@@ -268,23 +276,24 @@ def _record_parameter_types(agent, optimizer):
         for fact in facts.values():
             agent.fact(fact, _parameter_types.get(fact, 0))
     except Exception as error:
-        if not _optimizer_warned:
-            _optimizer_warned.append(True)
-            _warn("reading the optimizer's parameters", error)
+        _warn_once("reading the optimizer's parameters", error)
 
 
-def _handing_over(sites, function):
-    """`function`, then this thread's call sites handed to the agent: once per optimizer step."""
-    if sites is None:
-        return function
+def _after_step(sites, step):
+    """The optimizer's `step`, then the GPUs' caching allocator read (_GpuMemory) and this thread's call sites handed
+    to the agent: once per optimizer step."""
 
-    def handing_over(*args, **kwargs):
+    def after_step(*args, **kwargs):
         try:
-            return function(*args, **kwargs)
+            result = step(*args, **kwargs)
+            if _gpu_memory is not None:
+                _gpu_memory.read()
+            return result
         finally:
-            sites.hand()
+            if sites is not None:
+                sites.hand()
 
-    return handing_over
+    return after_step
 
 
 def _patch_dataloader(agent, sites, module):
@@ -308,9 +317,6 @@ def _patch_dataloader(agent, sites, module):
         sites.watch_method(module.DataLoader, "__init__", "DataLoader")
 
 
-_batch_size_warned = []
-
-
 def _record_batch_size(agent, loader):
     """The DataLoader's batch size: its batch_size, or its batch_sampler's own when it was given one (batch_size
     is None then); none when neither says (a sampler that makes batches of its own sizes)."""
@@ -321,9 +327,7 @@ def _record_batch_size(agent, loader):
         if isinstance(size, int) and not isinstance(size, bool) and size > 0:
             agent.fact("tuneup.dataloader.batch_size", size)
     except Exception as error:  # a loader this does not understand: no fact, no harm
-        if not _batch_size_warned:
-            _batch_size_warned.append(True)
-            _warn("reading the DataLoader's batch size", error)
+        _warn_once("reading the DataLoader's batch size", error)
 
 
 def _patch_fetchers(agent, module):
@@ -367,17 +371,17 @@ class _Amp:
     stall the step): whether one is enabled, each update and whether the optimizer step before it was skipped
     (GradScaler.step ran no optimizer step: it found inf/NaN gradients), the loss scale as the scaler computes
     it from those skips, and gradient clipping while the gradients are still scaled (before `unscale_`).
-    Facts tuneup.amp.* (docs/agent.md)."""
+    Facts tuneup.amp.* (docs/agent.md). Its bookkeeping never reaches the program: a failure is warned once."""
 
     def __init__(self, agent, sites):
         self._agent = agent
         self._sites = sites
         self._state = __import__("weakref").WeakKeyDictionary()  # scaler -> _ScalerState
+        self._enabled = False  # an enabled scaler was used: clipping is judged from then on
         self._scaled = False  # an enabled scaler scaled a loss whose gradients are not unscaled yet
         self._updates = 0
         self._skipped = 0
         self._clips = [0, 0]  # clipping while scaled, after unscaling
-        self._warned = False
 
     def patch(self, cls):
         """Wraps GradScaler `cls` so that each class made from it (a subclass may define its own methods) is
@@ -415,28 +419,20 @@ class _Amp:
         state = self._state.get(scaler)
         if state is None:
             state = self._state[scaler] = _ScalerState(scaler)
+            self._enabled = self._enabled or state.enabled
             self._agent.fact("tuneup.amp.grad_scaler", state.enabled)
             self._note_scale(state.scale)
         return state
-
-    def _guarded(self, what, function):
-        """Runs the bookkeeping `function`; a failure of its own is warned once and never reaches the program."""
-        try:
-            function()
-        except Exception as error:
-            if not self._warned:
-                self._warned = True
-                _warn("reading the GradScaler (%s)" % what, error)
 
     def _scale(self, scale):
         amp = self
 
         def scaling(scaler, outputs):
-            def note():
+            try:
                 if amp._of(scaler).enabled:
                     amp._scaled = True
-
-            amp._guarded("scale", note)
+            except Exception as error:
+                _warn_once("reading the GradScaler (scale)", error)
             return scale(scaler, outputs)
 
         return scaling
@@ -456,20 +452,17 @@ class _Amp:
         def stepping(scaler, optimizer, *args, **kwargs):
             before = _optimizer_steps[0]
             result = step(scaler, optimizer, *args, **kwargs)
-
-            def note():
+            try:
                 state = amp._of(scaler)
-                if not state.enabled:
-                    return
                 # A skip shows as no optimizer step run, when the step is one this counts (an Optimizer's) and
                 # the scaler decides it: a fused optimizer takes the scaler and skips inside its own kernels.
-                if getattr(optimizer, "_step_supports_amp_scaling", False) or not getattr(
-                        type(optimizer).step, "_tuneup_wrapped", False):
+                counted = getattr(type(optimizer).step, "_tuneup_wrapped", False)
+                if state.enabled and (getattr(optimizer, "_step_supports_amp_scaling", False) or not counted):
                     state.skips_known = False
-                elif _optimizer_steps[0] == before:
+                elif state.enabled and _optimizer_steps[0] == before:
                     state.skipped = True
-
-            amp._guarded("step", note)
+            except Exception as error:
+                _warn_once("reading the GradScaler (step)", error)
             return result
 
         return stepping
@@ -479,7 +472,10 @@ class _Amp:
 
         def updating(scaler, new_scale=None):
             result = update(scaler, new_scale)
-            amp._guarded("update", lambda: amp._note_update(scaler, new_scale))
+            try:
+                amp._note_update(scaler, new_scale)
+            except Exception as error:
+                _warn_once("reading the GradScaler (update)", error)
             return result
 
         return updating
@@ -512,14 +508,11 @@ class _Amp:
 
         @functools.wraps(clip)
         def clipping(*args, **kwargs):
-            def note():
-                scaled = 0 if amp._scaled else 1
-                amp._clips[scaled] += 1
-                amp._agent.fact(("tuneup.amp.clip_before_unscale", "tuneup.amp.clip_after_unscale")[scaled],
-                                amp._clips[scaled])
-
-            if any(state.enabled for state in amp._state.values()):
-                amp._guarded("clipping", note)
+            if amp._enabled:
+                after = 0 if amp._scaled else 1
+                amp._clips[after] += 1
+                amp._agent.fact(("tuneup.amp.clip_before_unscale", "tuneup.amp.clip_after_unscale")[after],
+                                amp._clips[after])
             return clip(*args, **kwargs)
 
         clipping._tuneup_wrapped = True
@@ -571,19 +564,17 @@ def _patch_wrapper_class(agent, cls, fact):
     cls.__init__ = init_with_fact
 
 
-_ddp_warned = []
-
-
-def _patch_ddp_facts(agent, cls):
+def _patch_ddp(agent, cls):
     """As DistributedDataParallel starts wrapping a model: the world size (torch.distributed's default group,
     when initialised) and the model's BatchNorm layers, plain and SyncBatchNorm (sync-batchnorm-missing and
-    -unneeded). Before DDP's own __init__, which refuses SyncBatchNorm in a model on the CPU: the facts say what
-    the program asked for either way."""
+    -unneeded), before DDP's own __init__, which refuses SyncBatchNorm in a model on the CPU: the facts say what
+    the program asked for either way. Once it has wrapped it, tuneup.wrap.distributed_data_parallel."""
     init = cls.__init__
 
     def init_with_facts(self, *args, **kwargs):
         _record_ddp_model(agent, args[0] if args else kwargs.get("module"))
         init(self, *args, **kwargs)
+        agent.fact("tuneup.wrap.distributed_data_parallel", 1)
 
     cls.__init__ = init_with_facts
 
@@ -606,9 +597,7 @@ def _record_ddp_model(agent, model):
         agent.fact("tuneup.ddp.batchnorm_layers", plain)
         agent.fact("tuneup.ddp.sync_batchnorm_layers", sync)
     except Exception as error:  # a model this does not understand: no facts, no harm
-        if not _ddp_warned:
-            _ddp_warned.append(True)
-            _warn("reading the BatchNorm layers of the model DistributedDataParallel wraps", error)
+        _warn_once("reading the BatchNorm layers of the model DistributedDataParallel wraps", error)
 
 
 def _torch_version_number(version):
@@ -882,21 +871,6 @@ def _patch_cuda_memory(module):
     _gpu_memory = memory
 
 
-def _reading_memory(function):
-    """`function` (the optimizer's step), then the GPUs' caching allocator read (_GpuMemory)."""
-    import functools
-
-    @functools.wraps(function)
-    def reading_memory(*args, **kwargs):
-        result = function(*args, **kwargs)
-        if _gpu_memory is not None:
-            _gpu_memory.read()
-        return result
-
-    reading_memory._tuneup_wrapped = True
-    return reading_memory
-
-
 class _AfterImport:
     """Runs a hook on a module right after it is first imported (a meta path finder that hands the
     import on to the others and wraps the loader it gets)."""
@@ -981,10 +955,7 @@ def _install():
         "torch.nn.parallel.data_parallel": lambda m: _patch_wrapper_class(
             agent, m.DataParallel, "tuneup.wrap.data_parallel"
         ),
-        "torch.nn.parallel.distributed": lambda m: (
-            _patch_wrapper_class(agent, m.DistributedDataParallel, "tuneup.wrap.distributed_data_parallel"),
-            _patch_ddp_facts(agent, m.DistributedDataParallel),
-        ),
+        "torch.nn.parallel.distributed": lambda m: _patch_ddp(agent, m.DistributedDataParallel),
     }
     amp = _Amp(agent, sites)
     for name in ("torch.cuda.amp.grad_scaler", "torch.amp.grad_scaler"):  # 2.3 moved it; the old one subclasses

@@ -37,9 +37,7 @@ TraceModel scalerTrace(const std::vector<bool>& skips, int64_t firstUpdate = 1, 
 }
 
 ruletest::RuleRun run(TraceModel m) {
-    std::vector<TraceModel> models;
-    models.push_back(std::move(m));
-    return ruletest::runRuleOnModels("amp-loss-scale-instability", std::move(models));
+    return ruletest::runRuleOnModel("amp-loss-scale-instability", std::move(m));
 }
 
 std::vector<bool> pattern(size_t n, size_t calibration, size_t every) {
@@ -84,6 +82,13 @@ TEST(AmpLossScaleInstability, CalibrationAloneIsClean) {
     EXPECT_EQ(r.outcome.status, RuleStatus::Clean);
     EXPECT_EQ(r.findings(), 0u);
     EXPECT_NE(r.outcome.reason.find("6 skipped (6 while calibrating)"), std::string::npos) << r.outcome.reason;
+}
+
+TEST(AmpLossScaleInstability, ALeadingRunLongerThanCalibrationCounts) {
+    // 30 skips from the first update before the first applied step: more than the 24 halvings calibration takes.
+    const auto r = run(scalerTrace(pattern(40, 30, 0)));
+    ASSERT_EQ(r.findings(), 1u) << r.outcome.reason;
+    EXPECT_EQ(ruletest::evidenceFact(r.outcome.findings[0], "skipped steps"), "30 (0 while calibrating)");
 }
 
 TEST(AmpLossScaleInstability, SkipsOnceInAGrowthIntervalAreClean) {

@@ -9,11 +9,7 @@ using namespace tuneup::analysis;
 namespace {
 
 ruletest::RuleRun run(std::initializer_list<std::pair<const char*, int64_t>> facts) {
-    std::vector<TraceModel> models;
-    models.push_back(ruletest::syntheticTrace(4, 10'000'000).finish());
-    for (const auto& [name, value] : facts)
-        ruletest::addProgramFact(models[0], name, value);
-    return ruletest::runRuleOnModels("clip-before-unscale", std::move(models));
+    return ruletest::runRuleOnFacts("clip-before-unscale", facts);
 }
 
 TEST(ClipBeforeUnscale, ClippingScaledGradientsFires) {

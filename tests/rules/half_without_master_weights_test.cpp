@@ -9,11 +9,7 @@ using namespace tuneup::analysis;
 namespace {
 
 ruletest::RuleRun run(std::initializer_list<std::pair<const char*, int64_t>> facts) {
-    std::vector<TraceModel> models;
-    models.push_back(ruletest::syntheticTrace(4, 10'000'000).finish());
-    for (const auto& [name, value] : facts)
-        ruletest::addProgramFact(models[0], name, value);
-    return ruletest::runRuleOnModels("half-without-master-weights", std::move(models));
+    return ruletest::runRuleOnFacts("half-without-master-weights", facts);
 }
 
 TEST(HalfWithoutMasterWeights, Fp16ParametersOfATorchOptimizerAreAnError) {
@@ -78,9 +74,7 @@ TraceModel profiledSteps(int steps, int ops, const std::string& type, const std:
 }
 
 ruletest::RuleRun runOn(TraceModel m) {
-    std::vector<TraceModel> models;
-    models.push_back(std::move(m));
-    return ruletest::runRuleOnModels("half-without-master-weights", std::move(models));
+    return ruletest::runRuleOnModel("half-without-master-weights", std::move(m));
 }
 
 TEST(HalfWithoutMasterWeights, ProfiledUpdatesOfFp16TensorsFire) {

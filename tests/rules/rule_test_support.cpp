@@ -44,6 +44,19 @@ RuleRun runRule(const std::string& ruleId, const std::vector<std::string>& paths
     return run;
 }
 
+RuleRun runRuleOnModel(const std::string& ruleId, analysis::TraceModel model) {
+    std::vector<analysis::TraceModel> models;
+    models.push_back(std::move(model));
+    return runRuleOnModels(ruleId, std::move(models));
+}
+
+RuleRun runRuleOnFacts(const std::string& ruleId, std::initializer_list<std::pair<const char*, int64_t>> facts) {
+    analysis::TraceModel model = syntheticTrace(4, 10'000'000).finish();
+    for (const auto& [name, value] : facts)
+        addProgramFact(model, name, value);
+    return runRuleOnModel(ruleId, std::move(model));
+}
+
 analysis::TraceBuilder syntheticTrace(int steps, int64_t stepNs) {
     analysis::TraceBuilder builder(analysis::SourceFormat::KinetoJson, "synthetic");
     const analysis::ThreadIndex thread = builder.thread(1, 1);

@@ -6,6 +6,7 @@
 #include "shared_traces.h"
 
 #include <gtest/gtest.h>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct RuleRun {
 };
 RuleRun runRule(const std::string& ruleId, const std::vector<std::string>& paths, const std::string& stepRange = {});
 RuleRun runRuleOnModels(const std::string& ruleId, std::vector<analysis::TraceModel> models);
+RuleRun runRuleOnModel(const std::string& ruleId, analysis::TraceModel model);
+// The rule on a four-step synthetic trace that holds only these facts of the Python bootstrap.
+RuleRun runRuleOnFacts(const std::string& ruleId, std::initializer_list<std::pair<const char*, int64_t>> facts);
 
 // A synthetic trace: steps of `stepNs` marked by ProfilerStep#N annotations on thread 1.
 analysis::TraceBuilder syntheticTrace(int steps, int64_t stepNs);
