@@ -2,4 +2,4 @@
 # the bench JSON written and read back, bad bench files.
 add_executable(bench_analysis_test bench_measure_test.cpp bench_json_test.cpp)
 target_link_libraries(bench_analysis_test PRIVATE tuneup-analysis GTest::gtest_main tuneup_warnings tuneup_sanitizer)
-gtest_discover_tests(bench_analysis_test PROPERTIES LABELS "analyzer;bench")
+tuneup_discover_tests(bench_analysis_test LABELS analyzer bench)

@@ -9,7 +9,7 @@ target_include_directories(compare_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/supp
 target_link_libraries(compare_test PRIVATE tuneup-analysis tuneup-rules SQLite::SQLite3 GTest::gtest_main tuneup_warnings
   tuneup_sanitizer)
 target_compile_definitions(compare_test PRIVATE TUNEUP_SHARED_TRACES="${TUNEUP_SHARED_TRACES}")
-gtest_discover_tests(compare_test PROPERTIES LABELS "analyzer;compare" DISCOVERY_TIMEOUT 60)
+tuneup_discover_tests(compare_test LABELS analyzer compare DISCOVERY_TIMEOUT 60)
 
 # tuneup advise --format junit: one test case per rule over a job's ranks, failures by --fail-on.
 add_executable(junit_report_test ${CMAKE_CURRENT_LIST_DIR}/junit_report_test.cpp)

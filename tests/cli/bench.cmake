@@ -5,7 +5,7 @@ add_executable(bench_args_test bench_args_test.cpp ${CMAKE_SOURCE_DIR}/cli/bench
   ${CMAKE_SOURCE_DIR}/cli/bench_fixes.cpp)
 target_include_directories(bench_args_test PRIVATE ${CMAKE_SOURCE_DIR}/cli)
 target_link_libraries(bench_args_test PRIVATE tuneup-analysis GTest::gtest_main tuneup_warnings tuneup_sanitizer)
-gtest_discover_tests(bench_args_test PROPERTIES LABELS "cli;bench")
+tuneup_discover_tests(bench_args_test LABELS cli bench)
 
 if(TUNEUP_SYSTEM_PYTHON)
   add_executable(bench_cli_test bench_cli_test.cpp)
@@ -16,5 +16,5 @@ if(TUNEUP_SYSTEM_PYTHON)
     TUNEUP_PYTHON="${TUNEUP_SYSTEM_PYTHON}" TUNEUP_BENCH_STEPS="${CMAKE_CURRENT_SOURCE_DIR}/bench_steps.py"
     TUNEUP_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   add_dependencies(bench_cli_test tuneup tuneup-agent)
-  gtest_discover_tests(bench_cli_test PROPERTIES LABELS "cli;bench" TIMEOUT 300)
+  tuneup_discover_tests(bench_cli_test LABELS cli bench PROPERTIES TIMEOUT 300)
 endif()

@@ -12,5 +12,12 @@ if(TUNEUP_SYSTEM_PYTHON)
     TUNEUP_PYTHON="${TUNEUP_SYSTEM_PYTHON}" TUNEUP_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     TUNEUP_SHARED_TRACES="${TUNEUP_SHARED_TRACES}")
   add_dependencies(compare_cli_test tuneup tuneup-agent)
-  gtest_discover_tests(compare_cli_test PROPERTIES LABELS "cli;compare" TIMEOUT 300)
+  # The recordings, made once and alone (record_compare_runs.sh says why); the tests read them.
+  set(runs ${CMAKE_CURRENT_BINARY_DIR}/compare_runs)
+  add_test(NAME compare_cli_recordings COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/record_compare_runs.sh
+    $<TARGET_FILE:tuneup> ${TUNEUP_SYSTEM_PYTHON} ${PROJECT_SOURCE_DIR} ${runs})
+  set_tests_properties(compare_cli_recordings PROPERTIES LABELS "cli;compare" TIMEOUT 300 RUN_SERIAL TRUE
+    FIXTURES_SETUP compare_runs)
+  tuneup_discover_tests(compare_cli_test LABELS cli compare PROPERTIES TIMEOUT 300
+    FIXTURES_REQUIRED compare_runs ENVIRONMENT TUNEUP_COMPARE_RUNS=${runs})
 endif()

@@ -1,16 +1,16 @@
 // `tuneup compare` run as users run it (docs/compare.md). Recordings of the dataloader_workers Python
 // sample (a DataLoader in the main process) and its --fixed twin (worker processes): a change large on
 // any CPU — each batch sleeps 96 ms to load in the main process (a step of about 150 ms), while four
-// workers make a batch every 24 ms — so its verdicts keep wide margins on a loaded 2-core machine (with
-// 32 ms batches the twin measured 0.69x against a run noise of 64% there: 'same'; with 96 ms, 0.27x
-// against 24%; the twin's workers may still fall behind and keep a smaller stall: the tests allow that). The real HTA
-// trace_diff pair (A100 against V100) for a changed environment; malformed inputs; every format, JUnit validated
-// against tests/fixtures/junit.xsd.
+// workers make a batch every 24 ms (the twin's workers may still fall behind and keep a smaller stall: the
+// tests allow that). They are made alone on the machine (record_compare_runs.sh says why). The real HTA
+// trace_diff pair (A100 against V100) for a changed environment; malformed inputs; every format, JUnit
+// validated against tests/fixtures/junit.xsd.
 
 #include "run_program.h"
 #include "shared_traces.h"
 #include "temp_dir.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -22,16 +22,15 @@ namespace fs = std::filesystem;
 namespace tuneup::test {
 namespace {
 
-const std::string kSample = std::string(TUNEUP_SOURCE_DIR) + "/samples/python/dataloader_workers.py";
 const std::string kTraceDiff = std::string(TUNEUP_SHARED_TRACES) + "/hta/tests/data/trace_diff";
-const std::string kSteps = std::string(TUNEUP_SOURCE_DIR) + "/tests/cli/bench_steps.py";
+const std::string kRecordRuns = std::string(TUNEUP_SOURCE_DIR) + "/tests/cli/record_compare_runs.sh";
 const std::string kSchema = std::string(TUNEUP_SOURCE_DIR) + "/tests/fixtures/junit.xsd";
 
 class CompareCliTest : public ::testing::Test {
 protected:
-    // Recordings, each made once per test process when a test first needs it: slow.db and fixed.db (the
-    // sample and its twin); sleeps.db and sleeps2.db (tests/cli/bench_steps.py, twice: steps that are sleeps).
-    // ctest runs each test in a process of its own.
+    // Recordings: slow.db and fixed.db (the sample and its twin); sleeps.db and sleeps2.db
+    // (tests/cli/bench_steps.py, twice: steps that are sleeps). ctest makes them once, alone on the machine,
+    // in $TUNEUP_COMPARE_RUNS; a test run by hand makes them once per process, with the same script.
     static inline TempDir* s_runs = nullptr;
 
     static void TearDownTestSuite() {
@@ -39,19 +38,21 @@ protected:
         s_runs = nullptr;
     }
 
-    // The path of a recording, made now if it is not there yet.
     static std::string run(const std::string& name) {
-        if (!s_runs) s_runs = new TempDir("compare_cli_test");
-        std::string path = s_runs->path() + "/" + name;
-        if (fs::exists(path)) return path;
-        std::vector<std::string> args { "record", "-o", path, "--", TUNEUP_PYTHON, kSample, "--steps", "24",
-            "--load-ms", "12" };
-        if (name == "fixed.db") args.push_back("--fixed");
-        if (name.starts_with("sleeps")) // steps that are 20 ms sleeps, no torch: little for a busy CPU to slow
-            args = { "record", "-o", path, "--", TUNEUP_PYTHON, kSteps, "--steps", "25", "--ms", "20" };
-        const ProgramResult r = runProgram(TUNEUP_BINARY, args);
-        EXPECT_EQ(r.code, 0) << "recording " << name << ": " << r.err;
-        return path;
+        std::string dir;
+        if (const char* made = std::getenv("TUNEUP_COMPARE_RUNS")) {
+            dir = made;
+        } else {
+            if (!s_runs) {
+                s_runs = new TempDir("compare_cli_test");
+                const ProgramResult r = runProgram("/bin/sh",
+                    { kRecordRuns, TUNEUP_BINARY, TUNEUP_PYTHON, TUNEUP_SOURCE_DIR, s_runs->path() });
+                EXPECT_EQ(r.code, 0) << r.err;
+            }
+            dir = s_runs->path();
+        }
+        EXPECT_TRUE(fs::exists(dir + "/" + name)) << dir << "/" << name << ": not recorded";
+        return dir + "/" + name;
     }
     TempDir m_out { "compare_cli_out" };
     std::string out(const std::string& name) const { return m_out.path() + "/" + name; }

@@ -6,4 +6,4 @@ target_link_libraries(import_cli_test PRIVATE SQLite::SQLite3 GTest::gtest_main 
 target_compile_definitions(import_cli_test PRIVATE TUNEUP_BINARY="$<TARGET_FILE:tuneup>"
   TUNEUP_SHARED_TRACES="${TUNEUP_SHARED_TRACES}")
 add_dependencies(import_cli_test tuneup)
-gtest_discover_tests(import_cli_test PROPERTIES LABELS "analyzer;cli")
+tuneup_discover_tests(import_cli_test LABELS analyzer cli)

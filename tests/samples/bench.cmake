@@ -11,6 +11,6 @@ if(TUNEUP_SYSTEM_PYTHON)
   add_dependencies(bench_samples_test tuneup tuneup-agent anomaly)
   # Alone: they time A/B runs interleaved, and a test beside them (two ranks of torch, another bench) takes the
   # cores the two sides share unevenly (ctest -j2 started both bench tests together, first, as the longest).
-  gtest_discover_tests(bench_samples_test PROPERTIES LABELS "samples;bench" TIMEOUT 300 RUN_SERIAL TRUE
+  tuneup_discover_tests(bench_samples_test LABELS samples bench PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE
     DISCOVERY_TIMEOUT 60)
 endif()
