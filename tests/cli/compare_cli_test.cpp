@@ -45,8 +45,8 @@ protected:
         } else {
             if (!s_runs) {
                 s_runs = new TempDir("compare_cli_test");
-                const ProgramResult r = runProgram("/bin/sh",
-                    { kRecordRuns, TUNEUP_BINARY, TUNEUP_PYTHON, TUNEUP_SOURCE_DIR, s_runs->path() });
+                const ProgramResult r = runProgram(
+                    "/bin/sh", { kRecordRuns, TUNEUP_BINARY, TUNEUP_PYTHON, TUNEUP_SOURCE_DIR, s_runs->path() });
                 EXPECT_EQ(r.code, 0) << r.err;
             }
             dir = s_runs->path();
