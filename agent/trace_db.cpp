@@ -140,10 +140,11 @@ TraceDb::~TraceDb() {
 }
 
 void TraceDb::finalizeStatements() {
-    for (sqlite3_stmt** s : { &m_insertString, &m_setMeta, &m_setStat, &m_addThread, &m_nameThread, &m_addProcess,
-             &m_endProcess, &m_addDomain, &m_nameCategory, &m_addRange, &m_addMark, &m_addFlag, &m_addThreadState,
-             &m_pythonCall, &m_pythonSample, &m_kernel, &m_memcpy, &m_memset, &m_sync, &m_api, &m_device, &m_gemmCall,
-             &m_convCall, &m_externalCorrelation, &m_memory, &m_allocatorReading, &m_allocatorPeak }) {
+    for (sqlite3_stmt** s :
+        { &m_insertString, &m_setMeta, &m_setStat, &m_addThread, &m_nameThread, &m_addProcess, &m_endProcess,
+            &m_addDomain, &m_nameCategory, &m_addRange, &m_addMark, &m_addFlag, &m_addThreadState, &m_pythonCall,
+            &m_pythonSample, &m_nativeSample, &m_kernel, &m_memcpy, &m_memset, &m_sync, &m_api, &m_device, &m_gemmCall,
+            &m_convCall, &m_externalCorrelation, &m_memory, &m_allocatorReading, &m_allocatorPeak }) {
         sqlite3_finalize(*s);
         *s = nullptr;
     }
@@ -176,8 +177,8 @@ bool TraceDb::step(sqlite3_stmt* s) {
 
 bool TraceDb::isEventStatement(sqlite3_stmt* s) const {
     for (sqlite3_stmt* event : { m_addRange, m_addMark, m_addFlag, m_addThreadState, m_pythonCall, m_pythonSample,
-             m_kernel, m_memcpy, m_memset, m_sync, m_api, m_gemmCall, m_convCall, m_externalCorrelation, m_memory,
-             m_allocatorReading, m_allocatorPeak })
+             m_nativeSample, m_kernel, m_memcpy, m_memset, m_sync, m_api, m_gemmCall, m_convCall, m_externalCorrelation,
+             m_memory, m_allocatorReading, m_allocatorPeak })
         if (s == event) return true;
     return false;
 }
@@ -494,6 +495,27 @@ void TraceDb::addPythonSample(uint64_t tsNs, const PythonFrameRow& frame) {
     sqlite3_bind_int64(s, 1, int64_t(tsNs));
     sqlite3_bind_int(s, 2, frame.tid);
     bindPythonFrame(s, 3, frame);
+    if (step(s)) ++m_eventsWritten;
+}
+
+void TraceDb::addNativeSample(
+    uint64_t tsNs, int tid, int64_t moduleId, uint64_t address, int64_t functionId, const std::string& callers) {
+    if (!m_nativeSample)
+        m_nativeSample = prepare("INSERT INTO native_samples(ts_ns, tid, module_id, address, function_id, callers) "
+                                 "VALUES (?, ?, ?, ?, ?, ?)");
+    sqlite3_stmt* s = m_nativeSample;
+    sqlite3_bind_int64(s, 1, int64_t(tsNs));
+    sqlite3_bind_int(s, 2, tid);
+    sqlite3_bind_int64(s, 3, moduleId);
+    sqlite3_bind_int64(s, 4, int64_t(address));
+    if (functionId)
+        sqlite3_bind_int64(s, 5, functionId);
+    else
+        sqlite3_bind_null(s, 5);
+    if (callers.empty())
+        sqlite3_bind_null(s, 6);
+    else
+        sqlite3_bind_text(s, 6, callers.data(), int(callers.size()), SQLITE_TRANSIENT);
     if (step(s)) ++m_eventsWritten;
 }
 

@@ -117,6 +117,10 @@ public:
     };
     void addPythonCall(uint64_t startNs, uint64_t endNs, int64_t callId, const PythonFrameRow& frame);
     void addPythonSample(uint64_t tsNs, const PythonFrameRow& frame);
+    // A sample of a native program's main thread (native_stack_sampler.h): its frame of the user's code, and the
+    // addresses of its callers in the same module ("0x4011a0 0x401234"; empty: none).
+    void addNativeSample(
+        uint64_t tsNs, int tid, int64_t moduleId, uint64_t address, int64_t functionId, const std::string& callers);
 
     // The caching allocator as the Python bootstrap read it on thread `tid` (memory_events, memory_peaks): its
     // totals at `tsNs` and its peaks since `sinceNs`; -1 (not read) is stored as NULL.
@@ -191,6 +195,7 @@ private:
     sqlite3_stmt* m_addThreadState = nullptr;
     sqlite3_stmt* m_pythonCall = nullptr;
     sqlite3_stmt* m_pythonSample = nullptr;
+    sqlite3_stmt* m_nativeSample = nullptr;
     sqlite3_stmt* m_kernel = nullptr;
     sqlite3_stmt* m_memcpy = nullptr;
     sqlite3_stmt* m_memset = nullptr;

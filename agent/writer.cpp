@@ -5,6 +5,7 @@
 #include "event_counts.h"
 #include "host_event_sink.h"
 #include "log.h"
+#include "native_stack_sampler.h"
 #include "ring_registry.h"
 #include "sqlite_fd_guard.h"
 #include "thread_sampler.h"
@@ -61,6 +62,9 @@ struct WriterState {
     std::unique_ptr<ThreadSampler> sampler; // opened by the writer thread at its first sample
     ThreadSample lastSample;
     bool sampled = false;
+    // The main thread's native stack (programs that are not Python); tried once, at the first sample.
+    std::unique_ptr<NativeStackSampler> nativeSampler;
+    bool nativeTried = false;
     int pid = 0;
     uint64_t startNs = 0;
     DiskReserve reserve;
@@ -306,12 +310,30 @@ void drainGpu(WriterState& state, bool final) {
     }
 }
 
+// The native samples taken since the last pass, with their frame of the user's code.
+void drainNativeSamples(WriterState& state) {
+    if (!state.nativeSampler || !state.db || state.stopped) return;
+    std::string callers;
+    state.nativeSampler->drain([&](uint64_t timeNs, const UserFrame& frame) {
+        callers.clear();
+        for (const uint64_t address : frame.callers) {
+            char hex[24];
+            snprintf(hex, sizeof hex, callers.empty() ? "0x%llx" : " 0x%llx", static_cast<unsigned long long>(address));
+            callers += hex;
+        }
+        state.db->addNativeSample(timeNs, state.pid, state.db->intern(frame.module), frame.address,
+            frame.function.empty() ? 0 : state.db->intern(frame.function), callers);
+        if (state.sink) state.sink->countWritten(state.pid, EventSource::HostSampler);
+    });
+}
+
 // The last pass: what is left in the rings and CUPTI's buffers, committed; then the file's final
 // record (counters, end time) in a transaction of its own, so that it is written even when the data
 // could not be (a full disk: the space held back is given back for it).
 void finalize(WriterState& state) {
     drainRings(state);
     drainGpu(state, true);
+    drainNativeSamples(state);
     applyPendingMeta(state);
     if (!state.db) return;
     recoverDescriptors(state);
@@ -353,6 +375,17 @@ void finalize(WriterState& state) {
     setStat("events.truncated_text", "info", int64_t(totals.truncated), "messages cut to 65535 bytes");
     setStat("nvtx.unmatched_end", "info", int64_t(state.sink->unmatchedEnds()),
         "NVTX pops or range ends with no open range");
+    if (state.nativeSampler) {
+        const NativeSamplerStats& native = state.nativeSampler->stats();
+        setStat("native_stacks.samples", "info", int64_t(native.samples),
+            "samples of the main thread's native stack (every TUNEUP_SAMPLE_MS of its CPU time)");
+        setStat("native_stacks.with_user_frame", "info", int64_t(native.withUserFrame),
+            "of native_stacks.samples: those with a frame of the user's code (native_samples rows)");
+        setStat("native_stacks.lost", "info", int64_t(native.lost),
+            "native stack samples the kernel dropped: its buffer was full");
+        setStat("native_stacks.unwind_us", "info", int64_t(native.unwindNs / 1000),
+            "time the agent's writer thread spent unwinding them, in microseconds");
+    }
     std::vector<Writer::StatsReporter> reporters;
     {
         std::lock_guard lock(s_mutex);
@@ -379,6 +412,14 @@ void sampleMainThread(WriterState& state, uint64_t now) {
     if (!state.db || state.stopped || state.samplePeriodNs == 0 || now < state.nextSampleNs) return;
     state.nextSampleNs = now + state.samplePeriodNs;
     if (!state.sampler) state.sampler = std::make_unique<ThreadSampler>(state.pid, state.pid);
+    if (!state.nativeTried) {
+        state.nativeTried = true;
+        std::string why;
+        state.nativeSampler = NativeStackSampler::open(state.pid, state.samplePeriodNs, why);
+        state.db->setMeta("capture.native_stacks",
+            state.nativeSampler ? "on: every " + std::to_string(state.samplePeriodNs / 1'000'000) + " ms of CPU time"
+                                : "off: " + why);
+    }
     ThreadSample sample;
     if (!state.sampler->sample(sample) || (state.sampled && sample == state.lastSample)) return;
     state.db->addThreadState(now, state.pid, sample.state, sample.syscall);
@@ -421,6 +462,7 @@ bool writePass(WriterState& state, bool flush, uint64_t& lastCommit) {
     applyPendingMeta(state);
     const uint64_t now = nowNs();
     sampleMainThread(state, now);
+    drainNativeSamples(state);
     if (state.db && (flush || now - lastCommit >= state.flushIntervalNs)) {
         commitAndBegin(state);
         lastCommit = now;
@@ -598,6 +640,9 @@ void Writer::abandonAfterFork() {
     if (s_state) {
         static_cast<void>(s_state->db.release()); // leaked on purpose
         static_cast<void>(s_state->sink.release());
+        if (s_state->nativeSampler) s_state->nativeSampler->abandonAfterFork();
+        s_state->nativeSampler.reset();
+        s_state->nativeTried = false;
         s_state->reserve.dropCopyAfterFork();
         s_state->gpuDrain = nullptr;
         s_state->reporters.clear();

@@ -1,5 +1,6 @@
 #include "record_command.h"
 
+#include "import/native_frame_names.h"
 #include "import/tuneup_file.h"
 #include "output_claim.h"
 #include "run_files.h"
@@ -415,9 +416,11 @@ void reportFiles(const std::string& output, bool launcher, bool cudaRequested, c
         say("no trace file was written (%s)", why.c_str());
         return;
     }
-    bool notedCapture = false;
+    bool notedCapture = false, notedNative = false;
     for (const std::string& path : files.traces) {
         try {
+            // While the binaries that ran are still there.
+            const analysis::NativeFrameNaming named = analysis::nameNativeFrames(path);
             const auto file = TuneupFile::open(path);
             const analysis::TuneupFileSummary summary = file->summary();
             const std::optional<int64_t> duration = summary.durationNs();
@@ -432,6 +435,17 @@ void reportFiles(const std::string& output, bool launcher, bool cudaRequested, c
                 say("  recording stopped early: %s; what came after is counted as dropped", stopped.c_str());
             for (const std::string& warning : summary.warnings)
                 say("  %s", warning.c_str());
+            // Native stacks that a native program could not have (perf refused, no libunwind): once.
+            const std::string native = summary.metaValue("capture.native_stacks");
+            if (!notedNative && native.starts_with("off: ") && native.find("Python program") == std::string::npos
+                && native.find("system program") == std::string::npos) {
+                say("  native stacks %s", native.c_str());
+                notedNative = true;
+            }
+            if (named.frames > 0)
+                say("  native stacks: %zu of %zu sampled places in the program's code named from its debug "
+                    "information%s",
+                    named.named, named.frames, named.problem.empty() ? "" : ("; the others: " + named.problem).c_str());
             // GPU capture that was asked for and did not happen is the first thing to know (once is enough:
             // the ranks share the cause). NVTX is left out: most programs never call it.
             const std::string cuda = summary.metaValue("capture.cuda");

@@ -200,7 +200,7 @@ public:
         // Which lines of the user's Python the main thread ran during the waits (the bootstrap's samples).
         SampledSites lines = sampledSites(m, waitSpans);
         if (const std::string text = describeSampledSites(lines); !text.empty())
-            evidence.facts.push_back({ "main thread's Python during the waits (sampled)", text });
+            evidence.facts.push_back({ "main thread's code during the waits (sampled)", text });
         if (during.workers > 0) {
             const std::string states = describeHostTime(during.states);
             evidence.facts.push_back({ "DataLoader workers during the waits (recorded)",

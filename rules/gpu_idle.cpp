@@ -147,7 +147,7 @@ public:
             evidence.facts.push_back({ "main thread in these gaps (sampled)", sampled });
         SampledSites lines = sampledSites(m, gapSpans);
         if (const std::string text = describeSampledSites(lines); !text.empty())
-            evidence.facts.push_back({ "main thread's Python in these gaps (sampled)", text });
+            evidence.facts.push_back({ "main thread's code in these gaps (sampled)", text });
         std::string biggest;
         for (size_t i = 0; i < gaps.size() && i < kGapsShown; ++i) {
             const IdleGap& g = *gaps[i];
@@ -194,7 +194,7 @@ public:
               "doing then.";
         if (const std::string why = explainHostTime(hostTime); !why.empty()) f.detail += " " + why;
         if (!f.sources.empty() && f.sources.front().share >= kMainLineShare)
-            f.detail += " The main thread's Python was mostly at " + f.sources.front().file + ":"
+            f.detail += " The main thread's code was mostly at " + f.sources.front().file + ":"
                 + std::to_string(f.sources.front().line) + " (" + f.sources.front().function + "), "
                 + formatPercent(f.sources.front().share) + " of the samples in these gaps.";
         f.evidence = std::move(evidence);

@@ -9,6 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libsqlite3-dev sqlite3 zlib1g-dev libisal-dev
   rapidjson-dev libcli11-dev
+  libunwind-dev  # the agent unwinds native stacks with libunwind (loaded at run time; headers for its types)
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev python3-torch
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev

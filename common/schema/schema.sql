@@ -218,6 +218,27 @@ CREATE TABLE python_samples (
   function_id INTEGER REFERENCES strings(id)
 );
 
+-- The main thread's native stack, where the program is not Python (schema 7): sampled by the agent every
+-- TUNEUP_SAMPLE_MS of the thread's CPU time (perf_event_open, user space), unwound on the agent's own thread; the
+-- innermost frame of the user's code (not the system's, PyTorch's, CUDA's or an installed package's libraries):
+-- its module (the binary's path) and address (the ELF virtual address of the instruction, a call's own for a
+-- caller), and callers: the addresses of the next frames out in the same module, innermost first ("0x4011a0
+-- 0x401234"; NULL: none). file, line and function are filled by `tuneup record` from the binary's debug
+-- information after the program ends: the innermost of these frames in the user's sources (a LibTorch header's
+-- template compiled into the program is named where the user called it); function alone (from the exported
+-- symbols) or none where there is no debug information. A sample with no user frame has no row.
+CREATE TABLE native_samples (
+  id          INTEGER PRIMARY KEY,
+  ts_ns       INTEGER NOT NULL,
+  tid         INTEGER NOT NULL,
+  module_id   INTEGER NOT NULL REFERENCES strings(id),
+  address     INTEGER NOT NULL,
+  callers     TEXT,
+  file_id     INTEGER REFERENCES strings(id),
+  line        INTEGER,
+  function_id INTEGER REFERENCES strings(id)
+);
+
 -- GPU memory (schema 6): one row per allocation or release CUPTI reported (MEMORY2 records: cudaMalloc, cudaFree,
 -- cudaMallocAsync, cudaHostAlloc, ...; under PyTorch's caching allocator, the memory it takes from the driver or
 -- gives back), and one per reading of the caching allocator's totals by the Python bootstrap, after each

@@ -7,8 +7,8 @@ namespace tuneup::schema {
 
 // Bumped on every change to schema.sql. Readers open every version up to this one.
 // 2: framework_flags, thread_states. 3: gemm_calls, conv_calls, external_correlations. 4: event_counts. 5:
-// python_calls, python_samples. 6: memory_events, memory_peaks.
-inline constexpr int kSchemaVersion = 6;
+// python_calls, python_samples. 6: memory_events, memory_peaks. 7: native_samples.
+inline constexpr int kSchemaVersion = 7;
 // Stored in meta('format') and in SQLite's application_id, so a foreign file is recognised.
 inline constexpr std::string_view kFormatName = "tuneup-trace";
 inline constexpr int kApplicationId = 0x54554E45; // "TUNE"

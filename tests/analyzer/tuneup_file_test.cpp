@@ -250,7 +250,7 @@ TEST_F(TuneupFileTest, ValidFileSummary) {
         (std::map<std::string, int64_t> { { "kernels", 3 }, { "memcpys", 2 }, { "memsets", 1 }, { "syncs", 1 },
             { "api_calls", 4 }, { "nvtx_ranges", 2 }, { "nvtx_marks", 5 }, { "framework_flags", 3 },
             { "gemm_calls", 0 }, { "conv_calls", 0 }, { "python_calls", 0 }, { "python_samples", 0 },
-            { "memory_events", 0 }, { "memory_peaks", 0 } }));
+            { "memory_events", 0 }, { "memory_peaks", 0 }, { "native_samples", 0 } }));
     ASSERT_EQ(s.eventCounts.size(), tuneup::analysis::kEventTables.size());
     EXPECT_EQ(s.eventCounts.front().table, "kernels"); // report order
     EXPECT_EQ(s.eventCount(), 21);

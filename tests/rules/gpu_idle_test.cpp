@@ -185,14 +185,14 @@ TEST(GpuIdle, SyntheticSampledPythonNamesTheLineTheMainThreadWasAt) {
     const auto run = ruletest::runRuleOnModels("gpu-idle", std::move(models));
     ASSERT_EQ(run.findings(), 1u) << run.outcome.reason;
     const Finding& f = run.outcome.findings[0];
-    EXPECT_EQ(fact(f, "main thread's Python in these gaps (sampled)"),
+    EXPECT_EQ(fact(f, "main thread's code in these gaps (sampled)"),
         "67% data/augment.py:88 in resize; 33% train.py:60 in train_step (12 samples)");
     ASSERT_EQ(f.sources.size(), 2u);
     EXPECT_TRUE(f.sources[0].sampled);
     EXPECT_EQ(f.sources[0].file, "data/augment.py");
     EXPECT_EQ(f.sources[0].line, 88);
     EXPECT_EQ(f.sources[0].events, 8u);
-    EXPECT_NE(f.detail.find("The main thread's Python was mostly at data/augment.py:88 (resize), 67% of the samples"),
+    EXPECT_NE(f.detail.find("The main thread's code was mostly at data/augment.py:88 (resize), 67% of the samples"),
         std::string::npos)
         << f.detail;
 }

@@ -112,6 +112,24 @@ protected:
         tuneup::test::SqliteQuery q(db);
         EXPECT_GT(q.scalar("SELECT count(*) FROM thread_states"), 0) << "main thread states sampled";
         EXPECT_EQ(q.scalar("SELECT value FROM stats WHERE name = 'events.dropped'"), 0);
+        if (!c.python) { // a LibTorch program: its main thread's native stack is sampled (native_stacks_test)
+            EXPECT_EQ(q.meta("capture.native_stacks").value_or("").rfind("on: ", 0), 0u) << db;
+            // A few samples at most (a short run's CPU time, mostly LibTorch's loading): each in the sample itself.
+            EXPECT_EQ(q.scalar("SELECT count(*) FROM native_samples p JOIN strings m ON m.id = p.module_id WHERE "
+                               "m.value NOT LIKE '%/samples/"
+                          + c.name + "'"),
+                0)
+                << db;
+            // Named where the build has debug information (native_stacks_test checks the naming itself): mostly
+            // in the samples' sources; a template of LibTorch's headers compiled into the program is named where
+            // it is defined.
+            if (q.scalar("SELECT count(*) FROM native_samples WHERE file_id IS NOT NULL") > 0) {
+                EXPECT_GT(q.scalar("SELECT count(*) FROM native_samples p JOIN strings f ON f.id = p.file_id WHERE "
+                                   "f.value LIKE '%/samples/cpp/%'"),
+                    0)
+                    << db;
+            }
+        }
     }
 
     tuneup::test::TempDir m_tmp { "tuneup_pattern_sample" };

@@ -109,7 +109,7 @@ TEST_F(PythonCallSitesTest, FindingsNameTheLinesOfTheTrainingScript) {
     ASSERT_TRUE(sleeping);
     EXPECT_STREQ((*sleeping)["function"].GetString(), "SlowDataset.__getitem__");
     EXPECT_GE((*sleeping)["share"].GetDouble(), 0.6);
-    EXPECT_TRUE((*stall)["evidence"]["facts"].HasMember("main thread's Python during the waits (sampled)"));
+    EXPECT_TRUE((*stall)["evidence"]["facts"].HasMember("main thread's code during the waits (sampled)"));
 
     // Anomaly detection: the line that switched it on.
     const rapidjson::Value* anomaly = finding(advice, "debug-api-enabled");

@@ -51,9 +51,9 @@ private:
     std::vector<std::vector<Frame>> m_framesByThread; // user frames, by start
 };
 
-// Where the main thread's Python was during `spans` (the bootstrap's samples, tuneup recordings only): the user's
-// frames, the most samples first (at most `limit`, `sampled` set), each with its share of the samples that fell
-// in the spans. Empty without samples there.
+// Where the main thread's code was during `spans` (tuneup recordings only: the bootstrap's samples of its Python
+// stack, or the agent's of a native program's stack): the user's frames, the most samples first (at most `limit`,
+// `sampled` set), each with its share of the samples that fell in the spans. Empty without samples there.
 struct SampledSites {
     std::vector<SourceSite> sites;
     size_t samples = 0; // in the spans, with a user frame

@@ -20,9 +20,9 @@
 
 namespace tuneup::analysis {
 
-const std::vector<std::string> kEventTables
-    = { "kernels", "memcpys", "memsets", "syncs", "api_calls", "nvtx_ranges", "nvtx_marks", "framework_flags",
-          "gemm_calls", "conv_calls", "python_calls", "python_samples", "memory_events", "memory_peaks" };
+const std::vector<std::string> kEventTables = { "kernels", "memcpys", "memsets", "syncs", "api_calls", "nvtx_ranges",
+    "nvtx_marks", "framework_flags", "gemm_calls", "conv_calls", "python_calls", "python_samples", "memory_events",
+    "memory_peaks", "native_samples" };
 
 namespace {
 
@@ -134,11 +134,11 @@ private:
     sqlite3_stmt* m_stmt = nullptr;
 };
 
-// The tables a reader of tuneup files reads (schema 1 to 6).
+// The tables a reader of tuneup files reads (schema 1 to 7).
 const std::set<std::string> kReadTables = { "meta", "strings", "devices", "threads", "stats", "event_counts",
     "nvtx_domains", "thread_states", "external_correlations", "kernels", "memcpys", "memsets", "syncs", "api_calls",
     "nvtx_ranges", "nvtx_marks", "framework_flags", "gemm_calls", "conv_calls", "python_calls", "python_samples",
-    "memory_events", "memory_peaks" };
+    "memory_events", "memory_peaks", "native_samples" };
 
 SqliteTables tablesOf(sqlite3* db, const std::string& path) {
     SqliteTables tables;
@@ -487,7 +487,7 @@ TuneupFileSummary TuneupFile::summary(bool eventSpan) const {
     for (const std::string& table : kEventTables) {
         if (!tables.count(table)) continue;
         const bool instant = table == "nvtx_marks" || table == "framework_flags" || table == "python_samples"
-            || table == "memory_events";
+            || table == "memory_events" || table == "native_samples";
         Statement s(
             m_db, m_path, !eventSpan ? "SELECT count(*), NULL, NULL, 0, 0 FROM " + table : spanQuery(table, instant));
         if (!s.step()) continue;

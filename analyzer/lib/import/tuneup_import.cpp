@@ -141,6 +141,23 @@ void readPythonSites(const TuneupFile& file, TraceBuilder& builder, int64_t pid,
     });
 }
 
+// A native program's sampled frames of the user's code (schema 7), named as Python's are: "file(line): function"
+// where `tuneup record` found them in the binary's debug information, else "module(0): function" (or the address).
+void readNativeSamples(const TuneupFile& file, TraceBuilder& builder, int64_t pid, int64_t& withoutTimes) {
+    query(file,
+        "SELECT p.ts_ns, p.tid, coalesce(f.value || '(' || p.line || '): ', m.value || '(0): ') "
+        "|| coalesce(g.value, printf('0x%x', p.address)) FROM native_samples p JOIN strings m ON m.id = p.module_id "
+        "LEFT JOIN strings f ON f.id = p.file_id AND p.line IS NOT NULL LEFT JOIN strings g ON g.id = p.function_id "
+        "ORDER BY p.id",
+        [&](sqlite3_stmt* s) {
+            if (!isTime(s, 0)) {
+                ++withoutTimes;
+                return;
+            }
+            builder.addPythonSample({ i64(s, 0), builder.thread(pid, i64(s, 1)), builder.intern(text(s, 2)) });
+        });
+}
+
 // The interposers' rows (schema 3). NULL columns read as -1 (unknown).
 template <class Name>
 void readLibraryCalls(const TuneupFile& file, TraceBuilder& builder, int64_t pid, Name&& name, int64_t& withoutTimes) {
@@ -456,6 +473,7 @@ TraceModel importTuneupFile(const std::string& path) {
     }
     if (summary.schemaVersion >= 5) readPythonSites(*file, builder, pid, name, withoutTimes);
     if (summary.schemaVersion >= 6) readMemory(*file, builder, pid, withoutTimes);
+    if (summary.schemaVersion >= 7) readNativeSamples(*file, builder, pid, withoutTimes);
     // The Python bootstrap's facts: marks with a payload in its "tuneup" domain.
     query(*file,
         "SELECT m.ts_ns, m.name_id, m.payload FROM nvtx_marks m JOIN nvtx_domains d ON d.id = m.domain_id "

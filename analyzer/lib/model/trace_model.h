@@ -284,9 +284,10 @@ TUNEUP_TABLE(CounterValueTable, CounterValue, TUNEUP_COUNTER_VALUE_COLUMNS)
     X(StringId, call, 0)
 TUNEUP_TABLE(PythonFunctionTable, PythonFunction, TUNEUP_PYTHON_FUNCTION_COLUMNS)
 
-// The main thread's Python stack, sampled by the bootstrap (tuneup recordings, python_samples): the innermost
-// frame of the user's code at each sample, named as PythonFunction names frames. Samples without a user frame
-// have no row. Empty for Kineto and nsys traces.
+// The main thread's stack, sampled (tuneup recordings): its Python stack by the bootstrap (python_samples), or,
+// for a native program, its native stack by the agent (native_samples, "train.cpp(57): train_step(Net&)"). The
+// innermost frame of the user's code at each sample, named as PythonFunction names frames. Samples without a
+// user frame have no row. Empty for Kineto and nsys traces.
 #define TUNEUP_PYTHON_SAMPLE_COLUMNS(X)                                                                                \
     X(int64_t, timeNs, 0)                                                                                              \
     X(ThreadIndex, thread, 0)                                                                                          \
