@@ -40,6 +40,7 @@ __attribute__((noinline)) double spinHere(double x) {
 TEST(NativeStackSampler, SamplesThisThreadInItsOwnCode) {
     std::string why;
     const auto sampler = NativeStackSampler::open(int(syscall(SYS_gettid)), 2'000'000, why);
+    if (!sampler && why.starts_with("perf_event_open refused")) GTEST_SKIP() << why; // this kernel samples nothing
     ASSERT_TRUE(sampler) << why;
     char exe[4096];
     const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);

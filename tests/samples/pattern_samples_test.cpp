@@ -113,7 +113,8 @@ protected:
         EXPECT_GT(q.scalar("SELECT count(*) FROM thread_states"), 0) << "main thread states sampled";
         EXPECT_EQ(q.scalar("SELECT value FROM stats WHERE name = 'events.dropped'"), 0);
         if (!c.python) { // a LibTorch program: its main thread's native stack is sampled (native_stacks_test)
-            EXPECT_EQ(q.meta("capture.native_stacks").value_or("").rfind("on: ", 0), 0u) << db;
+            const std::string native = q.meta("capture.native_stacks").value_or("");
+            EXPECT_TRUE(native.starts_with("on: ") || native.starts_with("off: perf_event_open refused")) << native;
             // A few samples at most (a short run's CPU time, mostly LibTorch's loading): each in the sample itself.
             EXPECT_EQ(q.scalar("SELECT count(*) FROM native_samples p JOIN strings m ON m.id = p.module_id WHERE "
                                "m.value NOT LIKE '%/samples/"
