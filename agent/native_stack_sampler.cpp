@@ -46,10 +46,10 @@ bool isUserCodeModule(std::string_view path) {
     for (std::string_view installed : { "/site-packages/", "/dist-packages/", "/torch/lib/", "/nvidia/" })
         if (path.find(installed) != std::string_view::npos) return false;
     const std::string_view file = path.substr(path.rfind('/') + 1);
-    for (std::string_view library : { "libtorch", "libc10", "libcaffe2", "libcuda", "libcublas", "libcudnn", "libcufft",
-             "libcurand", "libcusparse", "libcusolver", "libnccl", "libnvrtc", "libnvJitLink", "libnvToolsExt",
-             "libnvtx", "libcupti", "libgomp", "libiomp", "libmkl", "libtbb", "libopenblas", "libtuneup",
-             "libpython", "python" })
+    for (std::string_view library :
+        { "libtorch", "libc10", "libcaffe2", "libcuda", "libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse",
+            "libcusolver", "libnccl", "libnvrtc", "libnvJitLink", "libnvToolsExt", "libnvtx", "libcupti", "libgomp",
+            "libiomp", "libmkl", "libtbb", "libopenblas", "libtuneup", "libpython", "python" })
         if (startsWith(file, library)) return false;
     return true;
 }
@@ -110,7 +110,8 @@ struct LoadedModules {
                 return 0;
             },
             this);
-        std::sort(segments.begin(), segments.end(), [](const Segment& a, const Segment& b) { return a.start < b.start; });
+        std::sort(
+            segments.begin(), segments.end(), [](const Segment& a, const Segment& b) { return a.start < b.start; });
     }
     // Read again when libraries were loaded since (dl_iterate_phdr's count, read from its first module).
     void refreshIfLoaded() {
@@ -276,8 +277,8 @@ std::unique_ptr<NativeStackSampler> NativeStackSampler::open(int tid, uint64_t p
             paranoid[n > 0 ? n - 1 : 0] = '\0'; // without its newline
             close(p);
         }
-        why = std::string("perf_event_open refused: ") + strerror(error) + " (kernel.perf_event_paranoid is "
-            + paranoid + "; 2 or lower lets a process sample itself, unless a container's seccomp filter forbids it)";
+        why = std::string("perf_event_open refused: ") + strerror(error) + " (kernel.perf_event_paranoid is " + paranoid
+            + "; 2 or lower lets a process sample itself, unless a container's seccomp filter forbids it)";
         return nullptr;
     }
     const size_t bytes = (kRingPages + 1) * kPageBytes;

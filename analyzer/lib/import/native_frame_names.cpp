@@ -49,7 +49,8 @@ std::optional<std::string> outputOf(const std::vector<std::string>& argv, std::s
     close(pipeFds[1]);
     if (rc != 0) {
         close(pipeFds[0]);
-        error = argv[0] + (rc == ENOENT ? std::string(" not found: install binutils") : ": " + std::string(strerror(rc)));
+        error
+            = argv[0] + (rc == ENOENT ? std::string(" not found: install binutils") : ": " + std::string(strerror(rc)));
         return std::nullopt;
     }
     std::string out;
