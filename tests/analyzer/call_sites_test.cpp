@@ -187,3 +187,25 @@ TEST(CallSites, SampledSitesCountTheSamplesInsideTheSpansOnce) {
     EXPECT_EQ(describeSampledSites(sampledSites(m, { { 100, 200 } })), "");
     EXPECT_TRUE(sampledSites(Trace().op("aten::item", 5).model(), { { 0, 100 } }).sites.empty()); // no samples
 }
+
+// A native program's samples can name one line under two functions (an inlined function, and its caller where the
+// debug information says so): one site, named by the function with the most samples, and ranked by all of them
+// (here above a line with as many samples as the larger name alone).
+TEST(CallSites, SampledSitesAreLinesWhateverTheFunctionNamesThem) {
+    const TraceModel m = Trace()
+                             .sample("/src/loader.cpp(21): decode", 1)
+                             .sample("/src/loader.cpp(21): decode", 2)
+                             .sample("/src/loader.cpp(21): SlowDataset::get(unsigned long)", 3)
+                             .sample("/src/train.cpp(82): train(int, char**)", 4)
+                             .sample("/src/train.cpp(82): train(int, char**)", 5)
+                             .model();
+    const SampledSites sampled = sampledSites(m, { { 0, 10 } });
+    ASSERT_EQ(sampled.sites.size(), 2u);
+    EXPECT_EQ(sampled.sites[0].file, "/src/loader.cpp");
+    EXPECT_EQ(sampled.sites[0].line, 21);
+    EXPECT_EQ(sampled.sites[0].function, "decode");
+    EXPECT_EQ(sampled.sites[0].events, 3u);
+    EXPECT_DOUBLE_EQ(sampled.sites[0].share, 0.6);
+    EXPECT_EQ(sampled.sites[1].line, 82);
+    EXPECT_EQ(sampledSites(m, { { 0, 10 } }, 1).sites.size(), 1u);
+}

@@ -32,19 +32,35 @@ namespace {
 // The frames of `countByFrame` (names parsePythonFrame reads), the most counted first.
 std::vector<SourceSite> rankSites(
     const TraceModel& model, const std::map<StringId, size_t>& countByFrame, size_t total, size_t limit, bool sampled) {
-    std::vector<std::pair<size_t, StringId>> ranked;
-    ranked.reserve(countByFrame.size());
-    for (const auto& [name, count] : countByFrame)
-        ranked.emplace_back(count, name);
-    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    std::vector<SourceSite> sites;
-    for (const auto& [count, name] : ranked) {
-        if (sites.size() == limit) break;
+    // One site per line: a line can come under two function names (an inlined function's and its caller's, as
+    // the debug information names them); the one with the most events names it.
+    struct Line {
+        size_t count = 0, mostForOneName = 0;
+        std::string_view function;
+    };
+    std::map<std::pair<std::string_view, int64_t>, Line> lines;
+    std::vector<std::pair<std::string_view, int64_t>> order; // as first met: equal counts keep the frames' order
+    for (const auto& [name, count] : countByFrame) {
         const auto frame = parsePythonFrame(model.str(name));
         if (!frame) continue;
-        sites.push_back({ std::string(frame->file), frame->line, std::string(frame->function), count,
-            double(count) / double(total), sampled, {} });
+        const auto [it, added] = lines.try_emplace({ frame->file, frame->line });
+        if (added) order.push_back(it->first);
+        Line& line = it->second;
+        line.count += count;
+        if (count > line.mostForOneName) {
+            line.mostForOneName = count;
+            line.function = frame->function;
+        }
     }
+    std::vector<SourceSite> sites;
+    for (const auto& key : order) {
+        const Line& line = lines.at(key);
+        sites.push_back({ std::string(key.first), key.second, std::string(line.function), line.count,
+            double(line.count) / double(total), sampled, {} });
+    }
+    std::stable_sort(
+        sites.begin(), sites.end(), [](const SourceSite& a, const SourceSite& b) { return a.events > b.events; });
+    if (sites.size() > limit) sites.resize(limit);
     return sites;
 }
 } // namespace
