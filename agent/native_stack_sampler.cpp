@@ -65,7 +65,7 @@ constexpr int kMaxFrames = 128;
 // The registers asked for, in the order perf writes them: AX BX CX DX SI DI BP SP IP (bits 0-8), R8-R15 (16-23).
 constexpr uint64_t kRegisterMask = 0x1ffull | (0xffull << 16);
 constexpr int kRegisterCount = 17;
-constexpr int kPerfSp = 7, kPerfIp = 8;
+constexpr int kPerfSp = 7;
 // libunwind's x86-64 numbering (RAX RDX RCX RBX RSI RDI RBP RSP R8-R15 RIP) to perf's order above.
 constexpr std::array<int, 17> kUnwindToPerf { 0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8 };
 
@@ -86,7 +86,8 @@ struct LoadedModules {
     };
     std::vector<Module> modules;
     std::vector<Segment> segments; // by start
-    unsigned long long loads = ~0ull; // dl_iterate_phdr's count of loads when read
+    // dl_iterate_phdr's counts of loads and unloads when read: a library unloaded since must not be read in place.
+    std::pair<unsigned long long, unsigned long long> changes { ~0ull, ~0ull };
     std::string executable = executablePath();
 
     void refresh() {
@@ -95,7 +96,7 @@ struct LoadedModules {
         dl_iterate_phdr(
             [](dl_phdr_info* info, size_t, void* self) {
                 auto& m = *static_cast<LoadedModules*>(self);
-                m.loads = info->dlpi_adds;
+                m.changes = { info->dlpi_adds, info->dlpi_subs };
                 // The program itself comes first, without a name.
                 const std::string path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name
                     : m.modules.empty()                                        ? m.executable
@@ -113,16 +114,17 @@ struct LoadedModules {
         std::sort(
             segments.begin(), segments.end(), [](const Segment& a, const Segment& b) { return a.start < b.start; });
     }
-    // Read again when libraries were loaded since (dl_iterate_phdr's count, read from its first module).
-    void refreshIfLoaded() {
-        unsigned long long now = 0;
+    // Read again when libraries were loaded or unloaded since (the counts, read from the first module only).
+    void refreshIfChanged() {
+        std::pair<unsigned long long, unsigned long long> now;
         dl_iterate_phdr(
-            [](dl_phdr_info* info, size_t, void* count) {
-                *static_cast<unsigned long long*>(count) = info->dlpi_adds;
+            [](dl_phdr_info* info, size_t, void* counts) {
+                *static_cast<std::pair<unsigned long long, unsigned long long>*>(counts)
+                    = { info->dlpi_adds, info->dlpi_subs };
                 return 1;
             },
             &now);
-        if (now != loads) refresh();
+        if (now != changes) refresh();
     }
     const Segment* find(uintptr_t address) const {
         auto it = std::upper_bound(segments.begin(), segments.end(), address,
@@ -313,7 +315,7 @@ void NativeStackSampler::drain(const std::function<void(uint64_t timeNs, const U
     uint64_t tail = meta->data_tail;
     if (tail == head) return;
     LoadedModules& modules = loadedModules();
-    modules.refreshIfLoaded();
+    modules.refreshIfChanged();
     std::vector<std::byte> record;
     const auto copy = [&](void* to, uint64_t from, size_t bytes) {
         const size_t at = size_t(from % size), first = std::min(bytes, size - at);
@@ -383,12 +385,12 @@ void NativeStackSampler::drain(const std::function<void(uint64_t timeNs, const U
                         }
                         if (m_unwinder.step(&cursor) <= 0) break;
                     }
+                m_stats.unwindNs += nowNs() - started;
                 if (user) {
                     ++m_stats.withUserFrame;
                     out(time, frame);
                 }
             }
-            m_stats.unwindNs += nowNs() - started;
         }
         tail += header.size;
     }

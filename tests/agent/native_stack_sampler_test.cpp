@@ -3,8 +3,8 @@
 
 #include "native_stack_sampler.h"
 
-#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <gtest/gtest.h>
 #include <string>
 #include <sys/syscall.h>
@@ -55,11 +55,17 @@ TEST(NativeStackSampler, SamplesThisThreadInItsOwnCode) {
             EXPECT_GT(frame.address, 0u);
         });
     };
-    // Drained every 10 ms, as the writer does: the kernel's buffer holds about 15 samples.
+    // 100 ms of this thread's CPU time (the sampler's clock, whatever the machine's load), drained every 10 ms of it
+    // as the writer drains: the kernel's buffer holds about 15 samples.
+    const auto cpuMs = [] {
+        timespec t;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+    };
     volatile double sink = 0;
-    const auto start = std::chrono::steady_clock::now();
-    for (int slice = 1; slice <= 20; ++slice) {
-        for (double x = 0; std::chrono::steady_clock::now() < start + std::chrono::milliseconds(10 * slice); x += 1)
+    const double start = cpuMs();
+    for (int slice = 1; slice <= 10; ++slice) {
+        for (double x = 0; cpuMs() < start + 10 * slice; x += 1)
             sink = sink + spinHere(x);
         drain();
     }
@@ -69,7 +75,8 @@ TEST(NativeStackSampler, SamplesThisThreadInItsOwnCode) {
     EXPECT_GE(frames * 4, sampler->stats().samples * 3) << "most samples reach this test's code";
     size_t again = 0;
     sampler->drain([&](uint64_t, const UserFrame&) { ++again; });
-    EXPECT_EQ(again, 0u) << "each sample is read once";
+    // Each sample is read once: only one taken while the last drain ran (under a millisecond of CPU) can be left.
+    EXPECT_LE(again, 1u);
 }
 
 } // namespace

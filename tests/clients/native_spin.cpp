@@ -1,12 +1,12 @@
 // A native program whose main thread spends its CPU time in one place of its own code, called through libm: the
 // agent's sampled native stacks must name this file and the line marked below (tests/integration/
 // native_stacks_test.cpp). Built with debug information, without frame pointers: the agent unwinds with the
-// unwind tables. Argument: how long to spin, in ms (default 400); "fork": a child spins too.
+// unwind tables. Argument: how long to spin, in ms of CPU time (default 400); "fork": a child spins too.
 
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,9 +21,16 @@ __attribute__((noinline)) double spinInUserCode(double x) {
     return sum;
 }
 
+// `ms` of this thread's CPU time, the sampler's clock: as many samples on a loaded machine as on an idle one.
+double cpuMs() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+
 void spinFor(int ms) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    for (double x = 0; std::chrono::steady_clock::now() < end; x += 1)
+    const double end = cpuMs() + ms;
+    for (double x = 0; cpuMs() < end; x += 1)
         g_sink = g_sink + spinInUserCode(x);
 }
 

@@ -24,7 +24,6 @@ constexpr size_t kAddressesPerRun = 256; // addresses on one addr2line command l
 struct Location {
     std::string file, function;
     int64_t line = 0;
-    bool userSource = false; // not a system header's inline code or template
 };
 
 // Runs `argv` (no shell) and returns its standard output; nullopt with `error` set when it cannot be run or fails.
@@ -77,9 +76,8 @@ bool isSystemSource(const std::string& file) {
 
 // addr2line -a -f -C -i prints, per address, a line with the address, then two lines per frame inlined there,
 // innermost first: the function ("??" unknown), and "file:line" ("??:0", "??:?"), perhaps followed by
-// " (discriminator N)". Kept: the innermost frame in the user's sources (a call into a header's inline function is
-// shown where the user made it), else the innermost.
-std::vector<std::optional<Location>> parseAddr2line(const std::string& text, size_t count) {
+// " (discriminator N)". The named frames of each of the `count` addresses, innermost first.
+std::vector<std::vector<Location>> parseAddr2line(const std::string& text, size_t count) {
     std::vector<std::vector<std::string>> groups;
     for (size_t at = 0; at < text.size();) {
         const size_t end = text.find('\n', at);
@@ -90,10 +88,9 @@ std::vector<std::optional<Location>> parseAddr2line(const std::string& text, siz
         else if (!groups.empty())
             groups.back().push_back(std::move(line));
     }
-    std::vector<std::optional<Location>> out(count);
+    std::vector<std::vector<Location>> out(count);
     for (size_t g = 0; g < count && g < groups.size(); ++g) {
         const std::vector<std::string>& lines = groups[g];
-        std::optional<Location> innermost;
         for (size_t i = 0; i + 1 < lines.size(); i += 2) {
             std::string place = lines[i + 1];
             if (const size_t note = place.find(" ("); note != std::string::npos) place.resize(note);
@@ -104,14 +101,8 @@ std::vector<std::optional<Location>> parseAddr2line(const std::string& text, siz
             l.line = std::strtoll(place.c_str() + colon + 1, nullptr, 10);
             if (l.line <= 0) continue;
             if (lines[i] != "??") l.function = lines[i];
-            l.userSource = !isSystemSource(l.file);
-            if (!innermost) innermost = l;
-            if (l.userSource) {
-                out[g] = l;
-                break;
-            }
+            out[g].push_back(std::move(l));
         }
-        if (!out[g]) out[g] = innermost;
     }
     return out;
 }
@@ -173,10 +164,11 @@ std::vector<int64_t> parseAddresses(const std::string& text) {
     return out;
 }
 
-// Names `addresses` of `module` with addr2line; nullopt (and `problem` set) when it cannot run.
-std::optional<std::map<int64_t, Location>> locate(const std::string& addr2line, const std::string& module,
+// Names `addresses` of `module` with addr2line (each its inlined frames, innermost first); nullopt (and `problem`
+// set) when it cannot run.
+std::optional<std::map<int64_t, std::vector<Location>>> locate(const std::string& addr2line, const std::string& module,
     const std::vector<int64_t>& addresses, std::string& problem) {
-    std::map<int64_t, Location> out;
+    std::map<int64_t, std::vector<Location>> out;
     for (size_t from = 0; from < addresses.size(); from += kAddressesPerRun) {
         const size_t count = std::min(kAddressesPerRun, addresses.size() - from);
         std::vector<std::string> argv { addr2line, "-a", "-f", "-C", "-i", "-e", module };
@@ -191,11 +183,23 @@ std::optional<std::map<int64_t, Location>> locate(const std::string& addr2line, 
             problem = error.find("not found") == std::string::npos ? error + " on " + module : error;
             return std::nullopt;
         }
-        const std::vector<std::optional<Location>> locations = parseAddr2line(*output, count);
+        std::vector<std::vector<Location>> locations = parseAddr2line(*output, count);
         for (size_t i = 0; i < count; ++i)
-            if (locations[i]) out[addresses[from + i]] = *locations[i];
+            out[addresses[from + i]] = std::move(locations[i]);
     }
     return out;
+}
+
+// Of `frames` and the frames inlined there, innermost first: the first in the user's sources (a call into a
+// header's inline function or template is shown where the user made it), else the first named; null if none is.
+const Location* choose(const std::map<int64_t, std::vector<Location>>& located, const std::vector<int64_t>& frames) {
+    const Location* first = nullptr;
+    for (const int64_t address : frames)
+        for (const Location& l : located.at(address)) {
+            if (!isSystemSource(l.file)) return &l;
+            if (!first) first = &l;
+        }
+    return first;
 }
 
 } // namespace
@@ -209,15 +213,17 @@ NativeFrameNaming nameNativeFrames(const std::string& recordingPath, const std::
                                         "WHERE p.file_id IS NULL");
     if (!places) return result; // an older schema: no native samples
     struct Place {
-        int64_t address;
-        std::string callers;
+        std::string callers; // as stored
+        std::vector<int64_t> frames; // the address, then its callers'
     };
     std::map<std::pair<int64_t, std::string>, std::vector<Place>> byModule;
     while (sqlite3_step(places) == SQLITE_ROW) {
         const auto* module = reinterpret_cast<const char*>(sqlite3_column_text(places, 1));
         const auto* callers = reinterpret_cast<const char*>(sqlite3_column_text(places, 3));
-        byModule[{ sqlite3_column_int64(places, 0), module ? module : "" }].push_back(
-            { sqlite3_column_int64(places, 2), callers ? callers : "" });
+        Place place { callers ? callers : "", { sqlite3_column_int64(places, 2) } };
+        for (const int64_t caller : parseAddresses(place.callers))
+            place.frames.push_back(caller);
+        byModule[{ sqlite3_column_int64(places, 0), module ? module : "" }].push_back(std::move(place));
         ++result.frames;
     }
     if (byModule.empty()) return result;
@@ -232,32 +238,18 @@ NativeFrameNaming nameNativeFrames(const std::string& recordingPath, const std::
             continue;
         }
         std::vector<int64_t> addresses;
-        for (const Place& place : modulePlaces) {
-            addresses.push_back(place.address);
-            for (const int64_t caller : parseAddresses(place.callers))
-                addresses.push_back(caller);
-        }
+        for (const Place& place : modulePlaces)
+            addresses.insert(addresses.end(), place.frames.begin(), place.frames.end());
         std::sort(addresses.begin(), addresses.end());
         addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
-        const std::optional<std::map<int64_t, Location>> located = locate(addr2line, module, addresses, result.problem);
+        const std::optional<std::map<int64_t, std::vector<Location>>> located
+            = locate(addr2line, module, addresses, result.problem);
         if (!located) {
             if (result.problem.find("not found") != std::string::npos) break;
             continue;
         }
         for (const Place& place : modulePlaces) {
-            // The innermost frame in the user's sources, else the innermost named.
-            const Location* chosen = nullptr;
-            std::vector<int64_t> frames { place.address };
-            for (const int64_t caller : parseAddresses(place.callers))
-                frames.push_back(caller);
-            for (const int64_t address : frames)
-                if (const auto it = located->find(address); it != located->end()) {
-                    if (!chosen) chosen = &it->second;
-                    if (it->second.userSource) {
-                        chosen = &it->second;
-                        break;
-                    }
-                }
+            const Location* chosen = choose(*located, place.frames);
             if (!chosen) continue;
             sqlite3_stmt* update = db.statement("UPDATE native_samples SET file_id = ?, line = ?, function_id = "
                                                 "coalesce(?, function_id) WHERE module_id = ? AND address = ? AND "
@@ -270,7 +262,7 @@ NativeFrameNaming nameNativeFrames(const std::string& recordingPath, const std::
             else
                 sqlite3_bind_int64(update, 3, db.intern(chosen->function));
             sqlite3_bind_int64(update, 4, moduleId);
-            sqlite3_bind_int64(update, 5, place.address);
+            sqlite3_bind_int64(update, 5, place.frames.front());
             sqlite3_bind_text(update, 6, place.callers.c_str(), int(place.callers.size()), SQLITE_TRANSIENT);
             if (sqlite3_step(update) == SQLITE_DONE) ++result.named;
         }
