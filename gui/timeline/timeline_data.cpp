@@ -107,6 +107,12 @@ public:
         m_data.tracks.push_back(std::move(track));
     }
 
+    // Time drawn by a track beside its lanes' events.
+    void cover(TimeRange r) {
+        m_data.span.startNs = std::min(m_data.span.startNs, r.startNs);
+        m_data.span.endNs = std::max(m_data.span.endNs, r.endNs);
+    }
+
     // A track whose lanes are already laid out.
     void addFixedTrack(Track track) {
         const uint32_t trackIndex = uint32_t(m_data.tracks.size());
@@ -188,34 +194,61 @@ void addStepsTrack(Builder& b, uint32_t m, const TimelineInput& in, size_t input
 
 // A GPU's memory as one lane: each memory event holds until the device's next one, the last until the end
 // of the trace. Allocated memory when the trace says, with the reserved memory beside it; else the
-// reserved memory alone (nsys). A trace with allocation sizes only draws their running sum: a lower bound.
+// reserved memory alone (nsys, tuneup's CUPTI records). A trace with allocation sizes only draws their running
+// sum: a lower bound. The allocator's peaks per window (tuneup's Python bootstrap, once per optimizer step) are
+// drawn over it: the highest level of each step, which the events between two readings may not show.
 void addMemoryTrack(Builder& b, uint32_t m, const TraceModel& model, int32_t device, std::string group) {
     MemoryCurve curve = memoryCurve(model, device, MemoryTotal::Allocated);
-    const bool allocated = curve.source != MemorySource::None;
-    if (!allocated) curve = memoryCurve(model, device, MemoryTotal::Reserved);
-    if (curve.timeNs.empty()) return;
+    const bool allocatedCurve = curve.source != MemorySource::None;
+    if (!allocatedCurve) curve = memoryCurve(model, device, MemoryTotal::Reserved);
     Track track;
     track.type = TrackType::Memory;
     track.model = m;
     track.group = std::move(group);
     track.lanes.resize(1);
+    MemoryLevels& levels = track.memory;
+    const MemoryPeakTable& peaks = model.memoryPeaks;
+    for (size_t i = 0; i < peaks.size(); ++i)
+        if (peaks.device[i] == device && (peaks.allocatedBytes[i] >= 0 || peaks.reservedBytes[i] >= 0))
+            levels.windowPeaks.push_back({ std::min(peaks.startNs[i], peaks.endNs[i]), peaks.endNs[i],
+                peaks.allocatedBytes[i], peaks.reservedBytes[i] });
+    if (curve.timeNs.empty() && levels.windowPeaks.empty()) return;
+    std::sort(levels.windowPeaks.begin(), levels.windowPeaks.end(),
+        [](const WindowPeak& x, const WindowPeak& y) { return x.startNs < y.startNs; });
+
     const auto span = model.span();
-    const int64_t end = std::max(span ? span->endNs : curve.timeNs.back(), curve.timeNs.back());
+    const int64_t end
+        = curve.timeNs.empty() ? 0 : std::max(span ? span->endNs : curve.timeNs.back(), curve.timeNs.back());
     const uint32_t name = b.syntheticName("GPU memory");
-    int64_t peak = 0, peakReserved = -1;
+    // The curve's level is filled (`allocated`, though it is the reserved memory when that is all the trace has).
+    int64_t curvePeak = -1, peakReserved = -1;
     for (size_t i = 0; i < curve.timeNs.size(); ++i) {
         const int64_t until = i + 1 < curve.timeNs.size() ? curve.timeNs[i + 1] : end;
         track.lanes[0].add(curve.timeNs[i], until, EventKind::Memory, Source::MemoryEvent, curve.rows[i], name);
-        const int64_t reserved = allocated ? model.memoryEvents.reservedBytes[size_t(curve.rows[i])] : -1;
-        track.memory.allocated.push_back(curve.bytes[i]);
-        track.memory.reserved.push_back(reserved);
-        peak = std::max(peak, curve.bytes[i]);
+        const int64_t reserved = allocatedCurve ? model.memoryEvents.reservedBytes[size_t(curve.rows[i])] : -1;
+        levels.allocated.push_back(curve.bytes[i]);
+        levels.reserved.push_back(reserved);
+        curvePeak = std::max(curvePeak, curve.bytes[i]);
         peakReserved = std::max(peakReserved, reserved);
     }
-    track.memory.scaleBytes = std::max<int64_t>({ 1, peak, peakReserved });
-    track.title = std::string("memory · ") + (allocated ? "allocated" : "reserved") + " peak " + formatBytes(peak);
-    if (peakReserved >= 0) track.memory.detail = "reserved peak " + formatBytes(peakReserved);
-    if (curve.source == MemorySource::Deltas) track.memory.detail = "sizes only: a lower bound";
+    int64_t peak = allocatedCurve ? curvePeak : -1;
+    if (!allocatedCurve) peakReserved = curvePeak;
+    for (const WindowPeak& w : levels.windowPeaks) {
+        peak = std::max(peak, w.allocated);
+        peakReserved = std::max(peakReserved, w.reserved);
+        b.cover({ w.startNs, w.endNs });
+    }
+    levels.scaleBytes = std::max<int64_t>({ 1, peak, peakReserved });
+    track.title = peak >= 0 ? "memory · allocated peak " + formatBytes(peak)
+                            : "memory · reserved peak " + formatBytes(peakReserved);
+    if (curve.source == MemorySource::Deltas)
+        levels.detail = "sizes only: a lower bound";
+    else if (peak >= 0 && peakReserved >= 0)
+        levels.detail = std::string(!allocatedCurve && !curve.timeNs.empty() ? "fill: reserved "
+                                : levels.windowPeaks.empty()                 ? "reserved peak "
+                                                                             : "reserved ") // short beside "bars"
+            + formatBytes(peakReserved);
+    if (!levels.windowPeaks.empty()) levels.detail += std::string(levels.detail.empty() ? "" : " · ") + "bars: steps";
     b.addFixedTrack(std::move(track));
 }
 
@@ -252,6 +285,8 @@ void addGpuTracks(Builder& b, uint32_t m, const TimelineInput& in) {
     // Each GPU's memory track after its streams.
     std::set<int32_t> memory;
     for (const int32_t device : model.memoryEvents.device)
+        if (device != kHostMemory) memory.insert(device);
+    for (const int32_t device : model.memoryPeaks.device)
         if (device != kHostMemory) memory.insert(device);
     auto addMemory = [&](int32_t device) {
         if (memory.erase(device)) addMemoryTrack(b, m, model, device, gpuGroup(in, device));

@@ -70,14 +70,24 @@ struct Lane {
     void add(int64_t start, int64_t end, EventKind kind, Source source, analysis::RowIndex row, uint32_t name);
 };
 
-// Memory: a GPU's memory over time, one event per memory event, drawn as a level (Track::memory).
+// Memory: a GPU's memory over time, one event per memory event, drawn as a level, and the allocator's peaks
+// per step (Track::memory).
 enum class TrackType : uint8_t { Steps, Gpu, Thread, ThreadState, Memory };
 
+// The caching allocator's peak over a window of time (TraceModel::memoryPeaks: one per optimizer step in a tuneup
+// recording), -1 where not read: a level reached somewhere in the window, drawn as a bar across it.
+struct WindowPeak {
+    int64_t startNs = 0, endNs = 0;
+    int64_t allocated = -1, reserved = -1;
+};
+
 // The levels a memory track draws, parallel to its lane's events: the allocated memory after each event
-// and the reserved memory (-1 where unknown); the scale is the highest of them. `detail`: a second line
-// under the title (the reserved peak, or that the levels are lower bounds).
+// and the reserved memory (-1 where unknown), then the allocator's peaks per window, sorted by start; the
+// scale is the highest of them all. `detail`: a second line under the title (the reserved peak, or that the
+// levels are lower bounds).
 struct MemoryLevels {
     std::vector<int64_t> allocated, reserved;
+    std::vector<WindowPeak> windowPeaks;
     int64_t scaleBytes = 1;
     std::string detail;
 };
@@ -135,8 +145,9 @@ private:
 };
 
 // Builds the tracks of every input: per input, a steps track (when it has steps), its GPU streams with
-// each GPU's memory track (when the trace records memory events), then its CPU threads by process. `cancel` (may be
-// null) is polled between tracks; when it is set the result is incomplete and must be dropped.
+// each GPU's memory track (when the trace records memory events or the allocator's peaks), then its CPU threads by
+// process. `cancel` (may be null) is polled between tracks; when it is set the result is incomplete and must be
+// dropped.
 TimelineData buildTimeline(std::span<const TimelineInput> inputs, const std::atomic<bool>* cancel = nullptr);
 
 // The step span to start with: a few typical steps from the middle of the run (past the warm-up), else

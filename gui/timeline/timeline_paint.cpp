@@ -216,6 +216,17 @@ void TimelineView::paintMemoryLane(QPainter& p, const TimeMapping& m, const Row&
         p.fillRect(QRectF(x0, top(allocated), w, bottom - top(allocated)), fill);
         if (reserved >= 0) p.fillRect(QRectF(x0, top(reserved), w, 1.5), line);
     }
+    // The allocator's peak of each step: a bar across the step at its level (allocated, else reserved).
+    const QColor bar = m_filterText.isEmpty() ? QColor(kMemoryPeakRgb) : faded(QColor(kMemoryPeakRgb));
+    const TimeRange visible = m.visible();
+    for (const WindowPeak& w : levels.windowPeaks) {
+        if (w.startNs > visible.endNs) break;
+        const int64_t level = w.allocated >= 0 ? w.allocated : w.reserved;
+        if (w.endNs < visible.startNs || level < 0) continue;
+        const double x0 = left + std::max(-1.0, m.toX(w.startNs));
+        const double x1 = left + std::min(m.widthPx() + 1, m.toX(w.endNs));
+        p.fillRect(QRectF(x0, top(level) - 1, std::max(x1 - x0, 1.0), 2), bar);
+    }
 }
 
 void TimelineView::paintLabels(QPainter& p) {

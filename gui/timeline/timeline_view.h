@@ -68,6 +68,7 @@ public:
     static constexpr int kLaneHeight = 17;
     static constexpr int kGroupHeight = 18;
     static constexpr int kMemoryHeight = 2 * kLaneHeight + 6; // a memory track's level graph
+    static constexpr QRgb kMemoryPeakRgb = qRgb(0xd0, 0x5a, 0x1e); // the bars of the allocator's step peaks
 
 signals:
     void eventSelected(const tuneup::gui::EventId& id); // invalid id: cleared

@@ -1,6 +1,7 @@
-// The timeline's memory tracks: one per GPU with memory events, after that GPU's streams, its events
-// located and described, and drawn as a level (allocated filled, reserved as a line). On a real trace
-// recorded with profile_memory (TraceLens BERT-small on an H100) and on a built one.
+// The timeline's memory tracks: one per GPU with memory events or the allocator's peaks, after that GPU's streams,
+// its events located and described, and drawn as a level (allocated filled, reserved as a line), the allocator's
+// peak of each step as a bar across the step. On a real trace recorded with profile_memory (TraceLens BERT-small on
+// an H100) and on built ones.
 
 #include "gui_test_support.h"
 #include "model/trace_builder.h"
@@ -44,6 +45,46 @@ analysis::TraceModel builtTrace() {
     memory(5'000'000, 0, 200 * kMB);
     memory(2'000'000, 1, 50 * kMB);
     memory(2'500'000, kHostMemory, 50 * kMB);
+    return b.finish();
+}
+
+// As a tuneup recording on a GPU holds its memory: the driver's allocations (CUPTI: reserved memory) 200 MB at 1 ms,
+// 500 MB at 2 ms, and the allocator's peaks read after each optimizer step (the Python bootstrap): 300 MB allocated
+// in the step from 1 to 4 ms, 150 MB in the step from 4 to 8 ms. GPU 1 has the allocator's peaks alone.
+analysis::TraceModel recordingWithStepPeaks() {
+    using namespace analysis;
+    TraceBuilder b(SourceFormat::TuneupDb, "peaks.db");
+    const ThreadIndex t = b.thread(1, 1);
+    Kernel k;
+    k.startNs = 1'000'000;
+    k.endNs = 9'000'000;
+    k.device = 0;
+    k.stream = 7;
+    k.name = b.intern("kernel");
+    b.addKernel(k);
+    for (const auto& [time, reserved] : { std::pair { 1'000'000, 200 * kMB }, std::pair { 2'000'000, 500 * kMB } }) {
+        MemoryEvent e;
+        e.timeNs = time;
+        e.device = 0;
+        e.deltaOf = MemoryTotal::Reserved;
+        e.reservedBytes = reserved;
+        e.deltaBytes = reserved - (time == 1'000'000 ? 0 : 200 * kMB);
+        e.thread = t;
+        b.addMemoryEvent(e);
+    }
+    auto peak = [&](int64_t start, int64_t end, int32_t device, int64_t allocated) {
+        MemoryPeak p;
+        p.startNs = start;
+        p.endNs = end;
+        p.device = device;
+        p.allocatedBytes = allocated;
+        p.reservedBytes = 500 * kMB;
+        p.thread = t;
+        b.addMemoryPeak(p);
+    };
+    peak(4'000'000, 8'000'000, 0, 150 * kMB); // out of order: the track sorts them
+    peak(1'000'000, 4'000'000, 0, 300 * kMB);
+    peak(2'000'000, 6'000'000, 1, 80 * kMB);
     return b.finish();
 }
 
@@ -121,6 +162,65 @@ private slots:
         const int low = column(2'000'000), high = column(4'000'000);
         QVERIFY2(low > 0, "the 100 MB level is drawn");
         QVERIFY2(high >= 3 * low && high <= 5 * low, qPrintable(QString("%1 vs %2 pixels").arg(high).arg(low)));
+    }
+
+    void stepPeaksAreBarsOverTheirSteps() {
+        const analysis::TraceModel model = recordingWithStepPeaks();
+        const TimelineInput input { &model, "peaks.db", nullptr };
+        const TimelineData t = buildTimeline(std::span(&input, 1));
+        // GPU 0 stream 7, GPU 0 memory, GPU 1 memory (the allocator's peaks alone: a track without events).
+        QCOMPARE(t.tracks.size(), size_t(3));
+        const Track& memory = t.tracks[1];
+        QCOMPARE(memory.type, TrackType::Memory);
+        QCOMPARE(memory.title, std::string("memory · allocated peak 300 MB"));
+        QCOMPARE(memory.memory.detail, std::string("fill: reserved 500 MB · bars: steps"));
+        QCOMPARE(memory.lanes[0].size(), size_t(2));
+        QCOMPARE(memory.memory.windowPeaks.size(), size_t(2));
+        QCOMPARE(memory.memory.windowPeaks[0].startNs, int64_t(1'000'000));
+        QCOMPARE(memory.memory.windowPeaks[0].allocated, 300 * kMB);
+        QCOMPARE(memory.memory.windowPeaks[1].endNs, int64_t(8'000'000));
+        QCOMPARE(memory.memory.scaleBytes, 500 * kMB);
+        const Track& alone = t.tracks[2];
+        QCOMPARE(alone.type, TrackType::Memory);
+        QCOMPARE(alone.group, std::string("peaks.db · GPU 1"));
+        QCOMPARE(alone.lanes.size(), size_t(1));
+        QCOMPARE(alone.lanes[0].size(), size_t(0));
+        QCOMPARE(alone.title, std::string("memory · allocated peak 80 MB"));
+        QCOMPARE(alone.memory.detail, std::string("reserved 500 MB · bars: steps"));
+
+        // Drawn from the file: each step's bar at its own height, nothing where no step was read.
+        const std::string path = guitest::writeTrace(model, guitest::dataPath("memory_peaks.db"));
+        const auto session = loadSession(guitest::request(path));
+        TimelineView view;
+        view.resize(1000, 300);
+        view.setSession(session);
+        view.setVisibleRange({ 500'000, 9'000'000 });
+        view.show();
+        const QImage image = view.grab().toImage();
+        guitest::saveScreenshot(image, QStringLiteral("memory_step_peaks"));
+        const TimelineData& drawn = session->timeline;
+        uint32_t track = 0;
+        while (track < drawn.tracks.size() && drawn.tracks[track].type != TrackType::Memory)
+            ++track;
+        QVERIFY(track < drawn.tracks.size());
+        QCOMPARE(drawn.tracks[track].memory.windowPeaks.size(), size_t(2));
+        const QRectF row = view.eventRect({ 0, Source::MemoryEvent, drawn.tracks[track].lanes[0].rows[0] });
+        QVERIFY(!row.isNull());
+        const TimeMapping m = view.mapping();
+        // The rows of bar pixels in the column at `ns` (none: -1).
+        auto barRow = [&](int64_t ns) {
+            const int x = view.trackAreaLeft() + int(m.toX(ns));
+            for (int y = int(row.top()); y < int(row.bottom()); ++y)
+                if (guitest::countColor(image, QRect(x, y, 1, 1), TimelineView::kMemoryPeakRgb, 2)) return y;
+            return -1;
+        };
+        const int first = barRow(2'500'000), second = barRow(6'000'000);
+        QVERIFY2(first >= 0 && second >= 0, "each step's peak is drawn");
+        // 300 MB and 150 MB of 500 MB: the first bar stands higher, by about 30% of the graph's height.
+        const double expected = 0.3 * (row.height() - 3);
+        QVERIFY2(std::abs((second - first) - expected) <= 2.5,
+            qPrintable(QString("bars at rows %1 and %2, %3 apart expected").arg(first).arg(second).arg(expected)));
+        QCOMPARE(barRow(8'600'000), -1);
     }
 
     void realTraceRecordedWithProfileMemory() {

@@ -57,6 +57,17 @@ std::vector<std::string> cliFindings(const std::vector<std::string>& files, std:
     return out;
 }
 
+// The lists one per line, for a failure's message (QCOMPARE prints nothing of a std::vector).
+QByteArray bothLists(const std::vector<std::string>& gui, const std::vector<std::string>& cli) {
+    std::string text = "GUI:";
+    for (const std::string& f : gui)
+        text += "\n  " + f;
+    text += "\nCLI:";
+    for (const std::string& f : cli)
+        text += "\n  " + f;
+    return QByteArray::fromStdString(text);
+}
+
 } // namespace
 
 class SameFindingsTest : public QObject {
@@ -92,7 +103,8 @@ private slots:
         const auto cli = cliFindings(files, error);
         QVERIFY2(error.empty(), error.c_str());
         QVERIFY(!cli.empty());
-        QCOMPARE(guiFindings(files), cli);
+        const auto gui = guiFindings(files);
+        QVERIFY2(gui == cli, bothLists(gui, cli).constData());
     }
 
     void sameFindingsOnARecordedRunWithDataLoaderWorkers() {
@@ -110,19 +122,24 @@ private slots:
         for (const auto& entry : fs::directory_iterator(dir))
             if (entry.path().extension() == ".db") files.push_back(entry.path().string());
         std::sort(files.begin(), files.end());
-        QVERIFY2(files.size() == 3, "the run and its two workers' files");
+        std::string listed = "the run and its two workers' files, found:";
+        for (const std::string& f : files)
+            listed += " " + fs::path(f).filename().string();
+        QVERIFY2(files.size() == 3, (listed + "\n" + recorded.err).c_str());
         std::string error;
         const auto cli = cliFindings(files, error);
         QVERIFY2(error.empty(), error.c_str());
-        QVERIFY(!cli.empty()); // two workers cannot keep up with 40 ms per sample: dataloader-stall
-        QCOMPARE(guiFindings(files), cli);
+        QVERIFY2(!cli.empty(), "two workers cannot keep up with 40 ms per sample: dataloader-stall must fire");
+        const auto gui = guiFindings(files);
+        QVERIFY2(gui == cli, bothLists(gui, cli).constData());
         // And the GUI given the main file alone shows the workers beside it, as helpers, with the same advice.
         LoadRequest request;
         request.files = { dir + "/run.db" };
         const auto session = loadSession(request);
         QCOMPARE(session->rankCount(), size_t(1));
         QCOMPARE(session->otherFiles.size(), size_t(2));
-        QCOMPARE(guiFindings({ dir + "/run.db" }), cli);
+        const auto guiMainFile = guiFindings({ dir + "/run.db" });
+        QVERIFY2(guiMainFile == cli, bothLists(guiMainFile, cli).constData());
 #endif
     }
 };
