@@ -2,6 +2,7 @@
 // breakdown (the analysis says so, text, Markdown and HTML show the host's time under "CPU only"), and a
 // trace of copies alone still has a GPU.
 
+#include "advise/setting_text.h"
 #include "all_rules.h"
 #include "model/trace_builder.h"
 #include "report/report.h"
@@ -144,4 +145,46 @@ TEST(CpuOnlyBreakdown, AGpuRunKeepsItsIdleParts) {
     EXPECT_NE(r.text.find("GPU 0 per step: compute 0 ns (0%), copies 1 ms (10%)"), std::string::npos) << r.text;
     EXPECT_NE(r.markdown.find("| Idle: waiting for data | 3 ms (30%) |"), std::string::npos) << r.markdown;
     EXPECT_NE(r.html.find("<rect class=\"idle-data\""), std::string::npos);
+}
+
+// The recorded settings as a person reads them: versions, the loss scale, the optimizer's options by name.
+TEST(RecordedSettings, ReadAsTheirMeaning) {
+    EXPECT_EQ(readableSetting("torch.version", "11300").value, "1.13.0");
+    EXPECT_EQ(readableSetting("torch.version", "21100").value, "2.11.0");
+    const SettingText scale = readableSetting("amp.scale_milli", "65536000");
+    EXPECT_EQ(scale.name, "amp.scale");
+    EXPECT_EQ(scale.value, "65536");
+    EXPECT_EQ(readableSetting("amp.scale_milli", "1500").value, "1.5");
+    EXPECT_EQ(readableSetting("amp.scale_milli", "125").value, "0.125");
+    EXPECT_EQ(readableSetting("amp.scale_milli", "").name, "amp.scale"); // a side of a comparison without it
+    EXPECT_EQ(readableSetting("optimizer.family", "1").value, "torch.optim");
+    EXPECT_EQ(readableSetting("optimizer.family", "2").value, "apex");
+    EXPECT_EQ(readableSetting("optimizer.family", "0").value, "other");
+    EXPECT_EQ(readableSetting("optimizer.fused", "-1").value, "no such option");
+    EXPECT_EQ(readableSetting("optimizer.foreach", "0").value, "off");
+    EXPECT_EQ(readableSetting("zero_grad.set_to_none", "1").value, "on");
+    EXPECT_EQ(readableSetting("amp.skipped", "-1").value, "unknown");
+    // Counts and names it does not know keep their value.
+    EXPECT_EQ(readableSetting("amp.skipped", "3").value, "3");
+    EXPECT_EQ(readableSetting("dataloader.num_workers", "4").value, "4");
+    EXPECT_EQ(readableSetting("dataloader.num_workers", "1").value, "1");
+    EXPECT_EQ(readableSetting("cudnn.benchmark", "on").value, "on");
+    EXPECT_EQ(readableSetting("something.new", "12").name, "something.new");
+    EXPECT_EQ(readableSetting("something.new", "12").value, "12");
+}
+
+TEST(RecordedSettings, TheTextReportShowsThemReadable) {
+    TraceModel model = cpuRun();
+    for (const auto& [name, value] : { std::pair<const char*, int64_t> { "tuneup.torch.version", 11300 },
+             { "tuneup.amp.scale_milli", 1024000 }, { "tuneup.optimizer.fused", -1 } }) {
+        ProgramFact fact;
+        fact.name = model.strings.intern(name);
+        fact.value = value;
+        model.programFacts.append(fact);
+    }
+    const std::string text = render(std::move(model)).text;
+    EXPECT_NE(text.find("torch.version 1.13.0"), std::string::npos) << text;
+    EXPECT_NE(text.find("amp.scale 1024"), std::string::npos) << text;
+    EXPECT_NE(text.find("optimizer.fused no such option"), std::string::npos) << text;
+    EXPECT_EQ(text.find("scale_milli"), std::string::npos) << text;
 }

@@ -1,6 +1,7 @@
 // `tuneup compare --format markdown`: a GitHub job summary or pull-request comment. Small whatever the
 // traces: a bounded number of rows per table and bounded text per cell (under 1 MiB; tested).
 
+#include "advise/setting_text.h"
 #include "compare/compare_report.h"
 #include "report/report_helpers.h"
 #include "units.h"
@@ -99,8 +100,9 @@ void writeCompareMarkdown(std::ostream& out, const CompareResult& r, const Compa
     if (!r.settings.empty()) {
         out << "### Settings the program changed\n\n";
         bounded(out, r.settings, [&](const SettingChange& s) {
-            out << "- " << md(s.key) << ": " << md(s.base.empty() ? "-" : s.base) << " → "
-                << md(s.now.empty() ? "-" : s.now) << "\n";
+            const SettingText base = readableSetting(s.key, s.base), now = readableSetting(s.key, s.now);
+            out << "- " << md(base.name) << ": " << md(s.base.empty() ? "-" : base.value) << " → "
+                << md(s.now.empty() ? "-" : now.value) << "\n";
         });
         out << "\n";
     }

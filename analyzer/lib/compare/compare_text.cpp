@@ -1,5 +1,6 @@
 // `tuneup compare`'s terminal report: the verdict first, then where the time moved.
 
+#include "advise/setting_text.h"
 #include "compare/compare_report.h"
 #include "report/report_helpers.h"
 #include "units.h"
@@ -112,9 +113,11 @@ void writeCompareText(std::ostream& out, const CompareResult& r, const CompareRe
 
     if (!r.settings.empty()) {
         out << "\nSettings the program changed\n";
-        for (const SettingChange& s : r.settings)
-            out << "  " << s.key << ": " << (s.base.empty() ? "-" : s.base) << " -> " << (s.now.empty() ? "-" : s.now)
-                << "\n";
+        for (const SettingChange& s : r.settings) {
+            const SettingText base = readableSetting(s.key, s.base), now = readableSetting(s.key, s.now);
+            out << "  " << base.name << ": " << (s.base.empty() ? "-" : base.value) << " -> "
+                << (s.now.empty() ? "-" : now.value) << "\n";
+        }
     }
 
     out << "\nEnvironment\n";

@@ -1,5 +1,6 @@
 #include "compare/comparison.h"
 
+#include "advise/setting_text.h"
 #include "report/report_helpers.h"
 #include "stats/mann_whitney.h"
 #include "units.h"
@@ -249,9 +250,11 @@ void nameCauses(CompareResult& r) {
                 r.causes.push_back(std::string(kernelClassName(c.kernelClass)) + " kernels "
                     + signedDuration(c.newNs - c.baseNs) + " per step");
     }
-    for (const SettingChange& s : r.settings)
-        r.causes.push_back("setting " + s.key + " changed: " + (s.base.empty() ? "(not recorded)" : s.base) + " -> "
-            + (s.now.empty() ? "(not recorded)" : s.now));
+    for (const SettingChange& s : r.settings) {
+        const SettingText base = readableSetting(s.key, s.base), now = readableSetting(s.key, s.now);
+        r.causes.push_back("setting " + base.name + " changed: " + (s.base.empty() ? "(not recorded)" : base.value)
+            + " -> " + (s.now.empty() ? "(not recorded)" : now.value));
+    }
 }
 
 void addNotes(const RunProfile& base, const RunProfile& now, CompareResult& r) {

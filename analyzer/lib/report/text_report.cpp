@@ -1,3 +1,4 @@
+#include "advise/setting_text.h"
 #include "report/measured_gain.h"
 #include "report/report.h"
 #include "report/report_helpers.h"
@@ -101,8 +102,10 @@ void writeTextReportRaw(std::ostream& out, const AdviceReport& report, const Rep
         writeBreakdown(out, rank, style);
         if (!rank.settings.empty()) {
             out << "  recorded settings:";
-            for (size_t k = 0; k < rank.settings.size(); ++k)
-                out << (k ? ", " : " ") << rank.settings[k].first << " " << rank.settings[k].second;
+            for (size_t k = 0; k < rank.settings.size(); ++k) {
+                const SettingText s = readableSetting(rank.settings[k].first, rank.settings[k].second);
+                out << (k ? ", " : " ") << s.name << " " << s.value;
+            }
             out << "\n";
         }
     }
