@@ -1,6 +1,7 @@
 #include "native_stack_sampler.h"
 
 #include "clock.h"
+#include "module_unload_lock.h"
 
 #include <algorithm>
 #include <array>
@@ -114,8 +115,8 @@ struct LoadedModules {
         std::sort(
             segments.begin(), segments.end(), [](const Segment& a, const Segment& b) { return a.start < b.start; });
     }
-    // Read again when libraries were loaded or unloaded since (the counts, read from the first module only).
-    void refreshIfChanged() {
+    // The loader's counts of loads and unloads so far (read from the first module only).
+    static std::pair<unsigned long long, unsigned long long> loadCounts() {
         std::pair<unsigned long long, unsigned long long> now;
         dl_iterate_phdr(
             [](dl_phdr_info* info, size_t, void* counts) {
@@ -124,7 +125,11 @@ struct LoadedModules {
                 return 1;
             },
             &now);
-        if (now != changes) refresh();
+        return now;
+    }
+    // Read again when libraries were loaded or unloaded since.
+    void refreshIfChanged() {
+        if (loadCounts() != changes) refresh();
     }
     const Segment* find(uintptr_t address) const {
         auto it = std::upper_bound(segments.begin(), segments.end(), address,
@@ -172,10 +177,10 @@ int accessRegister(unw_addr_space_t, unw_regnum_t reg, unw_word_t* value, int wr
     return 0;
 }
 
-std::string demangled(const char* name) {
-    if (!name) return {};
+std::string demangled(const std::string& name) {
+    if (name.empty()) return {};
     int status = 0;
-    char* text = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+    char* text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
     std::string out = status == 0 && text ? text : name;
     free(text);
     return out;
@@ -242,6 +247,17 @@ LoadedModules& loadedModules() {
     return *modules;
 }
 
+// The name of the exported symbol at `address` (the user's module only: its symbols are few), "" when it has none.
+// dladdr's name lies in the library's memory: it is copied while no library can be unloaded, and only if none was
+// since dladdr looked (else the library may be gone, and its name with it: "").
+std::string exportedSymbolAt(uintptr_t address) {
+    const auto before = LoadedModules::loadCounts();
+    Dl_info info {};
+    if (!dladdr(reinterpret_cast<void*>(address), &info) || !info.dli_sname) return {};
+    ModuleUnloadsHeld held;
+    return LoadedModules::loadCounts().second == before.second ? std::string(info.dli_sname) : std::string();
+}
+
 } // namespace
 
 std::unique_ptr<NativeStackSampler> NativeStackSampler::open(int tid, uint64_t periodNs, std::string& why) {
@@ -306,6 +322,60 @@ NativeStackSampler::~NativeStackSampler() {
     if (m_ring) munmap(m_ring, m_ringBytes);
 }
 
+namespace {
+
+// A sample unwound: its time, and the addresses of its frames in the user's code (the innermost such frame's module,
+// then that module's frames further out, at most UserFrame::kMaxCallers of them).
+struct UnwoundSample {
+    uint64_t time = 0;
+    const LoadedModules::Module* module = nullptr;
+    std::vector<uintptr_t> addresses;
+};
+
+// False when the record is cut short or has no frame in the user's code.
+bool unwindSample(const NativeStackSampler::Unwinder& unwinder, const std::vector<std::byte>& record,
+    const LoadedModules& modules, UnwoundSample& out) {
+    const std::byte* p = record.data() + sizeof(perf_event_header);
+    const std::byte* end = record.data() + record.size();
+    const auto take = [&](void* to, size_t bytes) {
+        if (size_t(end - p) < bytes) return false;
+        std::memcpy(to, p, bytes);
+        p += bytes;
+        return true;
+    };
+    uint64_t abi = 0, stackSize = 0, dynamicSize = 0;
+    Snapshot s;
+    s.modules = &modules;
+    bool whole = take(&out.time, 8) && take(&abi, 8) && abi != PERF_SAMPLE_REGS_ABI_NONE
+        && take(s.registers.data(), sizeof s.registers) && take(&stackSize, 8);
+    if (whole) {
+        s.stack = p;
+        p += std::min<uint64_t>(stackSize, uint64_t(end - p));
+        whole = stackSize > 0 && take(&dynamicSize, 8);
+        s.stackBytes = std::min(dynamicSize, stackSize);
+    }
+    if (!whole) return false;
+    unw_cursor_t cursor;
+    if (unwinder.initRemote(&cursor, unwinder.space, &s) != 0) return false;
+    for (int depth = 0; depth < kMaxFrames; ++depth) {
+        unw_word_t ip = 0;
+        if (unwinder.getRegister(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+        // A caller's frame holds its return address: the call is the instruction before it.
+        const uintptr_t at = depth == 0 ? ip : ip - 1;
+        const LoadedModules::Segment* segment = modules.find(at);
+        const LoadedModules::Module* module = segment ? &modules.modules[segment->module] : nullptr;
+        if (module && module->user && (!out.module || module == out.module)) {
+            out.module = module;
+            out.addresses.push_back(at);
+            if (out.addresses.size() == UserFrame::kMaxCallers + 1) break;
+        }
+        if (unwinder.step(&cursor) <= 0) break;
+    }
+    return out.module != nullptr;
+}
+
+} // namespace
+
 void NativeStackSampler::drain(const std::function<void(uint64_t timeNs, const UserFrame&)>& out) {
     if (!m_ring) return;
     auto* meta = static_cast<perf_event_mmap_page*>(m_ring);
@@ -315,86 +385,58 @@ void NativeStackSampler::drain(const std::function<void(uint64_t timeNs, const U
     uint64_t tail = meta->data_tail;
     if (tail == head) return;
     LoadedModules& modules = loadedModules();
-    modules.refreshIfChanged();
-    std::vector<std::byte> record;
-    const auto copy = [&](void* to, uint64_t from, size_t bytes) {
-        const size_t at = size_t(from % size), first = std::min(bytes, size - at);
-        std::memcpy(to, data + at, first);
-        std::memcpy(static_cast<std::byte*>(to) + first, data, bytes - first);
-    };
-    while (tail < head) {
-        perf_event_header header;
-        copy(&header, tail, sizeof header);
-        if (header.size < sizeof header) { // never: the kernel writes whole records; if it did, skip them all
-            tail = head;
-            break;
-        }
-        if (header.type == PERF_RECORD_LOST && header.size >= sizeof header + 16) {
-            uint64_t idAndLost[2];
-            copy(idAndLost, tail + sizeof header, sizeof idAndLost);
-            m_stats.lost += idAndLost[1];
-        } else if (header.type == PERF_RECORD_SAMPLE) {
-            record.resize(header.size);
-            copy(record.data(), tail, header.size);
-            const uint64_t started = nowNs();
-            const std::byte* p = record.data() + sizeof header;
-            const std::byte* end = record.data() + record.size();
-            const auto take = [&](void* to, size_t bytes) {
-                if (size_t(end - p) < bytes) return false;
-                std::memcpy(to, p, bytes);
-                p += bytes;
-                return true;
-            };
-            uint64_t time = 0, abi = 0, stackSize = 0, dynamicSize = 0;
-            Snapshot s;
-            s.modules = &modules;
-            bool whole = take(&time, 8) && take(&abi, 8) && abi != PERF_SAMPLE_REGS_ABI_NONE
-                && take(s.registers.data(), sizeof s.registers) && take(&stackSize, 8);
-            if (whole) {
-                s.stack = p;
-                p += std::min<uint64_t>(stackSize, uint64_t(end - p));
-                whole = stackSize > 0 && take(&dynamicSize, 8);
-                s.stackBytes = std::min(dynamicSize, stackSize);
+    std::vector<UnwoundSample> unwound;
+    {
+        // No library is unloaded from here until the unwinding is done; nothing below waits for the loader's lock.
+        ModuleUnloadsHeld held;
+        modules.refreshIfChanged();
+        std::vector<std::byte> record;
+        const auto copy = [&](void* to, uint64_t from, size_t bytes) {
+            const size_t at = size_t(from % size), first = std::min(bytes, size - at);
+            std::memcpy(to, data + at, first);
+            std::memcpy(static_cast<std::byte*>(to) + first, data, bytes - first);
+        };
+        while (tail < head) {
+            perf_event_header header;
+            copy(&header, tail, sizeof header);
+            if (header.size < sizeof header) { // never: the kernel writes whole records; if it did, skip them all
+                tail = head;
+                break;
             }
-            ++m_stats.samples;
-            if (whole) {
-                unw_cursor_t cursor;
-                UserFrame frame;
-                const LoadedModules::Module* user = nullptr;
-                if (m_unwinder.initRemote(&cursor, m_unwinder.space, &s) == 0)
-                    for (int depth = 0; depth < kMaxFrames; ++depth) {
-                        unw_word_t ip = 0;
-                        if (m_unwinder.getRegister(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-                        // A caller's frame holds its return address: the call is the instruction before it.
-                        const uintptr_t at = depth == 0 ? ip : ip - 1;
-                        const LoadedModules::Segment* segment = modules.find(at);
-                        const LoadedModules::Module* module = segment ? &modules.modules[segment->module] : nullptr;
-                        if (module && module->user) {
-                            Dl_info info {}; // the user's module only: its symbols are few
-                            const bool named = dladdr(reinterpret_cast<void*>(at), &info) && info.dli_sname;
-                            // The C runtime's entry in the program is no code of the user's: the stack ends there.
-                            if (named && std::strcmp(info.dli_sname, "_start") == 0) break;
-                            if (!user) {
-                                user = module;
-                                frame = { module->path, uint64_t(at - module->base),
-                                    named ? demangled(info.dli_sname) : std::string(), {} };
-                            } else if (module == user) {
-                                frame.callers.push_back(uint64_t(at - module->base));
-                                if (frame.callers.size() == UserFrame::kMaxCallers) break;
-                            }
-                        }
-                        if (m_unwinder.step(&cursor) <= 0) break;
-                    }
+            if (header.type == PERF_RECORD_LOST && header.size >= sizeof header + 16) {
+                uint64_t idAndLost[2];
+                copy(idAndLost, tail + sizeof header, sizeof idAndLost);
+                m_stats.lost += idAndLost[1];
+            } else if (header.type == PERF_RECORD_SAMPLE) {
+                record.resize(header.size);
+                copy(record.data(), tail, header.size);
+                ++m_stats.samples;
+                const uint64_t started = nowNs();
+                UnwoundSample u;
+                if (unwindSample(m_unwinder, record, modules, u)) unwound.push_back(std::move(u));
                 m_stats.unwindNs += nowNs() - started;
-                if (user) {
-                    ++m_stats.withUserFrame;
-                    out(time, frame);
-                }
             }
+            tail += header.size;
         }
-        tail += header.size;
+        __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
     }
-    __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+    // Named once libraries may come and go again (dladdr waits for the loader's lock, which a library's constructor
+    // holds while it may call dlclose: not under ModuleUnloadsHeld).
+    for (const UnwoundSample& u : unwound) {
+        UserFrame frame;
+        for (const uintptr_t at : u.addresses) {
+            const std::string symbol = exportedSymbolAt(at);
+            // The C runtime's entry in the program is no code of the user's: the stack ends there.
+            if (symbol == "_start") break;
+            if (frame.module.empty())
+                frame = { u.module->path, uint64_t(at - u.module->base), demangled(symbol), {} };
+            else
+                frame.callers.push_back(uint64_t(at - u.module->base));
+        }
+        if (frame.module.empty()) continue;
+        ++m_stats.withUserFrame;
+        out(u.time, frame);
+    }
 }
 
 #else // no libunwind headers at build time

@@ -2,6 +2,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "module_unload_lock.h"
 #include "ring_registry.h"
 #include "writer.h"
 
@@ -18,17 +19,21 @@ namespace {
 ForkHooks s_hooks;
 
 void prepareFork() {
-    // No other thread may be inside the registry while the address space is copied.
+    // No other thread may be inside the registry, or unwinding, while the address space is copied. The unwinding
+    // writer takes no registry lock, so this order cannot wait in a circle.
+    lockModuleUnloads();
     RingRegistry::lockForFork();
 }
 
 void parentAfterFork() {
     RingRegistry::unlockAfterFork();
+    unlockModuleUnloads();
 }
 
 void childAfterFork() {
     RingRegistry::resetAfterFork();
     RingRegistry::unlockAfterFork();
+    unlockModuleUnloads();
     Writer::abandonAfterFork();
     if (s_hooks.childAfterFork) s_hooks.childAfterFork();
 }
