@@ -17,19 +17,24 @@ namespace {
 
 constexpr int64_t kMB = 1'000'000;
 
-// GPU 0 runs one kernel from 1 ms to 9 ms; its allocated memory steps 100 -> 400 -> 200 MB (reserved
-// 500 MB); GPU 1 has memory events but no kernels; host memory is no track.
-analysis::TraceModel builtTrace() {
-    using namespace analysis;
-    TraceBuilder b(SourceFormat::KinetoJson, "memory.json");
-    const ThreadIndex t = b.thread(1, 1);
-    Kernel k;
+// One kernel on GPU 0's stream 7, from 1 ms to 9 ms.
+void addKernelOnGpu0(analysis::TraceBuilder& b) {
+    analysis::Kernel k;
     k.startNs = 1'000'000;
     k.endNs = 9'000'000;
     k.device = 0;
     k.stream = 7;
     k.name = b.intern("kernel");
     b.addKernel(k);
+}
+
+// GPU 0 runs one kernel from 1 ms to 9 ms; its allocated memory steps 100 -> 400 -> 200 MB (reserved
+// 500 MB); GPU 1 has memory events but no kernels; host memory is no track.
+analysis::TraceModel builtTrace() {
+    using namespace analysis;
+    TraceBuilder b(SourceFormat::KinetoJson, "memory.json");
+    const ThreadIndex t = b.thread(1, 1);
+    addKernelOnGpu0(b);
     auto memory = [&](int64_t time, int32_t device, int64_t allocated) {
         MemoryEvent e;
         e.timeNs = time;
@@ -55,13 +60,7 @@ analysis::TraceModel recordingWithStepPeaks() {
     using namespace analysis;
     TraceBuilder b(SourceFormat::TuneupDb, "peaks.db");
     const ThreadIndex t = b.thread(1, 1);
-    Kernel k;
-    k.startNs = 1'000'000;
-    k.endNs = 9'000'000;
-    k.device = 0;
-    k.stream = 7;
-    k.name = b.intern("kernel");
-    b.addKernel(k);
+    addKernelOnGpu0(b);
     for (const auto& [time, reserved] : { std::pair { 1'000'000, 200 * kMB }, std::pair { 2'000'000, 500 * kMB } }) {
         MemoryEvent e;
         e.timeNs = time;
