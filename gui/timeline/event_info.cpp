@@ -280,6 +280,15 @@ EventInfo describeEvent(const TimelineData& data, const EventId& id) {
             f.emplace_back("address", address);
         }
         if (e.thread[r] != kNoThread) f.emplace_back("thread", threadLabel(m, e.thread[r]));
+        // The allocator's peak over the step read around it (the bar drawn across that step).
+        if (const auto place = data.place(id)) {
+            for (const WindowPeak& w : data.tracks[place->track].memory.windowPeaks)
+                if (w.startNs <= e.timeNs[r] && e.timeNs[r] <= w.endNs) {
+                    if (w.allocated >= 0) f.emplace_back("the step's peak, allocated", formatBytes(w.allocated));
+                    if (w.reserved >= 0) f.emplace_back("the step's peak, reserved", formatBytes(w.reserved));
+                    break;
+                }
+        }
         break;
     }
     case Source::ThreadState: {

@@ -131,6 +131,9 @@ private slots:
         QVERIFY(std::find(info.fields.begin(), info.fields.end(),
                     std::pair<std::string, std::string> { "allocated after it", "400 MB" })
             != info.fields.end());
+        QVERIFY2(std::none_of(info.fields.begin(), info.fields.end(),
+                     [](const auto& field) { return field.first.starts_with("the step's peak"); }),
+            "no allocator's peaks in this trace");
     }
 
     void drawnAsALevel() {
@@ -186,6 +189,10 @@ private slots:
         QCOMPARE(alone.lanes[0].size(), size_t(0));
         QCOMPARE(alone.title, std::string("memory · allocated peak 80 MB"));
         QCOMPARE(alone.memory.detail, std::string("reserved 500 MB · bars: steps"));
+        // A memory event inside a step says that step's peak (the one at 2 ms: the step from 1 to 4 ms).
+        const EventInfo info = describeEvent(t, { 0, Source::MemoryEvent, memory.lanes[0].rows[1] });
+        const std::pair<std::string, std::string> stepPeak { "the step's peak, allocated", "300 MB" };
+        QVERIFY(std::find(info.fields.begin(), info.fields.end(), stepPeak) != info.fields.end());
 
         // Drawn from the file: each step's bar at its own height, nothing where no step was read.
         const std::string path = guitest::writeTrace(model, guitest::dataPath("memory_peaks.db"));
