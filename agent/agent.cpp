@@ -3,6 +3,7 @@
 #include "clock.h"
 #include "log.h"
 #include "metadata.h"
+#include "native_stack_sampler.h"
 #include "nvtx_source.h"
 #include "output_path.h"
 #include "process_guard.h"
@@ -77,6 +78,7 @@ bool ensureStarted() {
     RingRegistry::setFirstRingHook(startWriterOnFirstEvent);
     s_output = new OutputChoice(chooseOutput(*s_config, int(getpid()), false));
     installProcessGuard({ childAfterFork });
+    if (s_config->samplePeriodMs > 0) NativeStackSampler::prepare();
     s_state.store(State::Running, std::memory_order_release);
     if (s_output->eager) startWriter();
     TUNEUP_LOG(Info, "recording to %s (%s)", s_output->path.c_str(), s_output->role.c_str());

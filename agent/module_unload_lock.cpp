@@ -19,4 +19,9 @@ void unlockModuleUnloads() {
     pthread_mutex_unlock(&s_unloads);
 }
 
+void resetModuleUnloadsAfterFork() {
+    // Not unlocked: a recursive mutex knows its owner by thread id, which the forking thread has changed.
+    s_unloads = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+}
+
 } // namespace tuneup::agent

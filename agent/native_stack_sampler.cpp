@@ -260,6 +260,10 @@ std::string exportedSymbolAt(uintptr_t address) {
 
 } // namespace
 
+void NativeStackSampler::prepare() {
+    if (!dlsym(RTLD_DEFAULT, "Py_IsInitialized") && isUserCodeModule(loadedModules().executable)) Unwinder::get();
+}
+
 std::unique_ptr<NativeStackSampler> NativeStackSampler::open(int tid, uint64_t periodNs, std::string& why) {
     if (dlsym(RTLD_DEFAULT, "Py_IsInitialized")) {
         why = "a Python program: the bootstrap samples its Python stack";
@@ -442,6 +446,9 @@ void NativeStackSampler::drain(const std::function<void(uint64_t timeNs, const U
 #else // no libunwind headers at build time
 
 struct NativeStackSampler::Unwinder { };
+
+void NativeStackSampler::prepare() {
+}
 
 std::unique_ptr<NativeStackSampler> NativeStackSampler::open(int, uint64_t, std::string& why) {
     why = "tuneup was built without libunwind's headers (Debian: libunwind-dev)";

@@ -45,6 +45,10 @@ public:
     // it cannot or should not: the process is Python, its program is not the user's (a shell, a launcher),
     // libunwind is not installed, the kernel refuses (perf_event_paranoid 3, a seccomp filter).
     static std::unique_ptr<NativeStackSampler> open(int tid, uint64_t periodNs, std::string& why);
+    // Loads what open() needs (libunwind, the table of loaded modules) for a program it will sample, on the calling
+    // thread: at the agent's start, before the program can fork. A fork while the writer thread was loading them
+    // would leave the child's writer waiting forever on their one-time initialisation.
+    static void prepare();
     ~NativeStackSampler();
     NativeStackSampler(const NativeStackSampler&) = delete;
     NativeStackSampler& operator=(const NativeStackSampler&) = delete;

@@ -33,7 +33,7 @@ void parentAfterFork() {
 void childAfterFork() {
     RingRegistry::resetAfterFork();
     RingRegistry::unlockAfterFork();
-    unlockModuleUnloads();
+    resetModuleUnloadsAfterFork();
     Writer::abandonAfterFork();
     if (s_hooks.childAfterFork) s_hooks.childAfterFork();
 }

@@ -407,19 +407,25 @@ void finalize(WriterState& state) {
     if (state.stopped) db.fail(state.stopReason);
 }
 
+// The main thread's native stack sampler (programs that are not Python), once; what it says goes to the file's meta
+// when the file is open.
+void openNativeSampler(WriterState& state) {
+    if (state.nativeTried || state.samplePeriodNs == 0) return;
+    state.nativeTried = true;
+    std::string why;
+    state.nativeSampler = NativeStackSampler::open(state.pid, state.samplePeriodNs, why);
+    std::lock_guard lock(s_mutex);
+    state.pendingMeta.emplace_back("capture.native_stacks",
+        state.nativeSampler ? "on: every " + std::to_string(state.samplePeriodNs / 1'000'000) + " ms of CPU time"
+                            : "off: " + why);
+}
+
 // The main thread's state, when a sample is due: written when it changed.
 void sampleMainThread(WriterState& state, uint64_t now) {
     if (!state.db || state.stopped || state.samplePeriodNs == 0 || now < state.nextSampleNs) return;
     state.nextSampleNs = now + state.samplePeriodNs;
     if (!state.sampler) state.sampler = std::make_unique<ThreadSampler>(state.pid, state.pid);
-    if (!state.nativeTried) {
-        state.nativeTried = true;
-        std::string why;
-        state.nativeSampler = NativeStackSampler::open(state.pid, state.samplePeriodNs, why);
-        state.db->setMeta("capture.native_stacks",
-            state.nativeSampler ? "on: every " + std::to_string(state.samplePeriodNs / 1'000'000) + " ms of CPU time"
-                                : "off: " + why);
-    }
+    openNativeSampler(state);
     ThreadSample sample;
     if (!state.sampler->sample(sample) || (state.sampled && sample == state.lastSample)) return;
     state.db->addThreadState(now, state.pid, sample.state, sample.syscall);
@@ -473,7 +479,10 @@ bool writePass(WriterState& state, bool flush, uint64_t& lastCommit) {
 
 void* writerMain(void*) {
     WriterState& state = *s_state;
-    // A first sample of the main thread at once: a program that ends before the first tick still has one.
+    // The main process samples its native stack from the start: the kernel keeps the samples while the file is
+    // made (about 30 ms). A first sample of the main thread's state at once: a program that ends before the first
+    // tick still has one.
+    if (state.eager) openNativeSampler(state);
     if (state.eager && openFile(state)) sampleMainThread(state, nowNs());
     uint64_t lastCommit = nowNs();
     bool busy = false;

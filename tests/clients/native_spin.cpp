@@ -1,12 +1,15 @@
 // A native program whose main thread spends its CPU time in one place of its own code, called through libm: the
 // agent's sampled native stacks must name this file and the line marked below (tests/integration/
 // native_stacks_test.cpp). Built with debug information, without frame pointers: the agent unwinds with the
-// unwind tables. Argument: how long to spin, in ms of CPU time (default 400); "fork": a child spins too.
+// unwind tables. Argument: how long to spin, in ms of CPU time (default 400); "fork": a child spins too, and marks an
+// event through the agent when it is there, so that it records (its own file, its own samples).
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +43,9 @@ int main(int argc, char** argv) {
     const bool fork = argc > 2 && std::strcmp(argv[2], "fork") == 0;
     const int ms = argc > 1 ? std::atoi(argv[1]) : 400;
     const pid_t child = fork ? ::fork() : -1;
+    if (child == 0)
+        if (const auto mark = reinterpret_cast<void (*)(const char*, int64_t)>(dlsym(RTLD_DEFAULT, "tuneup_mark")))
+            mark("native_spin.child", 1);
     spinFor(ms);
     if (child == 0) _exit(0);
     int status = 0;
