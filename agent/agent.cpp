@@ -9,6 +9,7 @@
 #include "process_guard.h"
 #include "ring_registry.h"
 #include "signal_guard.h"
+#include "torch_probe.h"
 #include "writer.h"
 #ifdef TUNEUP_HAVE_CUPTI
 #include "cupti_source.h"
@@ -50,6 +51,7 @@ void startWriterOnFirstEvent() {
 void childAfterFork() {
     // The child writes its own file, named by its pid, on its first event; never CUDA here.
     new (&s_startMutex) std::recursive_mutex;
+    resetTorchProbeAfterFork();
     s_startNs = nowNs();
     *s_output = chooseOutput(*s_config, int(getpid()), true);
 #ifdef TUNEUP_HAVE_CUPTI

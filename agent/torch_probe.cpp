@@ -7,6 +7,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
+#include <new>
 #include <string>
 
 namespace tuneup::agent {
@@ -53,6 +54,14 @@ enum class State { Searching, Resolved };
 std::atomic<State> s_state { State::Searching };
 std::mutex s_resolveMutex;
 Symbols s_symbols;
+
+} // namespace
+
+void resetTorchProbeAfterFork() {
+    new (&s_resolveMutex) std::mutex;
+}
+
+namespace {
 
 template <class T> T resolve(void* library, const char* symbol) {
     return reinterpret_cast<T>(dlsym(library, symbol));

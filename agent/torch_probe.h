@@ -23,4 +23,8 @@ struct TorchFlags {
 // "torch" out); the first call after it loads resolves the symbols, later calls only read.
 bool readTorchFlags(TorchFlags& out);
 
+// In a forked child: the lock around the symbols' search starts free (a thread of the parent may have held it at
+// fork(), searching on its own NVTX call, and the child's first NVTX call would wait for it forever).
+void resetTorchProbeAfterFork();
+
 } // namespace tuneup::agent
