@@ -10,17 +10,22 @@
 namespace {
 
 using Dlclose = int (*)(void*);
+
+Dlclose realDlclose() {
+    return reinterpret_cast<Dlclose>(dlsym(RTLD_NEXT, "dlclose"));
+}
+
 Dlclose s_realDlclose = nullptr;
 
 __attribute__((constructor(101))) void resolveRealDlclose() {
-    s_realDlclose = reinterpret_cast<Dlclose>(dlsym(RTLD_NEXT, "dlclose"));
+    s_realDlclose = realDlclose();
 }
 
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
-    // Called before the constructor above (another library's constructor): resolve now.
-    if (!s_realDlclose) s_realDlclose = reinterpret_cast<Dlclose>(dlsym(RTLD_NEXT, "dlclose"));
+    // Called before the constructor above (from another library's constructor): resolve now.
+    if (!s_realDlclose) s_realDlclose = realDlclose();
     if (!s_realDlclose) return 0; // never: libc defines it. Unloading nothing is safe; crashing is not.
     tuneup::agent::ModuleUnloadsHeld held;
     return s_realDlclose(handle);

@@ -260,19 +260,24 @@ std::string exportedSymbolAt(uintptr_t address) {
 
 } // namespace
 
+namespace {
+
+// Why this process's program is not one to sample, or "" when it is.
+std::string notSampledBecause() {
+    if (dlsym(RTLD_DEFAULT, "Py_IsInitialized")) return "a Python program: the bootstrap samples its Python stack";
+    if (const std::string& program = loadedModules().executable; !isUserCodeModule(program))
+        return program + " is a system program, not the user's";
+    return {};
+}
+
+} // namespace
+
 void NativeStackSampler::prepare() {
-    if (!dlsym(RTLD_DEFAULT, "Py_IsInitialized") && isUserCodeModule(loadedModules().executable)) Unwinder::get();
+    if (notSampledBecause().empty()) Unwinder::get();
 }
 
 std::unique_ptr<NativeStackSampler> NativeStackSampler::open(int tid, uint64_t periodNs, std::string& why) {
-    if (dlsym(RTLD_DEFAULT, "Py_IsInitialized")) {
-        why = "a Python program: the bootstrap samples its Python stack";
-        return nullptr;
-    }
-    if (const std::string program = loadedModules().executable; !isUserCodeModule(program)) {
-        why = program + " is a system program, not the user's";
-        return nullptr;
-    }
+    if (why = notSampledBecause(); !why.empty()) return nullptr;
     const Unwinder& unwinder = Unwinder::get();
     if (!unwinder.space) {
         why = unwinder.error;

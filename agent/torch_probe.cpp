@@ -55,14 +55,6 @@ std::atomic<State> s_state { State::Searching };
 std::mutex s_resolveMutex;
 Symbols s_symbols;
 
-} // namespace
-
-void resetTorchProbeAfterFork() {
-    new (&s_resolveMutex) std::mutex;
-}
-
-namespace {
-
 template <class T> T resolve(void* library, const char* symbol) {
     return reinterpret_cast<T>(dlsym(library, symbol));
 }
@@ -135,6 +127,10 @@ bool readTorchFlags(TorchFlags& out) {
     out.values[5] = s.autocast ? int8_t(s.autocast()) : s.autocastFor ? int8_t(s.autocastFor(kDeviceTypeCuda)) : -1;
     out.values[6] = s.profiler ? int8_t(s.profiler()) : -1;
     return true;
+}
+
+void resetTorchProbeAfterFork() {
+    new (&s_resolveMutex) std::mutex;
 }
 
 } // namespace tuneup::agent

@@ -482,8 +482,10 @@ void* writerMain(void*) {
     // The main process samples its native stack from the start: the kernel keeps the samples while the file is
     // made (about 30 ms). A first sample of the main thread's state at once: a program that ends before the first
     // tick still has one.
-    if (state.eager) openNativeSampler(state);
-    if (state.eager && openFile(state)) sampleMainThread(state, nowNs());
+    if (state.eager) {
+        openNativeSampler(state);
+        if (openFile(state)) sampleMainThread(state, nowNs());
+    }
     uint64_t lastCommit = nowNs();
     bool busy = false;
     // Busy: loop again at once so rings never fill while there is data. Idle: a short tick, short

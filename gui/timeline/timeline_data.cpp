@@ -220,35 +220,40 @@ void addMemoryTrack(Builder& b, uint32_t m, const TraceModel& model, int32_t dev
     const int64_t end
         = curve.timeNs.empty() ? 0 : std::max(span ? span->endNs : curve.timeNs.back(), curve.timeNs.back());
     const uint32_t name = b.syntheticName("GPU memory");
-    // The curve's level is filled (`allocated`, though it is the reserved memory when that is all the trace has).
-    int64_t curvePeak = -1, peakReserved = -1;
+    // The curve's level is filled (`levels.allocated`, though it is the reserved memory when that is all there is).
+    int64_t allocatedPeak = -1, reservedPeak = -1;
     for (size_t i = 0; i < curve.timeNs.size(); ++i) {
         const int64_t until = i + 1 < curve.timeNs.size() ? curve.timeNs[i + 1] : end;
         track.lanes[0].add(curve.timeNs[i], until, EventKind::Memory, Source::MemoryEvent, curve.rows[i], name);
         const int64_t reserved = allocatedCurve ? model.memoryEvents.reservedBytes[size_t(curve.rows[i])] : -1;
         levels.allocated.push_back(curve.bytes[i]);
         levels.reserved.push_back(reserved);
+        int64_t& curvePeak = allocatedCurve ? allocatedPeak : reservedPeak;
         curvePeak = std::max(curvePeak, curve.bytes[i]);
-        peakReserved = std::max(peakReserved, reserved);
+        reservedPeak = std::max(reservedPeak, reserved);
     }
-    int64_t peak = allocatedCurve ? curvePeak : -1;
-    if (!allocatedCurve) peakReserved = curvePeak;
     for (const WindowPeak& w : levels.windowPeaks) {
-        peak = std::max(peak, w.allocated);
-        peakReserved = std::max(peakReserved, w.reserved);
+        allocatedPeak = std::max(allocatedPeak, w.allocated);
+        reservedPeak = std::max(reservedPeak, w.reserved);
         b.cover({ w.startNs, w.endNs });
     }
-    levels.scaleBytes = std::max<int64_t>({ 1, peak, peakReserved });
-    track.title = peak >= 0 ? "memory · allocated peak " + formatBytes(peak)
-                            : "memory · reserved peak " + formatBytes(peakReserved);
+    levels.scaleBytes = std::max<int64_t>({ 1, allocatedPeak, reservedPeak });
+    const bool bars = !levels.windowPeaks.empty();
+    track.title = allocatedPeak >= 0 ? "memory · allocated peak " + formatBytes(allocatedPeak)
+                                     : "memory · reserved peak " + formatBytes(reservedPeak);
+    // The detail line: what the levels are (the reserved peak beside an allocated title; "peak" left out beside
+    // "bars", for room), then whether bars are drawn.
+    std::vector<std::string> detail;
     if (curve.source == MemorySource::Deltas)
-        levels.detail = "sizes only: a lower bound";
-    else if (peak >= 0 && peakReserved >= 0)
-        levels.detail = std::string(!allocatedCurve && !curve.timeNs.empty() ? "fill: reserved "
-                                : levels.windowPeaks.empty()                 ? "reserved peak "
-                                                                             : "reserved ") // short beside "bars"
-            + formatBytes(peakReserved);
-    if (!levels.windowPeaks.empty()) levels.detail += std::string(levels.detail.empty() ? "" : " · ") + "bars: steps";
+        detail.push_back("sizes only: a lower bound");
+    else if (allocatedPeak >= 0 && reservedPeak >= 0)
+        detail.push_back((!allocatedCurve && !curve.timeNs.empty() ? "fill: reserved "
+                                 : bars                            ? "reserved "
+                                                                   : "reserved peak ")
+            + formatBytes(reservedPeak));
+    if (bars) detail.push_back("bars: steps");
+    for (const std::string& part : detail)
+        levels.detail += (levels.detail.empty() ? "" : " · ") + part;
     b.addFixedTrack(std::move(track));
 }
 

@@ -38,13 +38,14 @@ std::vector<SourceSite> rankSites(
         size_t count = 0, mostForOneName = 0;
         std::string_view function;
     };
-    std::map<std::pair<std::string_view, int64_t>, Line> lines;
-    std::vector<std::pair<std::string_view, int64_t>> order; // as first met: equal counts keep the frames' order
+    using Lines = std::map<std::pair<std::string_view, int64_t>, Line>;
+    Lines lines;
+    std::vector<Lines::const_iterator> order; // as first met: equal counts keep the frames' order
     for (const auto& [name, count] : countByFrame) {
         const auto frame = parsePythonFrame(model.str(name));
         if (!frame) continue;
         const auto [it, added] = lines.try_emplace({ frame->file, frame->line });
-        if (added) order.push_back(it->first);
+        if (added) order.push_back(it);
         Line& line = it->second;
         line.count += count;
         if (count > line.mostForOneName) {
@@ -53,9 +54,9 @@ std::vector<SourceSite> rankSites(
         }
     }
     std::vector<SourceSite> sites;
-    for (const auto& key : order) {
-        const Line& line = lines.at(key);
-        sites.push_back({ std::string(key.first), key.second, std::string(line.function), line.count,
+    for (const auto& it : order) {
+        const auto& [place, line] = *it;
+        sites.push_back({ std::string(place.first), place.second, std::string(line.function), line.count,
             double(line.count) / double(total), sampled, {} });
     }
     std::stable_sort(
