@@ -24,9 +24,6 @@ namespace {
 
 constexpr int kFindingsAtFailLevel = 3;
 
-// From this many ranks on, only their summaries are kept: a job of many ranks fits in memory.
-constexpr size_t kStreamFromRanks = 64;
-
 struct AdviseOptions {
     std::vector<std::string> files;
     std::string format = "text";

@@ -32,9 +32,6 @@ constexpr int kInputError = 2;
 constexpr int kInconclusive = 3;
 constexpr int kIncomparable = 4;
 
-// From this many ranks on, a side keeps only its ranks' summaries (as advise does).
-constexpr size_t kStreamFromRanks = 64;
-
 struct CompareArgs {
     std::vector<std::string> runs; // BASE NEW
     std::string maxRegression; // "5%", "5"

@@ -31,7 +31,7 @@ struct ImportOptions {
     bool force = false; // replace an existing tuneup file (never another kind of file)
 };
 
-int usageError(const std::string& message) {
+int importUsageError(const std::string& message) {
     fprintf(stderr, "tuneup import: %s\n", message.c_str());
     return kUsageError;
 }
@@ -61,30 +61,32 @@ std::string tableCounts(const std::vector<std::pair<size_t, const char*>>& count
 int runImport(const ImportOptions& options) {
     // The output is checked before a long import, not after.
     if (options.output.empty() || options.output == "-")
-        return usageError("name the tuneup file to write with -o, e.g. tuneup import " + options.input + " -o run.db");
+        return importUsageError(
+            "name the tuneup file to write with -o, e.g. tuneup import " + options.input + " -o run.db");
     std::error_code ec;
     const fs::path output = fs::absolute(options.output, ec).lexically_normal();
     const fs::path directory = output.parent_path();
     if (!fs::is_directory(directory, ec))
-        return usageError(
+        return importUsageError(
             "the output directory " + directory.string() + " does not exist; create it or choose another -o");
     if (access(directory.c_str(), W_OK) != 0)
-        return usageError("cannot write in " + directory.string() + " (" + strerror(errno) + "); choose another -o");
+        return importUsageError(
+            "cannot write in " + directory.string() + " (" + strerror(errno) + "); choose another -o");
     if (fs::is_directory(output, ec))
-        return usageError(
+        return importUsageError(
             "-o " + options.output + " is a directory; name a file, e.g. -o " + (output / "run.db").string());
     if (fs::exists(options.input, ec) && fs::exists(output, ec) && fs::equivalent(options.input, output, ec))
-        return usageError("the input and the output are the same file; choose another -o");
+        return importUsageError("the input and the output are the same file; choose another -o");
     std::vector<std::string> existing;
     for (const char* suffix : { "", "-wal", "-shm", "-journal" })
         if (fs::exists(output.string() + suffix, ec)) existing.push_back(output.string() + suffix);
     if (!existing.empty()) {
         if (fs::exists(output, ec) && !replaceable(output.string()))
-            return usageError(output.string()
+            return importUsageError(output.string()
                 + " exists and is not a tuneup trace, so tuneup will not replace it, "
                   "even with --force; move it away or choose another -o");
         if (!options.force)
-            return usageError(existing.front() + " exists; add --force to replace it, or choose another -o");
+            return importUsageError(existing.front() + " exists; add --force to replace it, or choose another -o");
     }
 
     std::unique_ptr<Job> job;

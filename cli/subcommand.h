@@ -4,6 +4,7 @@
 
 #include "cli11.h"
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,10 @@ namespace tuneup::cli {
 // Exit codes shared by the subcommands (record returns its command's own otherwise).
 inline constexpr int kBadInput = 1;
 inline constexpr int kUsageError = 2;
+
+// From this many ranks on, advise and compare keep only each rank's summary: a job of many ranks fits in
+// memory.
+inline constexpr size_t kStreamFromRanks = 64;
 
 struct Subcommand {
     // Adds the subcommand to `app`; the returned function runs it after parsing. `command` holds what
