@@ -11,6 +11,7 @@ gtest_discover_tests(kineto_json_test TEST_FILTER "-KinetoJsonThreads.*" PROPERT
 # Windows of events parsed on several threads: the tsan preset runs these too.
 gtest_discover_tests(kineto_json_test TEST_FILTER "KinetoJsonThreads.*" PROPERTIES LABELS threads
   DISCOVERY_TIMEOUT 60)
+tuneup_threads_test_programs(kineto_json_test)
 
 # The scanner that cuts the events array into windows, and the windows (import/json_windows.h).
 add_executable(json_window_splitter_test ${CMAKE_CURRENT_LIST_DIR}/json_window_splitter_test.cpp)
