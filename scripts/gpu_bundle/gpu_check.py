@@ -1,7 +1,7 @@
 """gpu-check: the GPU bundle's check driver (scripts/gpu-bundle.sh builds the bundle; docs/gpu-check.md).
 
     gpu-check OUT [--python PY] [--budget SECONDS] [--jobs N] [--steps N] [--overhead-reps N]
-                  [--max-overhead PERCENT] [--work DIR]
+                  [--max-overhead PERCENT] [--samples NAME,...] [--work DIR]
 
 Records, with the bundle's own `tuneup` and agent, a capture workload that does each kind of GPU work a
 known number of times, a driver-API program, every Python sample and its --fixed twin, and a run that
@@ -242,7 +242,11 @@ class Check(CaptureChecks):
     # Samples and their twins.
     def samples(self):
         jobs = []
+        chosen = [sample for sample in SAMPLES if sample.name in self.args.samples]
         for sample in SAMPLES:
+            if sample not in chosen:
+                self.report.add("sample %s: recorded" % sample.name, "skipped", "left out by --samples")
+        for sample in chosen:
             argv = (sample.gpu_args if self.gpu else sample.cpu_args).split()
             for fixed in (False, True):
                 db = os.path.join(self.runner.work, "samples", sample.name, "fixed.db" if fixed else "broken.db")
@@ -271,7 +275,7 @@ class Check(CaptureChecks):
         with concurrent.futures.ThreadPoolExecutor(self.args.jobs) as pool:
             for job, (first, result) in zip(jobs, pool.map(one, jobs)):
                 results[(job[0].name, job[1])] = (first, result)
-        for sample in SAMPLES:
+        for sample in chosen:
             self.guard("sample %s" % sample.name, self.sample_checks, sample, results[(sample.name, False)],
                        results[(sample.name, True)])
 
@@ -479,6 +483,9 @@ def main():
     parser.add_argument("--overhead-reps", type=int, default=5, help="interleaved rounds (default 5)")
     parser.add_argument("--max-overhead", type=float, default=5.0,
                         help="the overhead check fails above this many percent (default 5)")
+    parser.add_argument("--samples", default="all", metavar="NAME,...",
+                        help="the samples to record with their twins (default: all; the CPU test of the bundle "
+                             "records a few: tests/gpu/bundle_test.sh)")
     parser.add_argument("--work", help="keep the recordings and logs here (default: a temporary folder, removed)")
     parser.add_argument("--write-manifest", metavar="VERSION:COMMIT", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -491,6 +498,12 @@ def main():
         parser.error("say where to write the report: gpu-check OUT")
     if args.budget < 60 or args.steps < 2 or args.overhead_reps < 1:
         parser.error("--budget must be at least 60, --steps at least 2, --overhead-reps at least 1")
+    names = [s.name for s in SAMPLES]
+    args.samples = names if args.samples == "all" else [n for n in args.samples.split(",") if n]
+    unknown = [n for n in args.samples if n not in names]
+    if unknown or not args.samples:
+        parser.error("--samples: %s; the samples are %s, or all" % (
+            "no such sample " + ", ".join(unknown) if unknown else "name at least one", ", ".join(names)))
     if args.jobs <= 0:
         args.jobs = 4 if (os.cpu_count() or 1) >= 8 else 1
     args.out = os.path.abspath(args.out)

@@ -5,8 +5,14 @@
 # hold what docs/gpu-check.md says. Then a damaged copy: a changed file and a Python without torch must
 # each be a clear failure.
 #
-#   bundle_test.sh SOURCE_DIR BUILD_DIR PYTHON_WITH_TORCH
+#   [TUNEUP_BUNDLE_SAMPLES=all|NAME,...] bundle_test.sh SOURCE_DIR BUILD_DIR PYTHON_WITH_TORCH
+#
+# It records two samples and their twins by default (--samples): zero_grad_fill, whose settings and finding
+# a CPU recording holds, and data_parallel, the one launched through DataParallel. pattern_samples_test
+# records every sample and holds each to its finding; TUNEUP_BUNDLE_SAMPLES=all checks them all here too,
+# and a GPU machine runs them all (gpu-check's default).
 set -euo pipefail
+samples=${TUNEUP_BUNDLE_SAMPLES:-zero_grad_fill,data_parallel}
 src=$1
 build=$2
 python=$3
@@ -30,13 +36,14 @@ size=$(du -sb "$bundle" | cut -f1)
 echo "== running it without a GPU, from an empty environment"
 start=$(date +%s)
 status=0
-(cd "$tmp" && env -i PATH=/usr/bin:/bin HOME="$tmp" PYTHON="$python" "$bundle/gpu-check" "$tmp/out" --budget 1000) \
+(cd "$tmp" && env -i PATH=/usr/bin:/bin HOME="$tmp" PYTHON="$python" "$bundle/gpu-check" "$tmp/out" --budget 1000 \
+  --samples "$samples") \
   >"$tmp/run.log" 2>&1 || status=$?
 cat "$tmp/run.log"
 echo "gpu-check took $(($(date +%s) - start)) s and exited $status"
 [ $status -eq 0 ] || fail "gpu-check exited $status (0 wanted: no check may fail here)"
 
-"$python" - "$tmp/out" <<'PY'
+"$python" - "$tmp/out" "$samples" <<'PY'
 import json, os, sqlite3, sys, tarfile, tempfile
 
 out = sys.argv[1]
@@ -58,17 +65,26 @@ for c in checks:
     want(c["status"] != "fail", "%s failed: %s" % (c["name"], c["detail"]))
     by_name[c["name"]] = c
 
-samples = ["cudnn_autotuner", "zero_grad_fill", "unaligned_linear", "dataloader_workers", "anomaly",
-           "pageable_copy", "cpu_tensor_copy", "conv_bias_bn", "amp", "data_parallel"]
+all_samples = ["cudnn_autotuner", "zero_grad_fill", "unaligned_linear", "dataloader_workers", "anomaly",
+               "pageable_copy", "cpu_tensor_copy", "conv_bias_bn", "amp", "data_parallel"]
+samples = all_samples if sys.argv[2] == "all" else sys.argv[2].split(",")
+chosen = lambda names: [s for s in names if s in samples]
 must_pass = ["bundle: files intact", "bundle: runs on this machine's glibc", "bundle: tuneup runs",
              "machine: Python with torch", "capture: recorded", "capture: Python bootstrap ranges and facts",
              "capture: torch settings", "capture: nothing dropped", "capture: main thread sampled",
-             "capture: no GPU memory read without CUDA", "fixtures: recordings kept", "sample data_parallel: signal"]
+             "capture: no GPU memory read without CUDA", "fixtures: recordings kept"]
+must_pass += ["sample %s: signal" % s for s in chosen(["data_parallel"])]
 must_pass += ["sample %s: recorded" % s for s in samples]
-must_pass += ["sample %s: settings" % s for s in ("cudnn_autotuner", "zero_grad_fill", "dataloader_workers",
-                                                   "anomaly", "data_parallel")]
+must_pass += ["sample %s: settings" % s for s in chosen(["cudnn_autotuner", "zero_grad_fill", "dataloader_workers",
+                                                          "anomaly", "data_parallel"])]
 # The rules whose signal a CPU recording holds fire on the sample and not on its twin.
-must_pass += ["sample %s: finding" % s for s in ("zero_grad_fill", "dataloader_workers", "anomaly", "conv_bias_bn")]
+must_pass += ["sample %s: finding" % s for s in chosen(["zero_grad_fill", "dataloader_workers", "anomaly",
+                                                         "conv_bias_bn"])]
+for s in all_samples:
+    if s not in samples:
+        left = by_name.get("sample %s: recorded" % s, {})
+        want(left.get("status") == "skipped" and left.get("detail") == "left out by --samples",
+             "sample %s, not chosen, must say it was left out: %s" % (s, left))
 for name in must_pass:
     want(by_name.get(name, {}).get("status") == "pass", "%s must pass here: %s" % (name, by_name.get(name)))
 needs_gpu = ["capture: GPU capture on", "capture: kernels", "capture: memcpys (pageable, pinned, DtoH)",
@@ -77,7 +93,8 @@ needs_gpu = ["capture: GPU capture on", "capture: kernels", "capture: memcpys (p
              "capture: GPU memory (CUPTI, the allocator's peaks, capacity)", "capture: memory-headroom evaluated",
              "cuda_check: driver API kernels, copies, memset, syncs", "torch.profiler halfway: the run survives",
              "torch.profiler halfway: lost capture is reported", "overhead: tuneup record on a ResNet-style step",
-             "sample cudnn_autotuner: finding", "sample amp: signal", "sample unaligned_linear: signal"]
+             ] + ["sample %s: finding" % s for s in chosen(["cudnn_autotuner"])] + [
+             "sample %s: signal" % s for s in chosen(["amp", "unaligned_linear"])]
 for name in needs_gpu:
     c = by_name.get(name)
     want(c is not None and c["status"] == "skipped" and c["detail"].startswith("no GPU: "),

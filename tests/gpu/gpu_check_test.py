@@ -457,5 +457,34 @@ class Searches(unittest.TestCase):
         self.assertEqual(db.execute(sample_specs.CONV_SEARCHES).fetchone()[0], 2)
 
 
+class SampleChoice(unittest.TestCase):
+    """--samples: a few samples, or a clear usage error."""
+
+    def run_check(self, *args):
+        import subprocess
+        return subprocess.run([sys.executable, os.path.join(DRIVER, "gpu_check.py"), "out", *args],
+                              capture_output=True, text=True)
+
+    def test_an_unknown_sample_is_a_usage_error(self):
+        done = self.run_check("--samples", "zero_grad_fill,nope")
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("no such sample nope", done.stderr)
+        self.assertIn("zero_grad_fill", done.stderr)
+
+    def test_an_empty_list_is_a_usage_error(self):
+        done = self.run_check("--samples", ",")
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("name at least one", done.stderr)
+
+    def test_samples_left_out_say_so(self):
+        report = FakeReport()
+        args = types.SimpleNamespace(samples=[], jobs=1)
+        check = gpu_check.Check(args, report, None)
+        check.samples()
+        left = [name for name, (status, detail) in report.checks.items()
+                if status == "skipped" and detail == "left out by --samples"]
+        self.assertEqual(len(left), len(sample_specs.SAMPLES))
+
+
 if __name__ == "__main__":
     unittest.main()
