@@ -23,7 +23,10 @@ constexpr const char* kDeterministicCuDNN = "_ZNK2at7Context18deterministicCuDNN
 // (torch.backends.cuda.matmul.fp32_precision, set_float32_matmul_precision, allow_tf32).
 constexpr const char* kFloat32Precision = "_ZNK2at7Context16float32PrecisionENS_14Float32BackendENS_9Float32OpE";
 enum : int { kBackendCuda = 1, kOpConv = 1, kOpMatmul = 3 }; // at::Float32Backend, at::Float32Op
-enum : int { kPrecisionIeee = 1, kPrecisionTf32 = 2 }; // at::Float32Precision
+// at::Float32Precision. NONE is what torch 2.9+ resolves an unset matmul to by default ("highest"): torch's own
+// allow_tf32 reads it, as IEEE and BF16 (which CUDA does not take for float32), as "no TF32". DEFAULT
+// (2.13+) is internal to torch and never the answer; a value past it is unknown.
+enum : int { kPrecisionNone = 0, kPrecisionIeee = 1, kPrecisionTf32 = 2, kPrecisionBf16 = 3 };
 // Torch 1.13-2.8: the legacy getters (allowTF32CuBLAS follows set_float32_matmul_precision since 1.12).
 // On 2.7+ they throw (c10::Error) when the program mixed the old and new APIs: caught, TF32 unknown.
 constexpr const char* kAllowTF32CuBLAS = "_ZNK2at7Context15allowTF32CuBLASEv";
@@ -107,7 +110,9 @@ int8_t readTf32(const Symbols& s, ContextFlag legacy, int op, const void* contex
     if (!s.precision) return readFlag(legacy, context);
     try {
         const int precision = context ? s.precision(context, kBackendCuda, op) : -1;
-        return precision == kPrecisionTf32 ? 1 : precision == kPrecisionIeee ? 0 : -1;
+        if (precision == kPrecisionTf32) return 1;
+        const bool notTf32 = precision == kPrecisionNone || precision == kPrecisionIeee || precision == kPrecisionBf16;
+        return notTf32 ? 0 : -1;
     } catch (...) {
         return -1;
     }

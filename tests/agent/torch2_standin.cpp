@@ -16,7 +16,7 @@ namespace at {
 
 enum class Float32Backend { GENERIC, CUDA, MKLDNN };
 enum class Float32Op { ALL, CONV, RNN, MATMUL };
-enum class Float32Precision { NONE, IEEE, TF32, BF16 };
+enum class Float32Precision { NONE, IEEE, TF32, BF16, DEFAULT }; // DEFAULT since torch 2.13
 
 class __attribute__((visibility("default"))) Context {
 public:

@@ -14,7 +14,7 @@
 namespace tuneup::agent {
 namespace {
 
-enum { kNone = 0, kIeee = 1, kTf32 = 2 };
+enum { kNone = 0, kIeee = 1, kTf32 = 2, kBf16 = 3, kDefault = 4 };
 
 // In a child: loads the stand-in, sets its state, reads the flags; returns "benchmark,tf32.cublas,tf32.cudnn".
 std::string readInChild(int benchmark, int matmul, int conv, int generic) {
@@ -57,8 +57,14 @@ TEST(TorchProbeTorch2, Tf32FromFloat32Precision) {
 
 TEST(TorchProbeTorch2, UnsetOpFallsBackToTheGenericPrecision) {
     EXPECT_EQ(readInChild(0, kNone, kNone, kTf32), "0,1,1");
-    // Nothing set anywhere: unknown, never a guess.
-    EXPECT_EQ(readInChild(0, kNone, kNone, kNone), "0,-1,-1");
+    // Nothing set anywhere, torch 2.9+'s default for matmul: torch itself reads it as no TF32
+    // (torch.backends.cuda.matmul.allow_tf32 is False; seen on torch 2.13).
+    EXPECT_EQ(readInChild(0, kNone, kNone, kNone), "0,0,0");
+}
+
+TEST(TorchProbeTorch2, Bf16IsNoTf32AndTorchsInternalDefaultIsUnknown) {
+    // matmul left at torch 2.13's internal DEFAULT (never what torch answers): unknown; conv "bf16": not TF32.
+    EXPECT_EQ(readInChild(0, kDefault, kBf16, kNone), "0,-1,0");
 }
 
 } // namespace
