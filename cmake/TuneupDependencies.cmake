@@ -106,12 +106,45 @@ if(TUNEUP_BUILD_GUI)
   endif()
 endif()
 
-find_program(TUNEUP_SYSTEM_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+# The Python with PyTorch that the tests record (docs/torch-versions.md): the torch 2.x virtual environment
+# that scripts/install-deps.sh makes, else Debian's python3 (torch 1.13). -DTUNEUP_PYTHON=PATH takes another.
+if(DEFINED ENV{TUNEUP_VENVS})
+  set(TUNEUP_VENVS "$ENV{TUNEUP_VENVS}")
+elseif(DEFINED ENV{XDG_CACHE_HOME})
+  set(TUNEUP_VENVS "$ENV{XDG_CACHE_HOME}/tuneup/venvs")
+else()
+  set(TUNEUP_VENVS "$ENV{HOME}/.cache/tuneup/venvs")
+endif()
+find_program(TUNEUP_DEBIAN_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(EXISTS "${TUNEUP_VENVS}/torch-2.13.0-cpu/bin/python")
+  set(TUNEUP_PYTHON "${TUNEUP_VENVS}/torch-2.13.0-cpu/bin/python" CACHE FILEPATH "The Python with torch the tests run")
+else()
+  set(TUNEUP_PYTHON "${TUNEUP_DEBIAN_PYTHON}" CACHE FILEPATH "The Python with torch the tests run")
+endif()
+set(TUNEUP_PYTHON_TORCH "")
+if(TUNEUP_PYTHON)
+  execute_process(COMMAND ${TUNEUP_PYTHON} -c "import torch; print(torch.__version__)"
+    OUTPUT_VARIABLE TUNEUP_PYTHON_TORCH OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET TIMEOUT 60)
+  if(NOT TUNEUP_PYTHON_TORCH)
+    list(APPEND TUNEUP_LEFT_OUT "the Python tests' torch (${TUNEUP_PYTHON} cannot import torch: run scripts/install-deps.sh)")
+  endif()
+endif()
+# Debian's python3 with torch 1.13, when the tests' Python is another: the compatibility tests (label torch1.13).
+set(TUNEUP_COMPAT_PYTHON "")
+if(TUNEUP_DEBIAN_PYTHON AND NOT TUNEUP_DEBIAN_PYTHON STREQUAL TUNEUP_PYTHON)
+  execute_process(COMMAND ${TUNEUP_DEBIAN_PYTHON} -c "import torch; print(torch.__version__)"
+    OUTPUT_VARIABLE compat_torch OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET TIMEOUT 60)
+  if(compat_torch MATCHES "^1\\.")
+    set(TUNEUP_COMPAT_PYTHON "${TUNEUP_DEBIAN_PYTHON}")
+  endif()
+endif()
 
 function(tuneup_print_summary)
   message(STATUS "tuneup ${PROJECT_VERSION}: CUPTI capture=${TUNEUP_HAVE_CUPTI} cuDNN=${TUNEUP_HAVE_CUDNN} "
                  "LibTorch samples=${TUNEUP_HAVE_TORCH} GUI=${TUNEUP_HAVE_QT} benchmarks=${TUNEUP_HAVE_BENCHMARK} "
                  "ISA-L=${TUNEUP_HAVE_ISAL}")
+  message(STATUS "tuneup: Python tests on ${TUNEUP_PYTHON} (torch ${TUNEUP_PYTHON_TORCH}); compatibility tests on "
+                 "${TUNEUP_COMPAT_PYTHON}")
   foreach(item IN LISTS TUNEUP_LEFT_OUT)
     message(WARNING "tuneup: left out: ${item}")
   endforeach()

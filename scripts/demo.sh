@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+source scripts/torch-venv.sh
 cmake --preset dev >/dev/null
 cmake --build --preset dev -j "$(nproc)" --target tuneup tuneup-agent dataloader_workers
 mkdir -p demo
@@ -21,6 +22,6 @@ $tuneup record -o demo/cpp-dataloader-fixed.db --force -- build/dev/samples/data
 $tuneup advise demo/cpp-dataloader-fixed.db
 
 echo "== Python sample: zero_grad(set_to_none=False) and anomaly detection (the bootstrap records both)"
-$tuneup record -o demo/python.db --force -- /usr/bin/python3 samples/python/train_mlp.py --steps 20 \
+$tuneup record -o demo/python.db --force -- "$tuneup_torch_python" samples/python/train_mlp.py --steps 20 \
   --set-to-none 0 --anomaly
 $tuneup advise demo/python.db

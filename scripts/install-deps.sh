@@ -33,6 +33,29 @@ else
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Python with PyTorch 2.x, the version the Python tests run on (docs/torch-versions.md): a virtual
+# environment of its own (scripts/torch-venv.sh says where), made once by the machine's Python 3.11 (pip
+# takes the wheel from the machine's disk where it lies there). Debian's python3-torch (1.13) above stays
+# for the compatibility tests.
+source "$(dirname "$0")/torch-venv.sh"
+if [ "$("$tuneup_torch_python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null)" = \
+     "$tuneup_torch_version" ]; then
+  echo "install-deps: torch $tuneup_torch_version (CPU) in $tuneup_torch_venv"
+else
+  base_python=$(command -v python3.11 || command -v python3)
+  echo "install-deps: making $tuneup_torch_venv with $base_python: torch==$tuneup_torch_version (CPU build), numpy"
+  rm -rf "$tuneup_torch_venv"
+  mkdir -p "$tuneup_venvs"
+  "$base_python" -m venv "$tuneup_torch_venv"
+  # pip's warnings about index folders this machine does not have are noise here.
+  if ! "$tuneup_torch_python" -m pip install -q --disable-pip-version-check "torch==$tuneup_torch_version" numpy \
+    2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }; then
+    echo "install-deps: pip could not install torch $tuneup_torch_version into $tuneup_torch_venv" >&2
+    exit 1
+  fi
+  "$tuneup_torch_python" -c 'import torch; print("install-deps: torch", torch.__version__, "from", torch.__file__)'
+fi
+
 cuda_root=${CUDAToolkit_ROOT:-/usr/local/cuda}
 if [ -f "$cuda_root/include/cupti.h" ]; then
   echo "install-deps: CUDA Toolkit found at $cuda_root"

@@ -1,10 +1,11 @@
-// The Python bootstrap on real PyTorch (Debian's python3-torch, CPU): `tuneup record` runs
-// samples/python/train_mlp.py; the file must show the DataLoader, zero_grad and step ranges torch's
-// profiler would name, the facts as marks, and torch's settings; the bootstrap must chain a user's
+// The Python bootstrap on real PyTorch (the build's torch 2.x; Debian's 1.13 under the label torch1.13):
+// `tuneup record` runs samples/python/train_mlp.py; the file must show the DataLoader, zero_grad and step
+// ranges torch's profiler would name, the facts as marks, and torch's settings; the bootstrap must chain a user's
 // sitecustomize, switch off on request and never change what the program does.
 
 #include "sqlite_query.h"
 #include "temp_dir.h"
+#include "test_python.h"
 #include "tuneup_record.h"
 
 #include <cstdlib>
@@ -27,7 +28,7 @@ class PythonBootstrapTest : public ::testing::Test {
 protected:
     // `tuneup record -o DIR/NAME.db -- python3 ARGS` with `env` before it; the exit code.
     int record(const std::string& name, const std::string& args, const std::string& env = "") {
-        return tuneup::test::tuneupRecord(TUNEUP_BINARY, db(name), std::string(TUNEUP_PYTHON) + " " + args,
+        return tuneup::test::tuneupRecord(TUNEUP_BINARY, db(name), tuneup::test::testPython() + " " + args,
             m_dir + "/out.txt", m_dir + "/err.txt", env);
     }
     int train(const std::string& name, const std::string& options, const std::string& env = "") {
