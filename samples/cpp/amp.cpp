@@ -5,6 +5,16 @@
 #include "sample.h"
 
 #include <ATen/autocast_mode.h>
+#include <torch/version.h>
+
+// CUDA's autocast on or off: LibTorch 2.4+ names the device; 1.x had one switch, CUDA's.
+void setCudaAutocast(bool enabled) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, enabled);
+#else
+    at::autocast::set_enabled(enabled);
+#endif
+}
 
 int main(int argc, char** argv) {
     const auto options = sample::parse(argc, argv, "amp",
@@ -26,12 +36,12 @@ int main(int argc, char** argv) {
             optimizer.zero_grad();
         }
         torch::Tensor loss;
-        at::autocast::set_enabled(options.fixed);
+        setCudaAutocast(options.fixed);
         {
             sample::Range r("forward"); // inside the autocast region, where tuneup's probes can see it on
             loss = torch::nn::functional::cross_entropy(model->forward(inputs).to(torch::kFloat), targets);
         }
-        at::autocast::set_enabled(false);
+        setCudaAutocast(false);
         at::autocast::clear_cache();
         {
             sample::Range r("backward");
