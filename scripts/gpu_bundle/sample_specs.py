@@ -99,7 +99,7 @@ SAMPLES = [
            rule="gemm-dims-not-aligned"),
     # On the CPU a batch of 32: handing a batch from a worker to the main process costs 2-4 ms there whatever its
     # size, 12% of a batch of 4's step (the --fixed twin's finding then came and went with the machine's load).
-    Sample("dataloader_workers", "--steps 12 --batch 32 --load-ms 2", "--steps 400",
+    Sample("dataloader_workers", "--steps 12 --batch 64 --load-ms 0.5", "--steps 400",
            settings=[("dataloader.num_workers", "0", "4")],
            rule="dataloader-stall", rule_on_cpu=True),
     Sample("anomaly", "--steps 4", "--steps 30",
