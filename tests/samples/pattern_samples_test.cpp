@@ -170,10 +170,11 @@ std::vector<SampleCase> cases(bool python) {
         { "zero_grad_fill", python, "--steps 6 --layers 4", { setToNone }, "zero-grad-fill", "sample.py",
             "optimizer.zero_grad(set_to_none=set_to_none)" },
         { "unaligned_linear", python, "--steps 4", {}, "" },
-        // A batch of 64: a Python worker's hand-over of a batch (2-4 ms here) stays small beside its step (torch
-        // 2.13 computes a step of 32 in 4-6 ms, where 1.13 took 9).
-        { "dataloader_workers", python, "--steps 12 --batch 64 --load-ms 0.5", { workers }, "dataloader-stall",
-            "dataloader_workers.py", "loader = DataLoader(dataset, batch_size=args.batch)" },
+        // Python: a batch of 64, so that a worker's hand-over of a batch (2-4 ms here) stays small beside its step
+        // (torch 2.13 computes a step of 32 in 4-6 ms, where 1.13 took 9). C++ (LibTorch 1.13): 32 at 2 ms.
+        { "dataloader_workers", python,
+            python ? "--steps 12 --batch 64 --load-ms 0.5" : "--steps 12 --batch 32 --load-ms 2", { workers },
+            "dataloader-stall", "dataloader_workers.py", "loader = DataLoader(dataset, batch_size=args.batch)" },
         { "anomaly", python, "--steps 4", { anomaly }, "debug-api-enabled", "anomaly.py",
             "torch.autograd.set_detect_anomaly(not args.fixed)" },
         { "pageable_copy", python, "--steps 4 --batch 16", {}, "" },
